@@ -1,0 +1,130 @@
+"""The Zéroe attack protocol (§3.1) and the change report every attack returns."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+#: The paper's attack levels (§4.2): low, mid and high perturbation probability p.
+LEVELS: dict[str, float] = {"low": 0.2, "mid": 0.5, "high": 0.8}
+
+SeedLike = int | np.random.SeedSequence | np.random.Generator | None
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """What one attack call changed.
+
+    ``attacked`` holds the indices (into the original text's word tokens) of the tokens the
+    protocol attacked; ``edit_distance`` is the character Levenshtein distance summed over the
+    attacked tokens (and, for *segment*, the removed whitespace) — an upper bound of the
+    whole-string distance that equals it whenever the edits do not overlap.
+    """
+
+    attack: str
+    p: float
+    original: str
+    perturbed: str
+    n_tokens: int
+    attacked: tuple[int, ...]
+    edit_distance: int
+
+    @property
+    def n_attacked(self) -> int:
+        return len(self.attacked)
+
+    @property
+    def fraction_attacked(self) -> float:
+        """Attacked share of the word tokens (at most ``p`` by construction of §3.1)."""
+        return self.n_attacked / self.n_tokens if self.n_tokens else 0.0
+
+    @property
+    def changed(self) -> bool:
+        return self.perturbed != self.original
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "attack": self.attack,
+            "p": float(self.p),
+            "original": self.original,
+            "perturbed": self.perturbed,
+            "n_tokens": int(self.n_tokens),
+            "attacked": [int(i) for i in self.attacked],
+            "n_attacked": int(self.n_attacked),
+            "fraction_attacked": float(self.fraction_attacked),
+            "edit_distance": int(self.edit_distance),
+        }
+
+
+def check_p(p: float, name: str = "p") -> float:
+    """Validate a perturbation probability."""
+    if isinstance(p, bool) or not isinstance(p, int | float | np.floating | np.integer):
+        raise TypeError(f"{name} must be a float in [0, 1], got {type(p).__name__}")
+    p = float(p)
+    if not 0.0 <= p <= 1.0 or math.isnan(p):
+        raise ValueError(f"{name} must be in [0, 1], got {p}")
+    return p
+
+
+def make_rng(seed: SeedLike) -> np.random.Generator:
+    """A private generator from ``seed`` (never the global numpy state); ``None`` = fresh entropy."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if seed is None or isinstance(seed, np.random.SeedSequence):
+        return np.random.default_rng(seed)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed must be an int, numpy SeedSequence/Generator or None, got {type(seed).__name__}")
+    return np.random.default_rng(int(seed))
+
+
+def item_seed(seed: int | None, index: int) -> np.random.SeedSequence:
+    """The seed of item ``index`` of a batch attacked with ``seed`` (``SeedSequence(seed, spawn_key=(index,))``).
+
+    Used by the batch form, the datasets mapper and the benchmark so that an item's perturbation
+    does not depend on the other items of its batch.
+    """
+    return np.random.SeedSequence(seed, spawn_key=(int(index),))
+
+
+def target_count(n_tokens: int, p: float) -> int:
+    """Number of tokens §3.1 aims to attack: ``floor(p * n)`` so the attacked share never exceeds p."""
+    return int(math.floor(p * n_tokens + 1e-9))
+
+
+def select_tokens(
+    n_tokens: int,
+    p: float,
+    rng: np.random.Generator,
+    eligible: Callable[[int], bool],
+    attack: Callable[[int, int], int],
+) -> list[int]:
+    """Run the §3.1 protocol.
+
+    Token indices are drawn at random without replacement; for each drawn (eligible) index a coin
+    with probability ``p`` decides whether it is attacked; this stops once ``floor(p·n)`` tokens
+    are attacked or no index is left.  ``attack(i, budget)`` performs the attack on token ``i``
+    and returns how many tokens it perturbed (1, or up to ``budget`` for *segment*), so the total
+    never exceeds the target.
+
+    Departure: indices whose word the attacker cannot change (e.g. words shorter than its length
+    limit) are skipped without a coin flip, so they neither count nor use up the budget.
+    """
+    target = target_count(n_tokens, p)
+    done: list[int] = []
+    if target == 0:
+        return done
+    count = 0
+    for i in rng.permutation(n_tokens):
+        i = int(i)
+        if not eligible(i):
+            continue
+        if rng.random() < p:
+            count += attack(i, target - count)
+            done.append(i)
+            if count >= target:
+                break
+    return done
