@@ -1,0 +1,259 @@
+"""The Zéroe benchmark protocol (§4): clean vs attacked scores, relative score s*(p) (Eq. 1),
+harmfulness ranking (Table 5) and the edit-distance vs degradation relation (Fig. 5).
+
+Any text classifier works: a callable ``list[str] -> numpy.ndarray (N, K)`` of logits (the
+TextAttack model-wrapper contract).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ._api import ATTACKS, get_attacker
+from .protocol import LEVELS, check_p, item_seed
+
+TextClassifier = Callable[[list[str]], np.ndarray]
+Metric = Callable[[np.ndarray, np.ndarray], float]
+
+
+def accuracy(labels: np.ndarray, logits: np.ndarray) -> float:
+    """Share of argmax predictions equal to the integer labels."""
+    return float(np.mean(np.asarray(logits).argmax(axis=1) == np.asarray(labels)))
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    ranks = np.empty(len(x), dtype=np.float64)
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[i]:
+            j += 1
+        ranks[order[i : j + 1]] = 0.5 * (i + j) + 1.0
+        i = j + 1
+    return ranks
+
+
+def _binary_auroc(y: np.ndarray, score: np.ndarray) -> float:
+    pos = y.astype(bool)
+    n_pos, n_neg = int(pos.sum()), int((~pos).sum())
+    if n_pos == 0 or n_neg == 0:
+        return float("nan")
+    r = _average_ranks(score.astype(np.float64))
+    return float((r[pos].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def auroc(labels: np.ndarray, logits: np.ndarray) -> float:
+    """AUROC (the paper's toxic-comment metric), Mann-Whitney form with tie correction.
+
+    Binary integer labels use the margin ``logit[1] - logit[0]``; a 0/1 label matrix (N, K) is
+    multi-label and gives the macro average over the K columns (classes without both outcomes are
+    skipped).
+    """
+    labels = np.asarray(labels)
+    logits = np.asarray(logits, dtype=np.float64)
+    if labels.ndim == 1:
+        if logits.shape[1] != 2:
+            raise ValueError("auroc with integer labels needs a binary classifier (K = 2)")
+        return _binary_auroc(labels, logits[:, 1] - logits[:, 0])
+    vals = [_binary_auroc(labels[:, k], logits[:, k]) for k in range(labels.shape[1])]
+    vals = [v for v in vals if not np.isnan(v)]
+    return float(np.mean(vals)) if vals else float("nan")
+
+
+METRICS: dict[str, Metric] = {"accuracy": accuracy, "auroc": auroc}
+
+
+def resolve_metric(metric: str | Metric) -> tuple[str, Metric]:
+    if callable(metric):
+        return getattr(metric, "__name__", "custom"), metric
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {', '.join(METRICS)} or a callable; got {metric!r}")
+    return metric, METRICS[metric]
+
+
+def predict_logits(classifier: TextClassifier, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
+    """Run ``classifier`` over ``texts`` in batches and stack the (N, K) logits."""
+    out = []
+    for s in range(0, len(texts), batch_size):
+        z = np.asarray(classifier(list(texts[s : s + batch_size])), dtype=np.float64)
+        if z.ndim != 2 or z.shape[0] != len(texts[s : s + batch_size]):
+            raise ValueError(f"classifier must return logits of shape (N, K); got {z.shape}")
+        out.append(z)
+    return np.concatenate(out) if out else np.zeros((0, 0))
+
+
+def level_seed(seed: int, attack: str, p: float) -> int:
+    """The batch seed used for ``attack`` at level ``p`` (independent streams per cell)."""
+    ss = np.random.SeedSequence([int(seed), ATTACKS.index(attack) if attack in ATTACKS else 99, int(round(p * 1000))])
+    return int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+def attack_texts(texts: Sequence[str], attack: str, p: float, *, seed: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Perturb ``texts`` for one benchmark cell; returns (texts, edit distances, attacked fractions)."""
+    attacker = get_attacker(attack)
+    base = level_seed(seed, attack, p)
+    reps = [attacker(t, p, seed=item_seed(base, i)) for i, t in enumerate(texts)]
+    return ([r.perturbed for r in reps], np.array([r.edit_distance for r in reps], dtype=np.float64),
+            np.array([r.fraction_attacked for r in reps], dtype=np.float64))
+
+
+@dataclass(frozen=True)
+class AttackScore:
+    """One cell of the attacker × level table."""
+
+    attack: str
+    p: float
+    score: float  # s(p)
+    relative: float  # s*(p) = s(p) / s(0), Eq. 1
+    mean_edit_distance: float  # characters changed per text
+    mean_fraction_attacked: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: (float(v) if isinstance(v, float | np.floating) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class BenchmarkResult:
+    """Scores of a classifier on clean text and under every attacker and level (§4.2)."""
+
+    metric: str
+    clean_score: float  # s(0)
+    n: int
+    seed: int
+    scores: tuple[AttackScore, ...]
+    levels: tuple[float, ...] = field(default=(0.2, 0.5, 0.8))
+
+    def relative(self, attack: str, p: float) -> float:
+        """s*(p) of ``attack`` (Eq. 1)."""
+        for s in self.scores:
+            if s.attack == attack and abs(s.p - p) < 1e-9:
+                return s.relative
+        raise KeyError(f"no score for attack={attack!r} at p={p}")
+
+    @property
+    def attacks(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(s.attack for s in self.scores))
+
+    def ranking(self, p: float = 0.8) -> list[tuple[int, str, float]]:
+        """Table 5: attackers ranked by harmfulness at level ``p`` (lowest s*(p) first; ties share a rank)."""
+        cells = sorted(((self.relative(a, p), a) for a in self.attacks), key=lambda t: (t[0], ATTACKS.index(t[1])
+                                                                                       if t[1] in ATTACKS else 99))
+        out: list[tuple[int, str, float]] = []
+        for k, (v, a) in enumerate(cells):
+            rank = out[-1][0] if out and abs(out[-1][2] - v) < 1e-12 else k + 1
+            out.append((rank, a, v))
+        return out
+
+    def table(self) -> tuple[list[str], list[list[Any]]]:
+        """The attacker × level table of s*(p) (columns: attack, then one per level)."""
+        cols = ["attack"] + [f"s*({p:g})" for p in self.levels]
+        rows = [[a] + [round(self.relative(a, p), 4) for p in self.levels] for a in self.attacks]
+        return cols, rows
+
+    def edit_distance_fit(self) -> tuple[float, float, float]:
+        """Least-squares line s*(p) ≈ a + b · edit distance over all cells, and Pearson r (Fig. 5)."""
+        x = np.array([s.mean_edit_distance for s in self.scores])
+        y = np.array([s.relative for s in self.scores])
+        if len(x) < 2 or np.ptp(x) == 0:
+            return float(y.mean()) if len(y) else float("nan"), 0.0, float("nan")
+        b, a = np.polyfit(x, y, 1)
+        r = float(np.corrcoef(x, y)[0, 1]) if np.ptp(y) > 0 else float("nan")
+        return float(a), float(b), r
+
+    def plot_edit_distance(self, ax=None):
+        """Fig. 5: mean edit distance per text vs s*(p), one colour per attacker, with the linear fit."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as e:  # pragma: no cover - depends on the environment
+            raise ImportError("plotting needs matplotlib: pip install 'zeroe-perturb[plot]'") from e
+        fig = None
+        if ax is None:
+            fig, ax = plt.subplots(figsize=(6, 4))
+        cmap = plt.get_cmap("tab10")
+        for k, a in enumerate(self.attacks):
+            cells = [s for s in self.scores if s.attack == a]
+            ax.scatter([s.mean_edit_distance for s in cells], [s.relative for s in cells], color=cmap(k % 10),
+                       label=a, s=24)
+        a0, b0, r = self.edit_distance_fit()
+        xs = np.linspace(0, max([s.mean_edit_distance for s in self.scores] + [1.0]), 50)
+        ax.plot(xs, a0 + b0 * xs, "k--", lw=1, label=f"fit (r = {r:.2f})")
+        ax.set_xlabel("mean character edit distance per text")
+        ax.set_ylabel("relative score s*(p)")
+        ax.legend(fontsize=7, ncol=2)
+        return fig if fig is not None else ax.figure
+
+    def to_dict(self) -> dict[str, Any]:
+        a, b, r = self.edit_distance_fit()
+        return {
+            "metric": self.metric,
+            "clean_score": float(self.clean_score),
+            "n": int(self.n),
+            "seed": int(self.seed),
+            "levels": [float(p) for p in self.levels],
+            "scores": [s.to_dict() for s in self.scores],
+            "ranking_high": [[int(k), a_, float(v)] for k, a_, v in self.ranking(max(self.levels))],
+            "edit_distance_fit": {"intercept": a, "slope": b, "pearson_r": r},
+        }
+
+
+def _check_data(texts: Sequence[str], labels: Any) -> np.ndarray:
+    if isinstance(texts, str) or not isinstance(texts, Sequence) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts must be a sequence of str")
+    y = np.asarray(labels)
+    if len(y) != len(texts):
+        raise ValueError(f"labels must have one entry per text: {len(y)} labels for {len(texts)} texts")
+    if len(texts) == 0:
+        raise ValueError("texts must not be empty")
+    return y
+
+
+def _check_attacks(attacks: Sequence[str]) -> tuple[str, ...]:
+    attacks = tuple(attacks)
+    bad = [a for a in attacks if a not in ATTACKS]
+    if bad or not attacks:
+        raise ValueError(f"attacks must be a non-empty subset of {', '.join(ATTACKS)}; got {bad or attacks}")
+    return attacks
+
+
+def evaluate(
+    classifier: TextClassifier,
+    texts: Sequence[str],
+    labels: Any,
+    *,
+    attacks: Sequence[str] = ATTACKS,
+    levels: Sequence[float] = tuple(LEVELS.values()),
+    metric: str | Metric = "accuracy",
+    seed: int = 0,
+    batch_size: int = 64,
+    progress: bool = False,
+) -> BenchmarkResult:
+    """Score ``classifier`` on clean ``texts`` (s(0)) and under every attacker and level (s(p), s*(p)).
+
+    Same ``seed`` → same perturbed texts (each cell uses its own seed stream, each text its item seed).
+    """
+    y = _check_data(texts, labels)
+    attacks = _check_attacks(attacks)
+    levels = tuple(check_p(p, "levels") for p in levels)
+    name, fn = resolve_metric(metric)
+    if not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    s0 = fn(y, predict_logits(classifier, texts, batch_size=batch_size))
+    cells = [(a, p) for a in attacks for p in levels]
+    it = cells
+    if progress:
+        from tqdm.auto import tqdm
+
+        it = tqdm(cells, desc="zeroe attacks")
+    scores = []
+    for a, p in it:
+        adv, dist, frac = attack_texts(texts, a, p, seed=seed)
+        s = fn(y, predict_logits(classifier, adv, batch_size=batch_size))
+        scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"),
+                                  float(dist.mean()), float(frac.mean())))
+    return BenchmarkResult(name, float(s0), len(texts), int(seed), tuple(scores), levels)

@@ -1,0 +1,93 @@
+"""§4.3 adversarial training (Eq. 2) on a tiny BERT built in the test, and the paper's effects."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from zeroe_perturb import ATTACKS
+from zeroe_perturb.benchmark import evaluate
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from zeroe_perturb.defense import (  # noqa: E402
+    FineTuneConfig,
+    HFTextClassifier,
+    adversarial_training_set,
+    fine_tune,
+    leave_one_out_defense,
+    one_one_defense,
+)
+
+CFG = FineTuneConfig(epochs=6, lr=3e-3, batch_size=32, max_length=48)
+
+
+@pytest.fixture(scope="module")
+def clean_model(tiny_bert, corpus):
+    model, tok = tiny_bert
+    (tr, ytr), _ = corpus
+    before = [p.detach().clone() for p in model.parameters()]
+    m = fine_tune(model, tok, tr, ytr, config=CFG, seed=0)
+    assert all(np.array_equal(a.numpy(), b.detach().numpy()) for a, b in zip(before, model.parameters(), strict=True))
+    return m
+
+
+def test_fine_tune_is_deterministic_and_learns(tiny_bert, corpus, clean_model):
+    model, tok = tiny_bert
+    (tr, ytr), (te, yte) = corpus
+    m2 = fine_tune(model, tok, tr, ytr, config=CFG, seed=0)
+    for a, b in zip(clean_model.parameters(), m2.parameters(), strict=True):
+        assert np.array_equal(a.detach().numpy(), b.detach().numpy())
+    clf = HFTextClassifier(clean_model, tok)
+    assert np.mean(clf(te).argmax(1) == np.array(yte)) > 0.9
+
+
+def test_attacks_degrade_tiny_bert_more_at_higher_levels(tiny_bert, corpus, clean_model):
+    """§4.2: every attacker lowers the score, more so at higher p; Fig. 5: degradation grows with edits."""
+    _, tok = tiny_bert
+    _, (te, yte) = corpus
+    attacks = [a for a in ATTACKS if a != "phonetic"]
+    res = evaluate(HFTextClassifier(clean_model, tok), te, yte, attacks=attacks, seed=0)
+    for a in attacks:
+        assert res.relative(a, 0.8) < 0.95, a
+        assert res.relative(a, 0.8) <= res.relative(a, 0.2), a
+    _, slope, r = res.edit_distance_fit()
+    assert slope < 0 and r < -0.3
+
+
+def test_adversarial_training_set_mixes_attackers_and_levels(corpus):
+    (tr, ytr), _ = corpus
+    adv, y = adversarial_training_set(tr[:90], ytr[:90], ["truncate", "segment", "intrude"], seed=0)
+    assert len(adv) == 90 and list(y) == ytr[:90]
+    assert sum(a != t for a, t in zip(adv, tr[:90], strict=True)) > 45
+    adv2, _ = adversarial_training_set(tr[:90], ytr[:90], ["truncate", "segment", "intrude"], seed=0)
+    assert adv == adv2
+
+
+def test_one_one_diagonal_improves_and_eq2(tiny_bert, corpus, clean_model):
+    """Fig. 2: 1-1 (α, α) adversarial training raises the attacked score (Δ > 0 at high p)."""
+    model, tok = tiny_bert
+    (tr, ytr), (te, yte) = corpus
+    res = one_one_defense(model, tok, tr, ytr, te, yte, train_attacks=["disemvowel"],
+                          test_attacks=["disemvowel", "truncate"], config=CFG, seed=0, clean_model=clean_model)
+    assert res.delta("disemvowel", "disemvowel", 0.8) > 0.1
+    for (tr_a, te_a, p), v in res.defended.items():
+        base = 1.0 if p == 0 else res.baseline[(te_a, p)]
+        assert res.delta(tr_a, te_a, p) == pytest.approx(v - base)  # Eq. 2
+    d = res.to_dict()
+    assert json.loads(json.dumps(d)) == d and d["strategy"] == "1-1"
+
+
+def test_leave_one_out_runs_and_is_well_formed(tiny_bert, corpus, clean_model):
+    model, tok = tiny_bert
+    (tr, ytr), (te, yte) = corpus
+    res = leave_one_out_defense(model, tok, tr, ytr, te[:100], yte[:100],
+                                attacks=["disemvowel", "truncate", "keyboard-typo"], held_out=["truncate"],
+                                levels=[0.8], config=CFG, seed=0, clean_model=clean_model)
+    assert set(res.defended) == {("loo-truncate", "truncate", 0.0), ("loo-truncate", "truncate", 0.8)}
+    # training on disemvowel + keyboard-typo also shields against truncation (the paper's group (1))
+    assert res.delta("loo-truncate", "truncate", 0.8) > 0.0
+    with pytest.raises(ValueError, match="at least two"):
+        leave_one_out_defense(model, tok, tr, ytr, te, yte, attacks=["truncate"], clean_model=clean_model)
