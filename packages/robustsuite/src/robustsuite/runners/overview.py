@@ -43,8 +43,8 @@ def run(ctx, params: dict) -> Section:
                   [[k, v] for k, v in ds.summary()["sizes"].items()])
     return Section(
         title=f"{model_spec} on {data_spec}",
-        summary=f"Clean accuracy {correct.mean():.2%} on {len(y)} test samples; mean confidence "
-                f"{conf.mean():.3f} (on wrong predictions {conf[~correct].mean() if (~correct).any() else float('nan'):.3f}).",
+        summary=f"Clean accuracy {correct.mean():.2%} on {len(y)} test samples; mean confidence {conf.mean():.3f}"
+                + (f" (on wrong predictions {conf[~correct].mean():.3f})." if (~correct).any() else "."),
         metrics={"accuracy": float(correct.mean()), "mean_confidence": float(conf.mean()),
                  "mean_confidence_wrong": float(conf[~correct].mean()) if (~correct).any() else None,
                  "num_samples": int(len(y)), "num_classes": int(probs.shape[1])},
