@@ -182,7 +182,7 @@ def render_markdown(report: dict) -> str:
     out = [f"# robustsuite report `{run['id']}`", "",
            f"- created: {run['created']}  finished: {run.get('finished') or '–'}",
            f"- seed: {run['seed']}  device: {run['device']}  git: {run.get('git') or '–'}",
-           f"- versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items()), ""]
+           "- versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items()), ""]
     failed = [u for u in report["units"] if u["status"] != "done"]
     if failed:
         out += ["## Units not finished", ""] + [f"- `{u['id']}`: {u['status']} {u.get('error') or ''}" for u in failed]
