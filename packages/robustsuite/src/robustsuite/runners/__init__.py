@@ -36,9 +36,23 @@ class RunContext:
         """The model for ``spec`` on ``self.device`` (loaded once per run)."""
         key = f"model::{spec}"
         if key not in self._cache:
+            from tqdm.auto import tqdm
+
             from ..loaders import load_model
 
-            self._cache[key] = load_model(spec, device=self.device)
+            bars: list = []
+
+            def on_epoch(done: int, total: int) -> None:  # builtin models train on first use
+                if not bars:
+                    bars.append(tqdm(total=total, desc=f"training {spec}", unit="epoch", leave=False,
+                                     disable=not self.progress))
+                bars[0].update(done - bars[0].n)
+
+            try:
+                self._cache[key] = load_model(spec, device=self.device, progress=on_epoch)
+            finally:
+                for bar in bars:
+                    bar.close()
         return self._cache[key]
 
     def dataset(self, spec: str):
