@@ -85,6 +85,8 @@ def test_torch_loader_state_dict_torchscript_and_pickle_opt_in(tmp_path):
     assert torch.allclose(loaded(x), model.eval()(x))
     torch.jit.save(torch.jit.trace(model.eval(), x), tmp_path / "ts.pt")
     assert torch.allclose(load_model(f"torch:{tmp_path / 'ts.pt'}")(x), model(x), atol=1e-6)
+    torch.export.save(torch.export.export(model.eval(), (x,)), tmp_path / "prog.pt2")
+    assert torch.allclose(load_model(f"torch:{tmp_path / 'prog.pt2'}")(x), model(x), atol=1e-6)
     torch.save(model, tmp_path / "full.pt")
     with pytest.raises(ModelSpecError, match="trust_checkpoint"):
         load_torch(str(tmp_path / "full.pt"))

@@ -38,7 +38,8 @@ MODEL_SPECS = [
     SpecInfo("robustbench:<dataset>/<threat_model>/<name>", "vision",
              "RobustBench zoo model; checkpoint read from $ROBUSTBENCH_MODEL_DIR (default <cache>/robustbench)"),
     SpecInfo("torch:<path>[#<architecture>]", "vision",
-             "TorchScript file, or a state dict for an architecture (digits-cnn, torchvision.<name>)"),
+             "TorchScript or torch.export (.pt2) file, or a state dict for an architecture (digits-cnn, "
+             "torchvision.<name>)"),
 ]
 DATASET_SPECS = [SpecInfo(f"builtin:{k}", "text" if "sentiment" in k else "vision", v[1])
                  for k, v in data.BUILTIN_DATASETS.items()] + [
@@ -106,7 +107,8 @@ def _architecture(name: str) -> Callable[[], torch.nn.Module]:
 
 
 def load_torch(value: str, *, trust_checkpoint: bool = False) -> torch.nn.Module:
-    """TorchScript (``torch:<path>``) or a state dict for a named architecture (``torch:<path>#<arch>``).
+    """TorchScript or a ``torch.export`` program (``torch:<path>``, ``.pt2``), or a state dict for a named
+    architecture (``torch:<path>#<arch>``).
 
     State dicts load with ``weights_only=True``; a full pickled module needs ``trust_checkpoint=True``,
     because unpickling a file from the internet can execute code.
@@ -115,6 +117,8 @@ def load_torch(value: str, *, trust_checkpoint: bool = False) -> torch.nn.Module
     path = Path(path_s)
     if not path.is_file():
         raise ModelSpecError(f"torch: checkpoint file not found: {path}")
+    if not arch and path.suffix == ".pt2":  # a torch.export program (TorchScript's successor)
+        return torch.export.load(str(path)).module()
     if not arch:
         is_script = zipfile.is_zipfile(path) and any(n.endswith("/code/") or "/code/" in n
                                                       for n in zipfile.ZipFile(path).namelist())
