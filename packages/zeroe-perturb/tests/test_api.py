@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 import zeroe_perturb as zp
 
 TEXT = "Adversarial attacks are harmless, the movie was really great!"
@@ -61,9 +66,26 @@ def test_report_is_json_safe():
     assert d["n_attacked"] == len(d["attacked"]) and d["edit_distance"] > 0
 
 
-def test_generator_seed_is_consumed_not_global():
-    g1, g2 = np.random.default_rng(3), np.random.default_rng(3)
-    assert zp.perturb(TEXT, "intrude", 0.5, g1) == zp.perturb(TEXT, "intrude", 0.5, g2)
+def test_every_seed_kind_is_reproducible():
+    for make in (lambda: np.random.default_rng(3), lambda: np.random.SeedSequence(3), lambda: random.Random(3),
+                 lambda: 3, lambda: "three"):
+        assert zp.perturb(TEXT, "intrude", 0.5, make()) == zp.perturb(TEXT, "intrude", 0.5, make())
+    assert zp.item_seed(7, 2) != zp.item_seed(72, 0) != zp.item_seed(7, 20)
+
+
+def _dp_levenshtein(a, b):
+    d = np.zeros((len(a) + 1, len(b) + 1), dtype=int)
+    d[:, 0], d[0, :] = np.arange(len(a) + 1), np.arange(len(b) + 1)
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            d[i, j] = min(d[i - 1, j] + 1, d[i, j - 1] + 1, d[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
+    return int(d[-1, -1])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abc", max_size=9), st.text(alphabet="abc", max_size=9))
+def test_levenshtein_equals_full_table(a, b):
+    assert zp.levenshtein(a, b) == _dp_levenshtein(a, b) == zp.levenshtein(b, a)
 
 
 def test_bad_inputs_raise_named_errors():
@@ -76,7 +98,7 @@ def test_bad_inputs_raise_named_errors():
     with pytest.raises(TypeError, match="text must be a str"):
         zp.perturb(["a"], "truncate", 0.5)
     with pytest.raises(TypeError, match="seed must be"):
-        zp.perturb(TEXT, "truncate", 0.5, seed="x")
+        zp.perturb(TEXT, "truncate", 0.5, seed=1.5)
     with pytest.raises(TypeError, match="texts must be a sequence"):
         zp.perturb_batch(TEXT, "truncate", 0.5)
     with pytest.raises(TypeError, match="item 1"):
@@ -89,7 +111,7 @@ def test_bad_inputs_raise_named_errors():
 
 def test_protocol_target_and_selection():
     assert zp.target_count(10, 0.2) == 2 and zp.target_count(3, 0.5) == 1 and zp.target_count(5, 0.0) == 0
-    rng = np.random.default_rng(0)
+    rng = random.Random(0)
     hits = []
     out = zp.select_tokens(10, 1.0, rng, lambda i: True, lambda i, b: hits.append(i) or 1)
     assert sorted(out) == list(range(10)) and sorted(hits) == list(range(10))
@@ -100,7 +122,7 @@ def test_protocol_target_and_selection():
     # E[min(Binomial(10, .5), 5)], computed exactly
     from math import comb
     exact = sum(comb(10, k) * 0.5**10 * min(k, 5) for k in range(11))
-    counts = [len(zp.select_tokens(10, 0.5, np.random.default_rng(s), lambda i: True, lambda i, b: 1))
+    counts = [len(zp.select_tokens(10, 0.5, random.Random(s), lambda i: True, lambda i, b: 1))
               for s in range(3000)]
     assert abs(np.mean(counts) - exact) < 0.06
 

@@ -6,9 +6,10 @@ from collections import Counter
 
 import numpy as np
 import pytest
-import zeroe_perturb as zp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
+import zeroe_perturb as zp
 from zeroe_perturb._tokens import split_words
 from zeroe_perturb.keyboard import QWERTY_NEIGHBOURS
 

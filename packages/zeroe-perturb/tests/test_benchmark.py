@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+
 import zeroe_perturb as zp
 from zeroe_perturb.benchmark import BenchmarkResult, accuracy, attack_texts, auroc, evaluate
 
@@ -58,6 +59,7 @@ def test_ranking_table_and_json():
     assert b < 0 and r < -0.9
     d = res.to_dict()
     assert json.loads(json.dumps(d)) == d
+    assert BenchmarkResult.from_dict(d) == res
 
 
 def test_bad_benchmark_inputs():

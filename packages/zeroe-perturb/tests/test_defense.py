@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 import pytest
+
 from zeroe_perturb import ATTACKS
 from zeroe_perturb.benchmark import evaluate
 

@@ -55,7 +55,7 @@ def perturb(text: str, attack: str | Attacker, p: float, seed: SeedLike = None, 
             report: bool = False) -> str | Perturbation:
     """Attack ``text`` with ``attack`` at perturbation probability ``p`` (§3.1 protocol, φ = p).
 
-    ``seed`` (int, ``numpy.random.SeedSequence``/``Generator`` or ``None``) makes the result
+    ``seed`` (int, str, ``random.Random``, numpy ``SeedSequence``/``Generator`` or ``None``) makes the result
     reproducible; the global numpy state is never used.  With ``report=True`` a
     :class:`Perturbation` (tokens attacked, character edit distance, …) is returned instead of the
     string.
@@ -75,10 +75,10 @@ def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: 
                   report: Literal[True], start: int = ...) -> list[Perturbation]: ...
 def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: int | None = None, *,
                   report: bool = False, start: int = 0) -> list[str] | list[Perturbation]:
-    """Attack every text of ``texts``; item ``i`` uses the seed ``SeedSequence(seed, spawn_key=(start + i,))``.
+    """Attack every text of ``texts``; item ``i`` uses the seed :func:`item_seed` ``(seed, start + i)``.
 
     So an item's perturbation depends only on ``(seed, start + i)``, not on the rest of the batch:
-    ``perturb_batch(texts, a, p, s)[i] == perturb(texts[i], a, p, seed=item_seed(s, i))``.
+    ``perturb_batch(texts, a, p, s)[i] == perturb(texts[i], a, p, seed=item_seed(s, start + i))``.
     ``seed=None`` draws fresh entropy once for the whole batch.
     """
     if isinstance(texts, str) or not isinstance(texts, Sequence):

@@ -7,6 +7,16 @@ from collections.abc import Sequence
 
 def levenshtein(a: Sequence, b: Sequence) -> int:
     """Minimum number of insertions, deletions and substitutions turning ``a`` into ``b``."""
+    if a == b:
+        return 0
+    # common prefix and suffix never need an edit: strip them before the O(n·m) table
+    i, n, m = 0, len(a), len(b)
+    while i < n and i < m and a[i] == b[i]:
+        i += 1
+    while n > i and m > i and a[n - 1] == b[m - 1]:
+        n -= 1
+        m -= 1
+    a, b = a[i:n], b[i:m]
     if len(a) < len(b):
         a, b = b, a
     if not b:

@@ -7,12 +7,11 @@ the word-level p unless ``phi`` is given (the paper sets φ = p throughout).
 
 from __future__ import annotations
 
+import random
 import string
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
-
-import numpy as np
 
 from ._edit import levenshtein
 from ._tokens import join_words, match_case, split_words
@@ -40,7 +39,7 @@ class Attacker(ABC):
         """Whether the attacker applies to ``word`` (the paper's length and content limits)."""
 
     @abstractmethod
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         """Perturb one eligible word with character-level probability ``phi``."""
 
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
@@ -62,14 +61,14 @@ class Attacker(ABC):
         return Perturbation(self.name, p, text, join_words(gaps, new), len(words), tuple(sorted(attacked)), dist)
 
 
-def _shuffle_changed(chars: list[str], rng: np.random.Generator, ensure_change: bool) -> list[str]:
+def _shuffle_changed(chars: list[str], rng: random.Random, ensure_change: bool) -> list[str]:
     """A uniformly random permutation; with ``ensure_change`` one that differs from the input
     (rejection sampling, i.e. uniform over the changing permutations) whenever one exists."""
     if len(chars) < 2:
         return chars
     can_change = ensure_change and len(set(chars)) > 1
     while True:
-        out = [chars[j] for j in rng.permutation(len(chars))]
+        out = rng.sample(chars, len(chars))
         if not can_change or out != chars:
             return out
 
@@ -82,7 +81,7 @@ class InnerShuffle(Attacker):
     def eligible(self, word: str) -> bool:
         return len(word) >= 3
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         mid = _shuffle_changed(list(word[1:-1]), rng, self.ensure_change)
         return word[0] + "".join(mid) + word[-1]
 
@@ -95,7 +94,7 @@ class FullShuffle(Attacker):
     def eligible(self, word: str) -> bool:
         return len(word) >= 2
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         return "".join(_shuffle_changed(list(word), rng, self.ensure_change))
 
 
@@ -115,12 +114,12 @@ class Intrude(Attacker):
     def eligible(self, word: str) -> bool:
         return len(word) >= 3
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
-        sym = self.symbols[int(rng.integers(len(self.symbols)))]
-        slots = rng.random(len(word) - 1) < phi
-        if self.ensure_change and not slots.any():
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
+        sym = self.symbols[rng.randrange(len(self.symbols))]
+        slots = [rng.random() < phi for _ in range(len(word) - 1)]
+        if self.ensure_change and not any(slots):
             # Departure (documented): at least one insertion, so an attacked word is always changed.
-            slots[int(rng.integers(len(slots)))] = True
+            slots[rng.randrange(len(slots))] = True
         out = [word[0]]
         for c, ins in zip(word[1:], slots, strict=True):
             if ins:
@@ -140,7 +139,7 @@ class Disemvowel(Attacker):
         n_vowels = sum(c in VOWELS for c in word)
         return 0 < n_vowels < len(word)
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         return "".join(c for c in word if c not in VOWELS)
 
 
@@ -152,7 +151,7 @@ class Truncate(Attacker):
     def eligible(self, word: str) -> bool:
         return len(word) >= 3
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         return word[:-1]
 
 
@@ -170,7 +169,7 @@ class Segment(Attacker):
     def eligible(self, word: str) -> bool:  # decided per position, see __call__
         return True
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         return word
 
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
@@ -220,16 +219,16 @@ class KeyboardTypo(Attacker):
     def eligible(self, word: str) -> bool:
         return any(c.lower() in self.layout for c in word)
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         idx = [k for k, c in enumerate(word) if c.lower() in self.layout]
-        hit = rng.random(len(idx)) < phi
-        if self.ensure_change and not hit.any():
-            hit[int(rng.integers(len(idx)))] = True  # at least one typo per attacked word
+        hit = [rng.random() < phi for _ in idx]
+        if self.ensure_change and not any(hit):
+            hit[rng.randrange(len(idx))] = True  # at least one typo per attacked word
         chars = list(word)
         for k, h in zip(idx, hit, strict=True):
             if h:
                 nb = self.layout[chars[k].lower()]
-                r = nb[int(rng.integers(len(nb)))]
+                r = nb[rng.randrange(len(nb))]
                 chars[k] = r.upper() if chars[k].isupper() else r
         return "".join(chars)
 
@@ -251,9 +250,9 @@ class NaturalNoise(Attacker):
     def eligible(self, word: str) -> bool:
         return word.lower() in self.lexicon
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         options = self.lexicon[word.lower()]
-        return match_case(word, options[int(rng.integers(len(options)))])
+        return match_case(word, options[rng.randrange(len(options))])
 
 
 class Phonetic(Attacker):
@@ -272,9 +271,9 @@ class Phonetic(Attacker):
     def eligible(self, word: str) -> bool:
         return bool(self.respeller.respellings(word))
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         options = self.respeller.respellings(word)
-        return match_case(word, options[int(rng.integers(len(options)))])
+        return match_case(word, options[rng.randrange(len(options))])
 
 
 class Visual(Attacker):
@@ -298,16 +297,16 @@ class Visual(Attacker):
     def eligible(self, word: str) -> bool:
         return any(c in self.neighbours for c in word)
 
-    def perturb_word(self, word: str, phi: float, rng: np.random.Generator) -> str:
+    def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         idx = [k for k, c in enumerate(word) if c in self.neighbours]
-        hit = rng.random(len(idx)) < phi
-        if self.ensure_change and not hit.any():
-            hit[int(rng.integers(len(idx)))] = True  # at least one replacement per attacked word
+        hit = [rng.random() < phi for _ in idx]
+        if self.ensure_change and not any(hit):
+            hit[rng.randrange(len(idx))] = True  # at least one replacement per attacked word
         chars = list(word)
         for k, h in zip(idx, hit, strict=True):
             if h:
                 nb = self.neighbours[chars[k]]
-                chars[k] = nb[int(rng.integers(len(nb)))]
+                chars[k] = nb[rng.randrange(len(nb))]
         return "".join(chars)
 
 

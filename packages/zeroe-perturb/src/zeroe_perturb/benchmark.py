@@ -188,6 +188,15 @@ class BenchmarkResult:
         ax.legend(fontsize=7, ncol=2)
         return fig if fig is not None else ax.figure
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> BenchmarkResult:
+        """Inverse of :meth:`to_dict` (e.g. to resume from a saved result)."""
+        scores = tuple(AttackScore(s["attack"], float(s["p"]), float(s["score"]), float(s["relative"]),
+                                   float(s["mean_edit_distance"]), float(s["mean_fraction_attacked"]))
+                       for s in d["scores"])
+        return cls(d["metric"], float(d["clean_score"]), int(d["n"]), int(d["seed"]), scores,
+                   tuple(float(p) for p in d["levels"]))
+
     def to_dict(self) -> dict[str, Any]:
         a, b, r = self.edit_distance_fit()
         return {

@@ -5,9 +5,8 @@ Both libraries are imported lazily inside the functions (extras ``textattack`` a
 
 from __future__ import annotations
 
+import random
 from typing import Any
-
-import numpy as np
 
 from ._api import ATTACKS, get_attacker
 from .attackers import Attacker, Segment
@@ -36,7 +35,7 @@ def _transformation_class() -> type:
             self.attacker = attacker
             self.phi = phi
             self.n_candidates = n_candidates
-            self.rng = np.random.default_rng(seed)
+            self.rng = random.Random(seed)
 
         @property
         def deterministic(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -12,7 +13,7 @@ import numpy as np
 #: The paper's attack levels (§4.2): low, mid and high perturbation probability p.
 LEVELS: dict[str, float] = {"low": 0.2, "mid": 0.5, "high": 0.8}
 
-SeedLike = int | np.random.SeedSequence | np.random.Generator | None
+SeedLike = int | str | random.Random | np.random.SeedSequence | np.random.Generator | None
 
 
 @dataclass(frozen=True)
@@ -70,24 +71,38 @@ def check_p(p: float, name: str = "p") -> float:
     return p
 
 
-def make_rng(seed: SeedLike) -> np.random.Generator:
-    """A private generator from ``seed`` (never the global numpy state); ``None`` = fresh entropy."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, np.random.SeedSequence):
-        return np.random.default_rng(seed)
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise TypeError(f"seed must be an int, numpy SeedSequence/Generator or None, got {type(seed).__name__}")
-    return np.random.default_rng(int(seed))
+def make_rng(seed: SeedLike) -> random.Random:
+    """A private ``random.Random`` stream from ``seed`` (never a global RNG state).
 
-
-def item_seed(seed: int | None, index: int) -> np.random.SeedSequence:
-    """The seed of item ``index`` of a batch attacked with ``seed`` (``SeedSequence(seed, spawn_key=(index,))``).
-
-    Used by the batch form, the datasets mapper and the benchmark so that an item's perturbation
-    does not depend on the other items of its batch.
+    The attackers draw scalars one at a time, for which Python's Mersenne Twister is an order of
+    magnitude cheaper than a numpy ``Generator``; its sequence for a given int/str seed is stable
+    across Python versions.  ``None`` draws fresh OS entropy; a numpy ``Generator`` or
+    ``SeedSequence`` is turned into a 128-bit seed; a ``random.Random`` is used as is.
     """
-    return np.random.SeedSequence(seed, spawn_key=(int(index),))
+    if isinstance(seed, random.Random):
+        return seed
+    if seed is None:
+        return random.Random()
+    if isinstance(seed, np.random.Generator):
+        return random.Random(int(seed.integers(0, 2**63)))
+    if isinstance(seed, np.random.SeedSequence):
+        words = seed.generate_state(4, dtype=np.uint32)
+        return random.Random(int(sum(int(w) << (32 * k) for k, w in enumerate(words))))
+    if isinstance(seed, str):
+        return random.Random(seed)
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"seed must be an int, str, random.Random, numpy SeedSequence/Generator or None, "
+                        f"got {type(seed).__name__}")
+    return random.Random(int(seed))
+
+
+def item_seed(seed: int, index: int) -> str:
+    """The seed of item ``index`` of a batch attacked with ``seed`` (a string key ``"zeroe:<seed>:<index>"``).
+
+    Used by the batch form, the datasets mapper, the CLI and the benchmark so that an item's
+    perturbation depends only on ``(seed, index)``, not on the other items of its batch.
+    """
+    return f"zeroe:{int(seed)}:{int(index)}"
 
 
 def target_count(n_tokens: int, p: float) -> int:
@@ -98,7 +113,7 @@ def target_count(n_tokens: int, p: float) -> int:
 def select_tokens(
     n_tokens: int,
     p: float,
-    rng: np.random.Generator,
+    rng: random.Random,
     eligible: Callable[[int], bool],
     attack: Callable[[int, int], int],
 ) -> list[int]:
@@ -118,8 +133,7 @@ def select_tokens(
     if target == 0:
         return done
     count = 0
-    for i in rng.permutation(n_tokens):
-        i = int(i)
+    for i in rng.sample(range(n_tokens), n_tokens):
         if not eligible(i):
             continue
         if rng.random() < p:

@@ -1,0 +1,129 @@
+"""Throughput of the Zéroe attackers vs nlpaug's closest character augmenters and a naive per-word loop.
+
+    uv run python tools/bench/bench_zeroe_perturb.py              # 1,000 sentences (about a minute)
+    uv run python tools/bench/bench_zeroe_perturb.py --paper-size # 10,000 sentences (SNLI test size)
+
+For each pairing the same corpus is perturbed at word probability p (= character probability φ) by
+zeroe-perturb (§3.1 protocol + change report), by the nlpaug augmenter (``aug_word_p = aug_char_p = p``)
+and by a naive Python loop over ``text.split()`` doing the same edit; the figures are sentences per
+second and the ratios zeroe / nlpaug and zeroe / naive, all measured in this run on this machine.
+Pairings: keyboard-typo ↔ nlpaug KeyboardAug; inner-shuffle ↔ RandomCharAug(swap); intrude ↔
+RandomCharAug(insert); truncate ↔ RandomCharAug(delete).  nlpaug (root dev group) is optional.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+import zeroe_perturb as zp
+from zeroe_perturb.keyboard import QWERTY_NEIGHBOURS
+
+SUBJ = ["the movie", "this film", "the acting", "the story", "the ending", "the soundtrack", "the service"]
+ADJ = ["wonderful", "terrible", "surprisingly clever", "painfully boring", "beautifully shot", "forgettable"]
+TAIL = ["and i would watch it again", "but the pacing dragged in the middle", "although the cast tried hard",
+        "which nobody expected", "despite the enormous budget"]
+
+
+def corpus(n: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    return [f"{rng.choice(SUBJ).capitalize()} was {rng.choice(ADJ)}, {rng.choice(TAIL)}." for _ in range(n)]
+
+
+# -- the naive per-word loops (same edits, no protocol bookkeeping, no report) -------------------------
+def naive_keyboard(text: str, p: float, rng: random.Random) -> str:
+    out = []
+    for w in text.split(" "):
+        if rng.random() < p:
+            w = "".join(rng.choice(QWERTY_NEIGHBOURS[c.lower()]) if c.lower() in QWERTY_NEIGHBOURS
+                        and rng.random() < p else c for c in w)
+        out.append(w)
+    return " ".join(out)
+
+
+def naive_inner_shuffle(text: str, p: float, rng: random.Random) -> str:
+    out = []
+    for w in text.split(" "):
+        if len(w) > 3 and rng.random() < p:
+            mid = list(w[1:-1])
+            rng.shuffle(mid)
+            w = w[0] + "".join(mid) + w[-1]
+        out.append(w)
+    return " ".join(out)
+
+
+def naive_intrude(text: str, p: float, rng: random.Random) -> str:
+    out = []
+    for w in text.split(" "):
+        if len(w) >= 3 and rng.random() < p:
+            s = rng.choice(zp.INTRUDE_SYMBOLS)
+            w = w[0] + "".join((s + c) if rng.random() < p else c for c in w[1:])
+        out.append(w)
+    return " ".join(out)
+
+
+def naive_truncate(text: str, p: float, rng: random.Random) -> str:
+    return " ".join(w[:-1] if len(w) >= 3 and rng.random() < p else w for w in text.split(" "))
+
+
+NAIVE = {"keyboard-typo": naive_keyboard, "inner-shuffle": naive_inner_shuffle, "intrude": naive_intrude,
+         "truncate": naive_truncate}
+
+
+def nlpaug_for(attack: str, p: float):
+    try:
+        import nlpaug.augmenter.char as nac
+    except ImportError:
+        return None, "nlpaug not installed"
+    common = dict(aug_word_p=p, aug_char_p=p, aug_word_max=10**6, aug_char_max=10**6)
+    if attack == "keyboard-typo":
+        return nac.KeyboardAug(include_special_char=False, include_numeric=False, **common), "KeyboardAug"
+    action = {"inner-shuffle": "swap", "intrude": "insert", "truncate": "delete"}[attack]
+    return nac.RandomCharAug(action=action, **common), f"RandomCharAug({action})"
+
+
+def timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n", type=int, default=1000, help="sentences (default 1000)")
+    ap.add_argument("--paper-size", action="store_true", help="10,000 sentences (the SNLI test set size)")
+    ap.add_argument("--p", type=float, default=0.5)
+    ap.add_argument("--all", action="store_true", help="also time the six attackers without an nlpaug pairing")
+    args = ap.parse_args()
+    n = 10_000 if args.paper_size else args.n
+    texts = corpus(n)
+    print(f"{n} sentences, p = phi = {args.p}; sentences per second (higher is better)\n")
+    head = f"{'attacker':<14} {'zeroe':>9} {'naive':>9} {'nlpaug':>9}  {'zeroe/naive':>11} {'zeroe/nlpaug':>12}  nlpaug"
+    print(head)
+    print("-" * len(head))
+    for attack, naive in NAIVE.items():
+        zp.perturb("warm up the resources", attack, 0.5, seed=0)
+        t_z = timed(lambda a=attack: zp.perturb_batch(texts, a, args.p, seed=0, report=True))
+        rng = random.Random(0)
+        t_n = timed(lambda f=naive, r=rng: [f(t, args.p, r) for t in texts])
+        aug, name = nlpaug_for(attack, args.p)
+        if aug is not None:
+            random.seed(0)  # nlpaug draws from the global RNG  # noqa: NPY002 - benchmark script, not library
+            t_a = timed(lambda a=aug: a.augment(texts))
+            nl, ratio = f"{n / t_a:9.0f}", f"{t_a / t_z:12.2f}"
+        else:
+            nl, ratio = f"{'-':>9}", f"{'-':>12}"
+        print(f"{attack:<14} {n / t_z:9.0f} {n / t_n:9.0f} {nl}  {t_n / t_z:11.2f} {ratio}  {name}")
+    if args.all:
+        print()
+        for attack in zp.ATTACKS:
+            if attack in NAIVE:
+                continue
+            zp.perturb("warm up the resources", attack, 0.5, seed=0)
+            t_z = timed(lambda a=attack: zp.perturb_batch(texts, a, args.p, seed=0, report=True))
+            print(f"{attack:<14} {n / t_z:9.0f}")
+
+
+if __name__ == "__main__":
+    main()
