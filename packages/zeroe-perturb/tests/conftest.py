@@ -70,3 +70,8 @@ def tiny_bert(tmp_path_factory, corpus):
         torch.manual_seed(0)
         model = transformers.BertForSequenceClassification(cfg)
     return model, tokenizer
+
+
+def pytest_configure(config):
+    # registered here too so the suite runs standalone (outside the workspace's pytest config)
+    config.addinivalue_line("markers", "slow: longer tests (still run in CI)")

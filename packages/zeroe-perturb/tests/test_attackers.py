@@ -208,3 +208,22 @@ def test_segment_at_p1_joins_every_whitespace_gap_but_not_punctuation():
     r = zp.perturb("a b  c, d e", "segment", 1.0, seed=0, report=True)
     assert r.perturbed == "abc, de"
     assert r.attacked == (1, 2, 4) and r.edit_distance == 4
+
+
+PHONETIC_WORDS = ["attacks", "harmless", "night", "phone", "really", "weather", "people", "because", "tonight"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.sampled_from(PHONETIC_WORDS + ["a", "of"]), max_size=15), P, SEED)
+def test_phonetic_replaces_words_by_kept_respellings(words, p, seed):
+    resp = zp.PhoneticRespeller()
+    text = " ".join(words)
+    r = zp.perturb(text, "phonetic", p, seed, report=True)
+    new = r.perturbed.split(" ") if words else []
+    assert len(new) == len(words)
+    for k, (a, b) in enumerate(zip(words, new, strict=True)):
+        if k in r.attacked:
+            assert b in resp.respellings(a) and b != a
+        else:
+            assert a == b
+    assert r.fraction_attacked <= p + 1e-12
