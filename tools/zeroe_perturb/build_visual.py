@@ -13,8 +13,9 @@ Steps:
 3. drop glyphs that render blank (fewer than ``--min-ink`` dark pixels) or as the font's
    replacement box (pixel-identical to the glyph of a code point the font does not map); the
    LastResort font, which draws every character as a placeholder, is refused;
-4. embed every glyph: a PCA of the pixels (``--dims`` components, numpy SVD) — the paper used a
-   VAE-GAN encoder; the pixel/PCA embedding is the documented substitute;
+4. embed every glyph: a PCA of the pixels (``--dims`` components, numpy SVD; default), or with
+   ``--embedding cae`` the bottleneck of a small convolutional autoencoder trained with torch on all
+   kept glyphs (closer to the paper's VAE-GAN encoder; ``--epochs``, ``--seed``);
 5. store, for every ASCII letter, digit and punctuation mark and the Latin-1 letters, its 20
    nearest neighbours (Euclidean in the embedding, itself excluded) in
    ``packages/zeroe-perturb/src/zeroe_perturb/data/visual_neighbours.json``.
@@ -71,6 +72,41 @@ def render(ch: str, font) -> np.ndarray:
     return np.asarray(img, dtype=np.uint8)
 
 
+def train_cae(x: np.ndarray, *, dims: int, epochs: int, seed: int) -> tuple[np.ndarray, float]:
+    """Train a small convolutional autoencoder on the 24x24 glyphs; return the bottleneck codes and
+    the reconstruction R^2 (share of pixel variance explained)."""
+    import torch
+    from torch import nn
+
+    g = torch.Generator().manual_seed(seed)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        enc = nn.Sequential(nn.Conv2d(1, 16, 3, 2, 1), nn.ReLU(), nn.Conv2d(16, 32, 3, 2, 1), nn.ReLU(),
+                            nn.Conv2d(32, 64, 3, 2, 1), nn.ReLU(), nn.Flatten(), nn.Linear(64 * 3 * 3, dims))
+        dec = nn.Sequential(nn.Linear(dims, 64 * 3 * 3), nn.ReLU(), nn.Unflatten(1, (64, 3, 3)),
+                            nn.ConvTranspose2d(64, 32, 4, 2, 1), nn.ReLU(), nn.ConvTranspose2d(32, 16, 4, 2, 1),
+                            nn.ReLU(), nn.ConvTranspose2d(16, 1, 4, 2, 1))
+    xt = torch.tensor(x, dtype=torch.float32).reshape(-1, 1, SIZE, SIZE)
+    opt = torch.optim.Adam([*enc.parameters(), *dec.parameters()], lr=2e-3)
+    for ep in range(epochs):
+        perm = torch.randperm(len(xt), generator=g)
+        total = 0.0
+        for s in range(0, len(xt), 128):
+            b = xt[perm[s : s + 128]]
+            loss = nn.functional.binary_cross_entropy_with_logits(dec(enc(b)), b)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item() * len(b)
+        if ep % 10 == 0 or ep == epochs - 1:
+            print(f"  CAE epoch {ep}: BCE {total / len(xt):.4f}")
+    with torch.no_grad():
+        z = enc(xt)
+        rec = torch.sigmoid(dec(z)).reshape(len(xt), -1).numpy()
+    r2 = 1.0 - float(((rec - x) ** 2).sum() / ((x - x.mean(axis=0)) ** 2).sum())
+    return z.numpy().astype(np.float64), r2
+
+
 def main() -> None:
     from PIL import ImageFont
 
@@ -80,6 +116,9 @@ def main() -> None:
     ap.add_argument("--dims", type=int, default=64, help="PCA dimensions")
     ap.add_argument("--k", type=int, default=20, help="neighbours per character (paper: 20)")
     ap.add_argument("--min-ink", type=int, default=4, help="pixels > 64 below which a glyph counts as blank")
+    ap.add_argument("--embedding", choices=["pca", "cae"], default="pca")
+    ap.add_argument("--epochs", type=int, default=30, help="CAE training epochs")
+    ap.add_argument("--seed", type=int, default=0, help="CAE initialisation / shuffling seed")
     ap.add_argument("--out", type=Path, default=OUT)
     args = ap.parse_args()
     fonts = [resolve_font(f) for f in (args.font or ["DejaVuSans"])]
@@ -114,11 +153,15 @@ def main() -> None:
         print(f"{path.name}: {len(cps)} BMP code points, kept {kept}, blank {blank}, box {boxed}")
 
     x = np.stack(images).reshape(len(images), -1).astype(np.float64) / 255.0
-    mean = x.mean(axis=0)
-    _, s, vt = np.linalg.svd(x - mean, full_matrices=False)
-    emb = (x - mean) @ vt[: args.dims].T
-    explained = float((s[: args.dims] ** 2).sum() / (s**2).sum())
-    print(f"PCA {args.dims} dims explain {explained:.3f} of the pixel variance over {len(chars)} glyphs")
+    if args.embedding == "pca":
+        mean = x.mean(axis=0)
+        _, s, vt = np.linalg.svd(x - mean, full_matrices=False)
+        emb = (x - mean) @ vt[: args.dims].T
+        explained = float((s[: args.dims] ** 2).sum() / (s**2).sum())
+        print(f"PCA {args.dims} dims explain {explained:.3f} of the pixel variance over {len(chars)} glyphs")
+    else:
+        emb, explained = train_cae(x, dims=args.dims, epochs=args.epochs, seed=args.seed)
+        print(f"CAE {args.dims} dims: reconstruction R^2 {explained:.3f} over {len(chars)} glyphs")
 
     index = {c: i for i, c in enumerate(chars)}
     queries = [c for c in string.ascii_letters + string.digits + string.punctuation if c in index]
@@ -138,7 +181,7 @@ def main() -> None:
         "font_stats": stats,
         "canvas": SIZE,
         "font_size": args.size,
-        "embedding": f"pca{args.dims}",
+        "embedding": f"{args.embedding}{args.dims}",
         "explained_variance": round(explained, 4),
         "n_glyphs": len(chars),
         "k": args.k,

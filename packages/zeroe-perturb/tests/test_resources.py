@@ -30,6 +30,16 @@ def test_visual_table_covers_letters_digits_punctuation_with_20_real_glyphs():
     assert {"О", "Ο", "0"} & set(table["O"][:10]) or {"О", "Ο", "0"} & set(table["o"][:10])
 
 
+def test_cae_table_is_shipped_and_selectable():
+    cae = zp.load_neighbours(embedding="cae")
+    assert load_table_metadata("cae")["embedding"] == "cae64"
+    assert all(len(cae[c]) == 20 and c not in cae[c] for c in string.ascii_letters + string.digits)
+    out = zp.Visual(embedding="cae")("abc", 1.0, seed=0).perturbed
+    assert all(y == x or y in cae[x] for x, y in zip("abc", out, strict=True))
+    with pytest.raises(ValueError, match="embedding must be one of pca, cae"):
+        zp.load_neighbours(embedding="vaegan")
+
+
 def test_visual_custom_table_and_errors(tmp_path):
     p = tmp_path / "t.json"
     p.write_text('{"neighbours": {"a": "xyz"}}', encoding="utf-8")

@@ -277,18 +277,20 @@ class Phonetic(Attacker):
 
 
 class Visual(Attacker):
-    """Replace each character i.i.d. with probability φ by one of its 20 visual nearest neighbours
-    (§3.2/§3.3).  See :mod:`zeroe_perturb.visual` for the neighbour table."""
+    """Replace each character i.i.d. with probability φ by one of its ``k`` = 20 visual nearest
+    neighbours (§3.2/§3.3).  ``embedding`` picks the shipped table (``"pca"`` or ``"cae"``, see
+    :mod:`zeroe_perturb.visual`); ``neighbours`` overrides it with any mapping."""
 
     name = "visual"
 
     def __init__(self, *, phi: float | None = None, ensure_change: bool = True,
-                 neighbours: Mapping[str, Sequence[str]] | None = None, k: int = 20) -> None:
+                 neighbours: Mapping[str, Sequence[str]] | None = None, k: int = 20,
+                 embedding: str = "pca") -> None:
         super().__init__(phi=phi, ensure_change=ensure_change)
         if neighbours is None:
             from .visual import load_neighbours
 
-            neighbours = load_neighbours()
+            neighbours = load_neighbours(embedding=embedding)
         if not isinstance(k, int) or k < 1:
             raise ValueError(f"k must be a positive int, got {k!r}")
         self.k = k

@@ -4,6 +4,11 @@ The table is built offline by ``tools/zeroe_perturb/build_visual.py``: every BMP
 maps is rendered with Pillow at 24×24, blank and replacement-box glyphs are dropped, the glyphs are
 embedded (PCA of the pixels; the paper used a VAE-GAN encoder) and the 20 nearest neighbours of
 each ASCII letter, digit, punctuation mark and Latin-1 letter are stored.
+
+Two tables ship: ``"pca"`` (default; 64-component PCA of the pixels — neighbours are mostly the
+same letter with diacritics and cross-script homoglyphs) and ``"cae"`` (64-dimensional bottleneck of
+a convolutional autoencoder, closer to the paper's learned VAE-GAN embedding — more abstract shape
+neighbours).
 """
 
 from __future__ import annotations
@@ -23,24 +28,34 @@ def _parse(payload: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     return {str(c): tuple(str(v)) for c, v in table.items()}
 
 
-@lru_cache(maxsize=1)
-def load_table_metadata() -> dict[str, Any]:
-    """Provenance of the shipped table (fonts, glyph counts, embedding) without the neighbours."""
-    payload = json.loads(resources.files("zeroe_perturb").joinpath("data/visual_neighbours.json").read_text("utf-8"))
-    return {k: v for k, v in payload.items() if k not in ("neighbours", "distances")}
+EMBEDDINGS: dict[str, str] = {"pca": "data/visual_neighbours.json", "cae": "data/visual_neighbours_cae.json"}
 
 
-def load_neighbours(path: str | os.PathLike | None = None) -> dict[str, tuple[str, ...]]:
-    """Character -> its visual nearest neighbours, nearest first (shipped table unless ``path``)."""
+def _check_embedding(embedding: str) -> str:
+    if embedding not in EMBEDDINGS:
+        raise ValueError(f"embedding must be one of {', '.join(EMBEDDINGS)}; got {embedding!r}")
+    return EMBEDDINGS[embedding]
+
+
+@lru_cache(maxsize=2)
+def load_table_metadata(embedding: str = "pca") -> dict[str, Any]:
+    """Provenance of a shipped table (fonts, glyph counts, embedding) without the neighbours."""
+    text = resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8")
+    return {k: v for k, v in json.loads(text).items() if k not in ("neighbours", "distances")}
+
+
+def load_neighbours(path: str | os.PathLike | None = None, *, embedding: str = "pca") -> dict[str, tuple[str, ...]]:
+    """Character -> its visual nearest neighbours, nearest first: the shipped ``embedding`` table
+    (``"pca"`` or ``"cae"``) unless a JSON file written by the build script is given as ``path``."""
     if path is None:
-        return dict(_default_neighbours())
+        return dict(_shipped_neighbours(embedding))
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"visual neighbour file not found: {p}")
     return _parse(json.loads(p.read_text(encoding="utf-8")))
 
 
-@lru_cache(maxsize=1)
-def _default_neighbours() -> dict[str, tuple[str, ...]]:
-    text = resources.files("zeroe_perturb").joinpath("data/visual_neighbours.json").read_text("utf-8")
+@lru_cache(maxsize=2)
+def _shipped_neighbours(embedding: str) -> dict[str, tuple[str, ...]]:
+    text = resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8")
     return _parse(json.loads(text))
