@@ -282,8 +282,20 @@ class UnderConfidenceAttack(UncertaintyAttack):
     (Eq. 11). The kept iterate is the one with the highest entropy."""
 
     goal = "under"
+    OBJECTIVES: ClassVar[tuple[str, ...]] = ("cross_entropy", "entropy")
+
+    def __init__(self, *, objective: str = "cross_entropy", **kwargs) -> None:
+        """``objective="cross_entropy"`` is the paper's Eq. 11. ``"entropy"`` (not in the paper) minimises
+        ``−H(f(x+δ))`` directly: Eq. 11 averages ``−log f_k`` over all classes, so with many classes it is
+        dominated by the smallest probabilities and its optimum is not the entropy maximum; the direct
+        objective reaches higher entropy once the output is not saturated (its gradient vanishes on
+        near-one-hot outputs, which is why the paper's surrogate is the default)."""
+        super().__init__(**kwargs)
+        self.objective = check_choice(objective, "objective", self.OBJECTIVES)
 
     def _loss(self, logits, target):
+        if self.objective == "entropy":
+            return -entropy_from_logits(logits)
         return -F.log_softmax(logits, -1).mean(-1)
 
     def _score(self, logits, target):

@@ -117,12 +117,14 @@ def uncertainty_span(
     optimizer: str = "pgd",
     random_start: bool = False,
     step_size: float | None = None,
+    under_objective: str = "cross_entropy",
     batch_size: int = 256,
     progress: bool = False,
 ) -> UncertaintySpan:
     """Run the over- (Eq. 10) and under-confidence (Eq. 11) attacks on ``x`` and return the per-sample
     entropies bounding its uncertainty span (Eq. 9). ``seed`` drives the random starts (the under attack
-    uses ``seed + 1`` so the two starts differ)."""
+    uses ``seed + 1`` so the two starts differ). ``under_objective="entropy"`` maximises the entropy
+    directly instead of Eq. 11 (see :class:`UnderConfidenceAttack`)."""
     check_model(model)
     check_images(x)
     norm = check_norm(norm)
@@ -134,7 +136,7 @@ def uncertainty_span(
     kw = dict(steps=steps, step_size=step_size, random_start=random_start, optimizer=optimizer,
               batch_size=batch_size, progress=progress)
     over: AttackResult = OverConfidenceAttack(**kw)(model, x, e, norm=norm, seed=seed)
-    under: AttackResult = UnderConfidenceAttack(**kw)(
+    under: AttackResult = UnderConfidenceAttack(objective=under_objective, **kw)(
         model, x, e, norm=norm, seed=None if seed is None else seed + 1
     )
     return UncertaintySpan(
