@@ -10,6 +10,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import pytest
 import torch
 from torch import nn
+
 from uncspan._demo import load_digits_split, train_digits_model
 
 

@@ -8,7 +8,7 @@ def test_public_names_pinned():
         "OverConfidenceAttack", "UnderConfidenceAttack", "MisclassificationAttack", "UncertaintySpan",
         "SpanStatistic", "uncertainty_span", "mus", "msus", "ReliabilityBins", "reliability_bins", "signed_ece",
         "expected_calibration_error", "plot_entropy_distributions", "plot_reliability_diagrams",
-        "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
+        "KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
         "LeaderboardRow", "Leaderboard", "rank_models", "robustbench_checkpoint_path",
         "load_robustbench_models", "robustbench_leaderboard",
     ])

@@ -9,6 +9,7 @@ import scipy.optimize
 import torch
 import torch.nn.functional as F
 from torch import nn
+
 from uncspan import MisclassificationAttack, OverConfidenceAttack, UnderConfidenceAttack, entropy_from_logits
 
 

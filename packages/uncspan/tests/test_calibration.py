@@ -3,6 +3,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from uncspan import expected_calibration_error, reliability_bins, signed_ece
 
 CONF = [0.1, 0.3, 0.35, 0.9, 1.0, 1.0]

@@ -3,6 +3,7 @@ import sys
 
 import pytest
 import torch
+
 from uncspan import load_robustbench_models, rank_models, robustbench_checkpoint_path, robustbench_leaderboard
 
 

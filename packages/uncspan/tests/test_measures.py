@@ -7,6 +7,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
+
 from uncspan import (
     DeepEnsemble,
     MCDropoutModel,

@@ -5,6 +5,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from uncspan import detection_metrics, ood_under_attack
 from uncspan._demo import load_digits_split, train_digits_model
 
@@ -72,3 +73,15 @@ def test_ood_bad_inputs(osr):
         ood_under_attack(model, x_in, x_out, [-0.1])
     with pytest.raises(ValueError, match="eps"):
         ood_under_attack(model, x_in, x_out, [])
+
+
+def test_known_classes_model_restricts_logits(make_linear):
+    from uncspan import KnownClassesModel
+
+    base = make_linear(4, 5, 0)
+    x = torch.rand(3, 1, 2, 2, generator=torch.Generator().manual_seed(0))
+    sub = KnownClassesModel(base, [0, 2, 3])
+    with torch.no_grad():
+        np.testing.assert_allclose(sub(x).numpy(), base(x)[:, [0, 2, 3]].numpy())
+    with pytest.raises(ValueError, match="classes"):
+        KnownClassesModel(base, [1, 1])

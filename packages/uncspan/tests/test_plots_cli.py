@@ -1,6 +1,7 @@
 import json
 
 import pytest
+
 from uncspan import plot_entropy_distributions, plot_reliability_diagrams, uncertainty_span
 from uncspan.cli import main
 

@@ -3,6 +3,7 @@ import json
 import numpy as np
 import pytest
 import torch
+
 from uncspan import SpanStatistic, msus, mus, uncertainty_span
 
 
@@ -57,3 +58,12 @@ def test_uncertainty_span_bad_inputs(std_model, digits):
         uncertainty_span(std_model, xte[:2], 0.1, steps=-3)
     with pytest.raises(ValueError, match="objective"):
         uncertainty_span(std_model, xte[:2], 0.1, under_objective="mse")
+
+
+def test_span_round_trips_through_dict(std_model, digits):
+    _, _, xte, _ = digits
+    sp = uncertainty_span(std_model, xte[:10], 0.1, steps=3)
+    back = type(sp).from_dict(json.loads(json.dumps(sp.to_dict())))
+    np.testing.assert_array_equal(back.entropy_under, sp.entropy_under)
+    np.testing.assert_array_equal(back.pred_over, sp.pred_over)
+    assert back.mus == sp.mus

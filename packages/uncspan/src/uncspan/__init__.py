@@ -33,7 +33,14 @@ from .measures import (
     epistemic_decomposition,
     max_softmax_probability,
 )
-from .ood import DetectionMetrics, OODRow, OODUnderAttack, detection_metrics, ood_under_attack
+from .ood import (
+    DetectionMetrics,
+    KnownClassesModel,
+    OODRow,
+    OODUnderAttack,
+    detection_metrics,
+    ood_under_attack,
+)
 from .plots import plot_entropy_distributions, plot_reliability_diagrams
 from .span import SpanStatistic, UncertaintySpan, msus, mus, uncertainty_span
 
@@ -69,6 +76,7 @@ __all__ = [
     "plot_entropy_distributions",
     "plot_reliability_diagrams",
     # OOD / open set
+    "KnownClassesModel",
     "DetectionMetrics",
     "detection_metrics",
     "OODRow",

@@ -20,7 +20,7 @@ from ._validation import check_eps, check_images, check_model, check_norm, check
 from .attacks import OverConfidenceAttack
 from .measures import entropy_from_logits
 
-__all__ = ["DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack"]
+__all__ = ["KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,27 @@ class DetectionMetrics:
     def to_dict(self) -> dict:
         return {"auroc": self.auroc, "aupr_in": self.aupr_in, "aupr_out": self.aupr_out,
                 "fpr_at_95_tpr": self.fpr_at_95_tpr}
+
+
+class KnownClassesModel(nn.Module):
+    """Restrict a classifier's logits to a subset of its classes (softmax renormalised over them).
+
+    For open-set evaluation when only a model trained on all classes is at hand: the classes left out
+    play the unknown classes. This is weaker than the paper's setting (there the model never saw the
+    open-set classes in training), so report it as such.
+    """
+
+    def __init__(self, model: nn.Module, classes: Sequence[int]):
+        super().__init__()
+        classes = [int(c) for c in classes]
+        if len(classes) < 2 or len(set(classes)) != len(classes) or min(classes) < 0:
+            raise ValueError("classes must be at least two distinct non-negative class indices")
+        self.model = model
+        self.register_buffer("index", torch.tensor(classes, dtype=torch.long))
+        self.train(model.training)  # follow the wrapped model's mode
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.model(x).index_select(-1, self.index)
 
 
 def _scores(v: object, name: str) -> np.ndarray:

@@ -97,6 +97,15 @@ class UncertaintySpan:
     def msus(self) -> SpanStatistic:
         return msus(self.entropy_under, self.entropy_over)
 
+    @classmethod
+    def from_dict(cls, d: dict) -> UncertaintySpan:
+        """Rebuild from :meth:`to_dict` output (e.g. a checkpoint of a finished unit of work)."""
+        arrays = {k: np.asarray(d[k], dtype=np.int64 if k.startswith("pred") else np.float64)
+                  for k in ("entropy_clean", "entropy_over", "entropy_under", "pred_clean", "pred_over",
+                            "pred_under", "conf_clean", "conf_over", "conf_under")}
+        return cls(eps=float(d["eps"]), norm=str(d["norm"]), steps=int(d["steps"]), optimizer=str(d["optimizer"]),
+                   **arrays)
+
     def to_dict(self) -> dict:
         d = {"eps": self.eps, "norm": self.norm, "steps": self.steps, "optimizer": self.optimizer,
              "mus": self.mus.to_dict(), "msus": self.msus.to_dict()}
