@@ -247,3 +247,10 @@ def test_log_uniform_reference_for_under_loss(make_linear):
     x = torch.full((2, 1, 2, 2), 0.5)
     res = UnderConfidenceAttack(steps=50)(model, x, 0.5)
     assert (res.loss >= math.log(5) - 1e-6).all()
+
+
+def test_zero_dim_tensor_budget_is_a_scalar(std_model, digits):
+    _, _, xte, _ = digits
+    a = OverConfidenceAttack(steps=3)(std_model, xte[:5], torch.tensor(0.1))
+    b = OverConfidenceAttack(steps=3)(std_model, xte[:5], 0.1)
+    np.testing.assert_array_equal(a.entropy_adv, b.entropy_adv)

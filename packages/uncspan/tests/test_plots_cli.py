@@ -28,5 +28,5 @@ def test_cli_demo(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "leaderboard" in out and "s-ECE" in out
     res = json.loads((tmp_path / "results.json").read_text())
-    assert len(res["leaderboard"]["rows"]) == 2 and len(res["open_set"]["rows"]) == 3
+    assert len(res["leaderboard"]["rows"]) == 2 and len(res["open_set"]["rows"]) == 3 and len(res["ood"]["rows"]) == 3
     assert (tmp_path / "entropy_distributions.png").exists() and (tmp_path / "reliability_diagrams.png").exists()

@@ -87,3 +87,22 @@ def train_digits_model(
             F.cross_entropy(model(xb), yb).backward()
             opt.step()
     return model.eval()
+
+
+def photo_patches(n: int = 300, seed: int = 0) -> torch.Tensor:
+    """Out-of-distribution inputs: random grey patches of scikit-learn's two bundled sample photographs,
+    area-downsampled to 8×8 and min-max scaled to [0, 1] (shape (n, 1, 8, 8))."""
+    from sklearn.datasets import load_sample_images
+
+    rng = np.random.default_rng(seed)
+    photos = [torch.from_numpy(im.mean(-1).astype(np.float32) / 255.0) for im in load_sample_images().images]
+    out = torch.empty(n, 1, 8, 8)
+    for i in range(n):
+        img = photos[i % len(photos)]
+        size = int(rng.integers(16, 64))
+        top = int(rng.integers(0, img.shape[0] - size))
+        left = int(rng.integers(0, img.shape[1] - size))
+        patch = F.interpolate(img[top : top + size, left : left + size][None, None], size=(8, 8), mode="area")[0]
+        lo, hi = patch.min(), patch.max()
+        out[i] = (patch - lo) / (hi - lo).clamp_min(1e-6)
+    return out

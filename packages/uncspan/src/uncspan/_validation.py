@@ -43,6 +43,8 @@ def check_eps(eps: object, n: int | None = None, name: str = "eps") -> float | t
     """A scalar budget >= 0, or a per-sample vector of length N."""
     if isinstance(eps, bool):
         raise TypeError(f"{name} must be a non-negative float or a 1-D tensor of per-sample budgets")
+    if isinstance(eps, torch.Tensor | np.ndarray) and eps.ndim == 0:
+        eps = float(eps)
     if isinstance(eps, int | float | np.floating | np.integer):
         e = float(eps)
         if not math.isfinite(e) or e < 0:
