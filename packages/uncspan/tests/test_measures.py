@@ -105,3 +105,21 @@ def test_mc_dropout_deterministic_and_leaves_global_rng_alone(make_linear):
     assert not torch.allclose(a, other)
     with pytest.raises(ValueError, match="dropout"):
         MCDropoutModel(make_linear(4, 3, 0))
+
+
+def test_attacks_run_on_bayesian_wrappers(make_linear):
+    """Ensembles and MC-dropout are modules returning log BMA probabilities, so the attacks apply and the
+    epistemic split can be read at the adversarial point."""
+    from uncspan import OverConfidenceAttack, UnderConfidenceAttack
+
+    ens = DeepEnsemble([make_linear(4, 3, s) for s in range(3)]).eval()
+    x = 0.3 + 0.4 * torch.rand(8, 1, 2, 2, generator=torch.Generator().manual_seed(2))
+    over = OverConfidenceAttack(steps=30)(ens, x, 0.1)
+    under = UnderConfidenceAttack(steps=30)(ens, x, 0.1)
+    assert over.entropy_adv.mean() < over.entropy_clean.mean() < under.entropy_adv.mean()
+    d = ens.decompose(over.x_adv)
+    np.testing.assert_allclose(d.total, over.entropy_adv, rtol=1e-5, atol=1e-6)
+    mc = MCDropoutModel(_dropout_net(), n_samples=4, seed=0).eval()
+    a = UnderConfidenceAttack(steps=5)(mc, x, 0.1)
+    b = UnderConfidenceAttack(steps=5)(mc, x, 0.1)
+    np.testing.assert_array_equal(a.entropy_adv, b.entropy_adv)  # fixed masks: deterministic target

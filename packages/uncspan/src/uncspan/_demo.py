@@ -60,11 +60,9 @@ def train_digits_model(
     """Train a :class:`DigitsCNN` with Adam (lr 3e-3, batch 64); with ``adversarial=True`` on PGD-L∞
     examples (``attack_steps`` steps of 2.5·eps/steps from a random start) — PGD adversarial training."""
     gen = torch.Generator().manual_seed(seed)
-    model = DigitsCNN(n_classes, dropout)
-    with torch.no_grad():  # seeded init without touching the global RNG
-        for p in model.parameters():
-            bound = 1.0 / np.sqrt(p.shape[1] * (p[0].numel() // p.shape[1]) if p.dim() > 1 else p.numel())
-            p.copy_((torch.rand(p.shape, generator=gen) * 2 - 1) * bound)
+    with torch.random.fork_rng(devices=[]):  # seeded default init; the global RNG state is restored
+        torch.manual_seed(seed)
+        model = DigitsCNN(n_classes, dropout)
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     n = x.shape[0]
     eps_t = torch.full((1, 1, 1, 1), float(eps))

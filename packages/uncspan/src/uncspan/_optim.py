@@ -70,7 +70,7 @@ def apgd_checkpoints(steps: int) -> list[int]:
     p = [0.0, 0.22]
     while p[-1] < 1:
         p.append(p[-1] + max(p[-1] - p[-2] - 0.03, 0.06))
-    return sorted({math.ceil(q * steps) for q in p if 0 < q <= 1})
+    return sorted({math.ceil(round(q * steps, 9)) for q in p if 0 < q <= 1})  # round: 0.57·100 is 57.000…01
 
 
 def minimise(
