@@ -58,7 +58,11 @@ def run(ctx, params: dict):
     split = ds.test.head(int(p["n"]))
     x, y = split.x, split.y
     eps, norm, steps = float(p["eps"]), p["norm"], int(p["steps"])
-    cfg = f"{_slug(p['dataset'])}_{len(y)}_{norm}_{eps:g}_{steps}_{p['optimizer']}_{ctx.seed}"
+    from .._io import stable_hash
+
+    # every parameter that changes a cached sub-unit enters its key
+    cfg = stable_hash({k: p[k] for k in ("dataset", "n", "eps", "norm", "steps", "optimizer", "osr_dataset", "osr_eps",
+                                         "n_outliers")} | {"seed": ctx.seed})
 
     # --- leaderboard (Table IV), one checkpointed sub-unit per model --------------------------------
     rows, spans = [], {}
@@ -128,7 +132,7 @@ def run(ctx, params: dict):
                                                 steps=steps, seed=ctx.seed, optimizer=p["optimizer"],
                                                 progress=ctx.progress).to_dict()
 
-            res = _cached(ctx, f"{kind}_{_slug(spec)}_{_slug(p['osr_dataset'])}_{len(x_in)}_{len(x_out)}_{cfg}", table5)
+            res = _cached(ctx, f"{kind}_{_slug(spec)}_{cfg}", table5)
             for r in res["rows"]:
                 ood_rows.append([spec, kind, r["eps"], r["auroc"], r["aupr_in"], r["aupr_out"], r["fpr_at_95_tpr"],
                                  r["mean_entropy_in"], r["mean_entropy_out"]])
