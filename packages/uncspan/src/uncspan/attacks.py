@@ -196,6 +196,8 @@ class UncertaintyAttack:
             gen.manual_seed(seed)
 
         shape = (-1,) + (1,) * (xd.dim() - 1)
+        # random starts drawn once for all inputs, so the result does not depend on batch_size
+        start_all = _optim.random_start(xd, eps_all.view(shape), norm, gen) if gen is not None else xd
         outs = []
         starts = range(0, n, self.batch_size)
         for i in tqdm(starts, disable=not self.progress, desc=f"{self.goal} attack"):
@@ -209,7 +211,7 @@ class UncertaintyAttack:
                 sb = 2.5 * eb / max(self.steps, 1)
             else:
                 sb = None
-            start = _optim.random_start(xb, eb, norm, gen) if gen is not None else xb
+            start = start_all[i : i + self.batch_size]
             outs.append(
                 _optim.minimise(
                     model,
