@@ -32,7 +32,7 @@ def test_section_well_formed(section):
         assert all(-1 <= v <= 1 for v in r[1:])
     ood = sec.tables[2]
     assert {r[1] for r in ood.rows} == {"open_set", "ood"}
-    assert {r[0] for r in ood.rows} == {"builtin:digits-cnn", "builtin:digits-cnn-at"}
+    assert {r[0] for r in ood.rows} == set(runner.DEFAULTS["osr_models"])
     for r in ood.rows:
         assert all(0 <= v <= 1 for v in r[3:7])
     assert len(sec.figures) == 2
@@ -44,7 +44,7 @@ def test_paper_claim_and_attack_effect(section):
     _, _, sec = section
     assert sec.metrics["adv_trained_smaller_mus"] is True
     assert sec.metrics["lowest_mus_model"] == "builtin:digits-cnn-at"
-    assert sec.metrics["digits_cnn_open_set_auroc_max_eps"] < sec.metrics["digits_cnn_open_set_auroc_clean"]
+    assert sec.metrics["digits_osr_cnn_open_set_auroc_max_eps"] < sec.metrics["digits_osr_cnn_open_set_auroc_clean"]
 
 
 def test_resume_uses_checkpoints(section):

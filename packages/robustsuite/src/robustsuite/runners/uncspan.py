@@ -19,7 +19,7 @@ DEFAULTS: dict = {
     "steps": 50,  # paper: 150
     "optimizer": "pgd",  # or "apgd"
     "n_bins": 15,
-    "osr_models": ["builtin:digits-cnn", "builtin:digits-cnn-at"],
+    "osr_models": ["builtin:digits-osr-cnn"],
     "osr_dataset": "builtin:digits-osr",
     "osr_eps": [0.0, 0.05, 0.1],
     "n_outliers": 200,
