@@ -8,6 +8,7 @@ beta-ACE calibration attacks and adversarial calibration training.
 
 from importlib.metadata import version as _version
 
+from .attacks import ACE_CONFIGURATIONS, ACEResult, BetaACE
 from .calibration_error import (
     CCE_METHODS,
     ADMMConfig,
@@ -18,6 +19,7 @@ from .calibration_error import (
     certified_calibration_error,
 )
 from .confidence import BOUND_METHODS, ConfidenceBounds, confidence_bounds
+from .evaluation import CertifiedCalibrationCurve, RadiusRow, certified_calibration_curve
 from .metrics import (
     ReliabilityDiagram,
     adaptive_calibration_error,
@@ -28,25 +30,35 @@ from .metrics import (
     reliability_diagram,
 )
 from .smoothing import CertifyResult, PredictResult, certify, clopper_pearson_lower, predict, sample_counts
+from .training import TRAINING_METHODS, TrainingResult, adversarial_calibration_training
 
 __version__ = _version("certcal")
 __all__ = [
+    "ACEResult",
+    "ACE_CONFIGURATIONS",
     "ADMMConfig",
     "BOUND_METHODS",
+    "BetaACE",
     "CCEResult",
     "CCE_METHODS",
+    "CertifiedCalibrationCurve",
     "CertifyResult",
     "ConfidenceBounds",
     "DECEConfig",
     "PredictResult",
+    "RadiusRow",
     "ReliabilityDiagram",
+    "TRAINING_METHODS",
+    "TrainingResult",
     "__version__",
     "adaptive_calibration_error",
+    "adversarial_calibration_training",
     "bin_edges",
     "bin_index",
     "brier_confidences",
     "brier_score",
     "certified_brier_score",
+    "certified_calibration_curve",
     "certified_calibration_error",
     "certify",
     "clopper_pearson_lower",

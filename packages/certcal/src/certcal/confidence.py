@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy.stats import norm
 
 from ._validation import as_float64, check_choice, check_positive_float, check_positive_int, check_probability
 
@@ -54,6 +53,8 @@ class ConfidenceBounds:
 
 def _shift(p: np.ndarray, shift: np.ndarray) -> np.ndarray:
     """Phi(Phi^-1(p) + shift), exact at p = 0 and p = 1."""
+    from scipy.stats import norm
+
     return norm.cdf(norm.ppf(np.clip(p, 0.0, 1.0)) + shift)
 
 

@@ -12,7 +12,6 @@ from typing import Any
 
 import numpy as np
 import torch
-from scipy.stats import beta, binomtest, norm
 
 from ._validation import (
     check_images,
@@ -35,6 +34,8 @@ __all__ = [
 
 def clopper_pearson_lower(successes: Any, trials: int, alpha: float) -> np.ndarray:
     """One-sided (1 - alpha) Clopper-Pearson lower bound: the Beta(alpha; k, n - k + 1) quantile (0 if k = 0)."""
+    from scipy.stats import beta
+
     k = np.asarray(successes, dtype=np.int64)
     with np.errstate(invalid="ignore"):
         out = beta.ppf(alpha, k, trials - k + 1)
@@ -173,6 +174,8 @@ def certify(
             score_classes=torch.as_tensor(top) if return_scores else None, progress=progress)
     finally:
         model.train(was_training)
+    from scipy.stats import norm
+
     n_a = counts[np.arange(counts.shape[0]), top]
     p_lower = clopper_pearson_lower(n_a, n, alpha)
     ok = p_lower > 0.5
@@ -222,6 +225,8 @@ def predict(
         counts, _ = sample_counts(model, x, sigma, n, batch_size=batch_size, generator=gen, progress=progress)
     finally:
         model.train(was_training)
+    from scipy.stats import binomtest
+
     order = np.argsort(-counts, axis=1, kind="stable")
     n1 = counts[np.arange(len(counts)), order[:, 0]]
     n2 = counts[np.arange(len(counts)), order[:, 1]] if counts.shape[1] > 1 else np.zeros_like(n1)
