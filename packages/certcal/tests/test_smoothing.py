@@ -1,9 +1,8 @@
 import numpy as np
 import pytest
 import torch
-from scipy.stats import binomtest, norm
-
 from certcal import certify, clopper_pearson_lower, confidence_bounds, predict
+from scipy.stats import binomtest, norm
 
 
 class Linear2(torch.nn.Module):

@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 import torch
-
 from certcal import (
     ADMMConfig,
     adversarial_calibration_training,

@@ -61,13 +61,16 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     xtr, ytr, xte, yte = load_digits_split(args.seed)
     model = train_digits_cnn(xtr, ytr, args.sigma, seed=args.seed)
     x, y = xte[: args.n_test], yte[: args.n_test]
-    cert = certify(model, x, args.sigma, n0=100, n=args.n, batch_size=4096, seed=args.seed, return_scores=True)
+    cert = certify(model, x, args.sigma, n0=100, n=args.n, batch_size=512, seed=args.seed, return_scores=True)
     curve = certified_calibration_curve(cert, y.numpy(), args.radii, methods=("exact", "admm", "brier"),
                                         admm=ADMMConfig(steps=args.admm_steps))
     print(f"sigma={args.sigma} n={args.n} inputs={len(y)} bound={curve.bound}")
     print(f"{'radius':>7} {'CA':>6} {'#cert':>6} {'CBS':>6} {'CCE':>6} {'ADMM':>6} {'Brier':>6}")
+
+    def f(v: float | None) -> str:
+        return "   -  " if v is None else f"{100 * v:6.2f}"
+
     for r in curve.rows:
-        f = (lambda v: "   -  " if v is None else f"{100 * v:6.2f}")
         print(f"{r.radius:7.2f} {100 * r.certified_accuracy:6.2f} {r.n_certified:6d} {f(r.cbs)} "
               f"{f(r.cce['exact'])} {f(r.cce['admm'])} {f(r.cce['brier'])}")
     ace = {}

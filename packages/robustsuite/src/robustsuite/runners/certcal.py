@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -29,7 +28,7 @@ DEFAULTS: dict = {
     "n0": 100,
     "n": 1000,                    # Monte-Carlo draws per input (paper: 100,000)
     "alpha": 0.001,
-    "batch_size": 4096,
+    "batch_size": 512,            # draws per forward pass (CPU prefers small batches; use 4096+ on a GPU)
     "max_samples": 200,           # test inputs certified
     "radii": [0.0, 0.1, 0.25, 0.5, 0.75],
     "bound": "cdf",               # confidence certificate: "cdf" or "standard"
