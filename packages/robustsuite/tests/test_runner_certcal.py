@@ -44,7 +44,7 @@ def test_section_well_formed_and_sane(section):
     d = sec.to_dict() if hasattr(sec, "to_dict") else sec.__dict__
     json.dumps(d, default=str)
     names = {t.name for t in sec.tables}
-    assert {"certified", "ace", "act"} <= names
+    assert {"certified", "bounds", "ace", "act"} <= names
     cert = next(t for t in sec.tables if t.name == "certified")
     assert len(cert.rows) == len(params["radii"])
     for row in cert.rows:
@@ -68,3 +68,9 @@ def test_resume_reuses_checkpoints(section):
     assert any(p.suffix == ".pt" for p in work.iterdir())
     again = runner.run(ctx, params)
     assert again.metrics["sigma_0p25_r_0_cce_exact"] == sec.metrics["sigma_0p25_r_0_cce_exact"]
+
+
+def test_cdf_bounds_tighter_than_standard(section):
+    sec, _, _ = section
+    bounds = next(t for t in sec.tables if t.name == "bounds")
+    assert bounds.rows and all(row[4] <= 1.0 for row in bounds.rows)
