@@ -180,3 +180,35 @@ def test_bad_configs():
         ADMMConfig(inits=("random",))
     with pytest.raises(ValueError):
         DECEConfig(tau_end=-1.0)
+
+
+def naive_sign_enumeration(lo, up, c, n_bins):
+    """The plain 2^M x N x M form of the sign-pattern argument (independent of the pooled/blocked solver)."""
+    prog = build_program(lo, up, c, n_bins)
+    best = -np.inf
+    for pattern in itertools.product([1, -1], repeat=n_bins):
+        s = np.array(pattern)
+        gain = np.where(s[None, :] > 0, c[:, None] - prog.lo, prog.hi - c[:, None])
+        best = max(best, np.where(prog.reachable, gain, -np.inf).max(axis=1).sum() / len(lo))
+    return best
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000), st.integers(1, 40), st.integers(2, 10), st.floats(0.0, 0.5))
+def test_exact_equals_naive_enumeration_many_bins(seed, n, n_bins, width):
+    rng = np.random.default_rng(seed)
+    lo, up, c, _ = random_instance(rng, n, width=width)
+    res = certified_calibration_error(lo, up, c, n_bins)
+    assert res.value == pytest.approx(naive_sign_enumeration(lo, up, c, n_bins), abs=1e-12)
+
+
+def test_exact_splits_into_blocks_for_many_bins_and_refuses_huge_blocks():
+    rng = np.random.default_rng(7)
+    z = rng.uniform(0, 1, 60)
+    lo, up = np.clip(z - 0.01, 0, 1), np.clip(z + 0.01, 0, 1)
+    c = rng.integers(0, 2, 60)
+    # 40 bins, but narrow bounds link only neighbouring bins: solvable exactly, and equal to the MILP
+    res = certified_calibration_error(lo, up, c, n_bins=40)
+    assert res.value == pytest.approx(certified_calibration_error(lo, up, c, 40, method="milp").value, abs=1e-6)
+    with pytest.raises(ValueError, match="admm"):
+        certified_calibration_error(np.zeros(3), np.ones(3), [1, 0, 1], n_bins=30)
