@@ -9,6 +9,8 @@ checkpointing fine-tuned models and certificates in the run's work directory so 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -42,7 +44,7 @@ DEFAULTS: dict = {
     "act_sigma": 0.25,
     "act_epsilon": 0.25,
     "act_epochs": 2,
-    "act_train_samples": None,    # None: the whole train split
+    "act_train_samples": 0,       # 0: the whole train split
     "act_admm_steps": 200,
 }
 
@@ -98,6 +100,8 @@ def run(ctx, params: dict) -> Section:
     import matplotlib.pyplot as plt
 
     p = {**DEFAULTS, **params}
+    # checkpoint names carry a hash of the parameters and seed, so a resumed run never reuses stale units
+    key = hashlib.sha256(json.dumps({**p, "seed": ctx.seed}, sort_keys=True, default=str).encode()).hexdigest()[:10]
     base = ctx.model(p["model"])
     if not isinstance(base, torch.nn.Module):
         raise TypeError(f"certcal needs a vision model (torch.nn.Module), got {type(base).__name__} for {p['model']}")
@@ -121,7 +125,7 @@ def run(ctx, params: dict) -> Section:
     rows, metrics, curves = [], {}, {}
     models = {}
     for sigma in [float(s) for s in p["sigmas"]]:
-        name = f"noise-sigma{_tag(sigma)}"
+        name = f"noise-sigma{_tag(sigma)}-{key}"
         model = _finetuned(ctx, base, name, lambda s=sigma: certcal.adversarial_calibration_training(
             base, xtr, ytr, method="gaussian", sigma=s, epsilon=0.0, epochs=int(p["noise_epochs"]),
             batch_size=64, num_noise=1, lr=1e-3, seed=ctx.seed, progress=ctx.progress).model)
@@ -216,14 +220,14 @@ def run(ctx, params: dict) -> Section:
         sigma = float(p["act_sigma"])
         start = models.get(sigma)
         if start is None:
-            start = _finetuned(ctx, base, f"noise-sigma{_tag(sigma)}", lambda: certcal.adversarial_calibration_training(
+            start = _finetuned(ctx, base, f"noise-sigma{_tag(sigma)}-{key}", lambda: certcal.adversarial_calibration_training(
                 base, xtr, ytr, method="gaussian", sigma=sigma, epsilon=0.0, epochs=int(p["noise_epochs"]),
                 batch_size=64, num_noise=1, lr=1e-3, seed=ctx.seed).model)
         k = p["act_train_samples"]
-        xa, ya = (xtr, ytr) if k is None else (xtr[:k], ytr[:k])
+        xa, ya = (xtr, ytr) if not k else (xtr[:k], ytr[:k])
         act_rows = []
         for method in p["act_methods"]:
-            name = f"act-{method}-sigma{_tag(sigma)}"
+            name = f"act-{method}-sigma{_tag(sigma)}-{key}"
             model = _finetuned(ctx, base, name, lambda m=method: certcal.adversarial_calibration_training(
                 start, xa, ya, method=m, sigma=sigma, epsilon=float(p["act_epsilon"]), epochs=int(p["act_epochs"]),
                 batch_size=128, num_noise=2, attack_steps=2, lr=5e-4, warmup_epochs=1,
