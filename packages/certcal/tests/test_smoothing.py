@@ -162,7 +162,8 @@ def test_bounds_contain_mc_estimate_and_widen(noisy_model, digits):
         widths[method] = b.width
     # the paper (App. C): CDF bounds are tighter than the Standard ones
     assert np.all(widths["cdf"].mean(axis=0) < widths["standard"].mean(axis=0))
-    assert np.mean(widths["cdf"] <= widths["standard"] + 1e-12) >= 0.9
+    # ... and, with every sample as a threshold (n <= 4096), tighter for every input and radius
+    assert np.all(widths["cdf"] <= widths["standard"] + 1e-12)
 
 
 def test_confidence_bounds_bad_inputs():

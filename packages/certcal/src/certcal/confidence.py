@@ -65,7 +65,7 @@ def confidence_bounds(
     *,
     alpha: float = 0.001,
     method: Literal["standard", "cdf"] = "cdf",
-    max_thresholds: int = 512,
+    max_thresholds: int = 4096,
 ) -> ConfidenceBounds:
     """Certified bounds on the expected score at every perturbation of L2 norm <= ``radius``.
 
@@ -105,9 +105,13 @@ def confidence_bounds(
         p_hi = np.clip(tail + e, 0.0, 1.0)
         widths_lo = np.diff(np.concatenate([np.zeros((a.shape[0], 1)), a], axis=1), axis=1)  # a_i - a_{i-1}
         widths_hi = np.diff(np.concatenate([a, np.ones((a.shape[0], 1))], axis=1), axis=1)  # a_{i+1} - a_i
-        lo = np.einsum("nk,nkr->nr", widths_lo, _shift(p_lo[:, :, None], -shift[None]))
-        # upper: the interval [0, a_1) contributes a_1 * P(h >= 0) = a_1 (P = 1 is unchanged by the shift)
-        hi = a[:, :1] + np.einsum("nk,nkr->nr", widths_hi, _shift(p_hi[:, :, None], shift[None]))
+        lo = np.empty((a.shape[0], r.shape[0]))
+        hi = np.empty((a.shape[0], r.shape[0]))
+        for i in range(0, a.shape[0], 64):  # chunks bound the (inputs, thresholds, radii) temporaries
+            sl = slice(i, i + 64)
+            lo[sl] = np.einsum("nk,nkr->nr", widths_lo[sl], _shift(p_lo[sl, :, None], -shift[None]))
+            # upper: [0, a_1) contributes a_1 * P(h >= 0) = a_1 (P = 1 is unchanged by the shift)
+            hi[sl] = a[sl, :1] + np.einsum("nk,nkr->nr", widths_hi[sl], _shift(p_hi[sl, :, None], shift[None]))
     lo = np.clip(lo, 0.0, 1.0)
     hi = np.clip(hi, 0.0, 1.0)
     if scalar:
