@@ -70,3 +70,11 @@ def test_bad_arguments(plain_model, clean):
         BetaACE()(plain_model, x, y[:3], 0.1)
     with pytest.raises(ValueError):
         BetaACE()(plain_model, x, y, -0.1)
+
+
+def test_batch_equals_one_by_one(plain_model, clean):
+    x, y = clean
+    batched = BetaACE(eta=1, target="label", steps=10, batch_size=64)(plain_model, x[:30], y[:30], 0.1)
+    single = BetaACE(eta=1, target="label", steps=10, batch_size=1)(plain_model, x[:30], y[:30], 0.1)
+    assert torch.allclose(batched.x_adv, single.x_adv, atol=1e-5)
+    assert np.array_equal(batched.adv_prediction, single.adv_prediction)
