@@ -106,9 +106,9 @@ class ReliabilityDiagram:
         conf = np.asarray(self.confidence)
         nz = count > 0
         ax.bar(edges[:-1][nz], acc[nz], width=width[nz], align="edge", edgecolor="k", color="tab:blue",
-               label="accuracy")
-        ax.bar(edges[:-1][nz], conf[nz] - acc[nz], bottom=acc[nz], width=width[nz], align="edge",
-               edgecolor="tab:red", color="tab:red", alpha=0.3, label="gap")
+               alpha=0.75, label="accuracy")
+        ax.bar(edges[:-1][nz], conf[nz], width=width[nz], align="edge", fill=False, edgecolor="tab:red",
+               hatch="//", lw=1.2, label="mean confidence")
         ax.plot([0, 1], [0, 1], "k--", lw=1)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
