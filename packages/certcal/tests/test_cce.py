@@ -212,3 +212,14 @@ def test_exact_splits_into_blocks_for_many_bins_and_refuses_huge_blocks():
     assert res.value == pytest.approx(certified_calibration_error(lo, up, c, 40, method="milp").value, abs=1e-6)
     with pytest.raises(ValueError, match="admm"):
         certified_calibration_error(np.zeros(3), np.ones(3), [1, 0, 1], n_bins=30)
+
+
+@pytest.mark.parametrize("seed", [0, 2])
+def test_exact_window_dp_on_one_long_block_equals_milp(seed):
+    # 30 bins linked into one block by overlapping ranges (each sample reaches <= 5 bins): 2^30 sign patterns
+    # are out of reach, the window DP over the last 4 signs is not
+    rng = np.random.default_rng(seed)
+    z = rng.uniform(0, 1, 30)
+    lo, up, c = np.clip(z - 0.06, 0, 1), np.clip(z + 0.06, 0, 1), rng.integers(0, 2, 30)
+    exact = certified_calibration_error(lo, up, c, 30)
+    assert exact.value == pytest.approx(certified_calibration_error(lo, up, c, 30, method="milp").value, abs=1e-6)

@@ -9,8 +9,12 @@ Faster than the plain 2^M x N x M enumeration:
   falls with m and for s_m = -1 its gain min(u_n, hi_m) - c_n rises with m, so its value under a pattern
   only depends on p = first "+" bin >= a_n and q = last "-" bin <= b_n. Samples sharing a range (a, b) are
   pooled into a table T[a, b][p, q] (O(N M^2) once), and each pattern costs O(#ranges) look-ups;
-* bins no range links split the problem into independent components, enumerated separately
-  (2^M1 + 2^M2 + ... instead of 2^M); bins no sample can reach drop out.
+* bins no range links split the problem into independent components, solved separately; bins no sample
+  can reach drop out;
+* within a component, a dynamic programme over the bins, left to right, whose state is the signs of the last
+  W - 1 bins (W = the widest sample range): a range's value is added when the scan reaches its last bin, at
+  which point all its signs are in the window. Cost O(M 2^W + R 2^W) for R distinct ranges, instead of
+  2^M patterns: exponential only in how many bins one sample can reach, not in the number of bins.
 """
 
 from __future__ import annotations
@@ -19,8 +23,7 @@ import numpy as np
 
 from ._program import Program
 
-MAX_COMPONENT_BINS = 22
-_CHUNK = 1 << 15
+MAX_WINDOW = 22
 
 
 def _component_ranges(a: np.ndarray, b: np.ndarray, n_bins: int) -> list[tuple[int, int]]:
@@ -76,42 +79,16 @@ def solve_exact(prog: Program) -> tuple[np.ndarray, np.ndarray, float]:
     best_plus = np.zeros(m_bins, dtype=bool)  # the optimal sign pattern (True = "+": c - z > 0)
     total = 0.0
     for s, e in _component_ranges(a, b, m_bins):
-        width = e - s + 1
-        if width > MAX_COMPONENT_BINS:
-            raise ValueError(
-                f"method='exact' enumerates 2^{width} sign patterns for a block of {width} linked bins; "
-                f"use n_bins <= {MAX_COMPONENT_BINS} or method='admm'"
-            )
         groups = [g for g in range(uniq.shape[0]) if s <= ra[g] and rb[g] <= e]
-        best_val, best_pat = -np.inf, 0
-        for start in range(0, 1 << width, _CHUNK):
-            pats = np.arange(start, min(start + _CHUNK, 1 << width), dtype=np.int64)
-            bits = ((pats[:, None] >> np.arange(width)[None, :]) & 1).astype(bool)  # (P, width)
-            P = pats.shape[0]
-            first_plus = np.empty((P, width + 1), dtype=np.int64)
-            first_plus[:, width] = width
-            for j in range(width - 1, -1, -1):
-                first_plus[:, j] = np.where(bits[:, j], j, first_plus[:, j + 1])
-            last_minus = np.empty((P, width), dtype=np.int64)
-            prev = np.full(P, -1, dtype=np.int64)
-            for j in range(width):
-                prev = np.where(~bits[:, j], j, prev)
-                last_minus[:, j] = prev
-            vals = np.zeros(P)
-            for g in groups:
-                ag, bg = int(ra[g]) - s, int(rb[g]) - s
-                w = bg - ag + 1
-                p = first_plus[:, ag]
-                p_idx = np.where(p <= bg, p - ag, w)
-                q = last_minus[:, bg]
-                q_idx = np.where(q >= ag, q - ag, w)
-                vals += tables[g][p_idx, q_idx]
-            k = int(np.argmax(vals))
-            if vals[k] > best_val:
-                best_val, best_pat = float(vals[k]), int(pats[k])
-        total += best_val
-        best_plus[s:e + 1] = ((best_pat >> np.arange(width)) & 1).astype(bool)
-
+        width = max(int(rb[g] - ra[g]) + 1 for g in groups)
+        if width > MAX_WINDOW:
+            raise ValueError(
+                f"method='exact' needs 2^{width} states: some sample can reach {width} of the bins; "
+                f"use fewer bins (at most {MAX_WINDOW} reachable per sample) or method='admm'"
+            )
+        val, signs = _window_dp(s, e, groups, ra, rb, tables, max(width, 2))
+        total += val
+        best_plus[s:e + 1] = signs
     # recover the per-sample choice under the optimal pattern
     gains_plus = np.where(reach & best_plus[None, :], c[:, None] - prog.lo, -np.inf)
     gains_minus = np.where(reach & ~best_plus[None, :], prog.hi - c[:, None], -np.inf)
@@ -120,3 +97,46 @@ def solve_exact(prog: Program) -> tuple[np.ndarray, np.ndarray, float]:
     plus_chosen = gains_plus[idx, bins] >= gains_minus[idx, bins]
     z = np.where(plus_chosen, prog.lo[idx, bins], prog.hi[idx, bins])
     return bins, z, total / n
+
+
+def _window_dp(s: int, e: int, groups: list[int], ra: np.ndarray, rb: np.ndarray, tables: list[np.ndarray],
+               w: int) -> tuple[float, np.ndarray]:
+    """Best sign pattern of bins s..e by a DP whose state is the last w - 1 signs (see module docstring)."""
+    n_full = 1 << w
+    full = np.arange(n_full, dtype=np.int64)
+    bits = ((full[:, None] >> np.arange(w)[None, :]) & 1).astype(bool)  # column j = position m - w + 1 + j
+    first_plus = np.empty((n_full, w + 1), dtype=np.int64)
+    first_plus[:, w] = w
+    for j in range(w - 1, -1, -1):
+        first_plus[:, j] = np.where(bits[:, j], j, first_plus[:, j + 1])
+    last_minus = np.full(n_full, -1, dtype=np.int64)
+    for j in range(w):
+        last_minus = np.where(~bits[:, j], j, last_minus)
+    closing: dict[int, list[int]] = {}
+    for g in groups:
+        closing.setdefault(int(rb[g]), []).append(g)
+    mask = (1 << (w - 1)) - 1
+    dp = np.zeros(1 << (w - 1))
+    choices = []
+    for m in range(s, e + 1):
+        vals = np.zeros(n_full)
+        for g in closing.get(m, []):
+            ja = int(ra[g]) - (m - w + 1)  # column of the range start in the window
+            width = m - int(ra[g]) + 1
+            p = first_plus[:, ja]
+            p_idx = np.where(p < w, p - ja, width)
+            q_idx = np.where(last_minus >= ja, last_minus - ja, width)
+            vals += tables[g][p_idx, q_idx]
+        tot = dp[full & mask] + vals
+        pair = tot.reshape(-1, 2)  # new state f >> 1 from f = 2 s' + (sign of the dropped oldest position)
+        choice = pair.argmax(axis=1)
+        dp = pair[np.arange(pair.shape[0]), choice]
+        choices.append(choice)
+    state = int(np.argmax(dp))
+    best = float(dp[state])
+    signs = np.zeros(e - s + 1, dtype=bool)
+    for m in range(e, s - 1, -1):
+        signs[m - s] = bool((state >> (w - 2)) & 1)
+        f = 2 * state + int(choices[m - s][state])
+        state = f & mask
+    return best, signs
