@@ -223,3 +223,15 @@ def test_exact_window_dp_on_one_long_block_equals_milp(seed):
     lo, up, c = np.clip(z - 0.06, 0, 1), np.clip(z + 0.06, 0, 1), rng.integers(0, 2, 30)
     exact = certified_calibration_error(lo, up, c, 30)
     assert exact.value == pytest.approx(certified_calibration_error(lo, up, c, 30, method="milp").value, abs=1e-6)
+
+
+def test_admm_over_a_grid_keeps_the_best_run():
+    rng = np.random.default_rng(8)
+    lo, up, c, z = random_instance(rng, 150, width=0.2, low=0.3)
+    grid = [ADMMConfig(steps=300), ADMMConfig(steps=300, lr_a=1e-2)]
+    singles = [certified_calibration_error(lo, up, c, method="admm", confidences=z, admm=g).value for g in grid]
+    both = certified_calibration_error(lo, up, c, method="admm", confidences=z, admm=grid)
+    assert both.value == pytest.approx(max(singles))
+    assert both.value <= certified_calibration_error(lo, up, c).value + 1e-12
+    with pytest.raises(TypeError):
+        certified_calibration_error(lo, up, c, method="admm", admm=[])

@@ -1,4 +1,4 @@
-"""Exact optimum of the CCE program (6) by enumerating the signs of the bins' gaps.
+"""Exact optimum of the CCE program (6) through the signs of the bins' gaps.
 
 |x| = max_{s in {-1, +1}} s x, so for a fixed sign s_m per bin the objective separates over samples: each
 sample independently takes its best reachable bin, with its confidence at an interval end (gain

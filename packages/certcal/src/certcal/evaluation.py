@@ -60,7 +60,7 @@ def certified_calibration_curve(
     bound: str = "cdf",
     methods: Sequence[str] = ("exact", "admm"),
     n_bins: int = 15,
-    admm: ADMMConfig | None = None,
+    admm: ADMMConfig | Sequence[ADMMConfig] | None = None,
     dece: DECEConfig | None = None,
 ) -> CertifiedCalibrationCurve:
     """CA, CBS and CCE (for each of ``methods``) at every radius, from one ``certify(..., return_scores=True)``."""

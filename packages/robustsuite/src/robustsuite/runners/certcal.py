@@ -117,7 +117,7 @@ def run(ctx, params: dict) -> Section:
         f"Certificates use n = {p['n']} Monte-Carlo draws (paper: 100,000) at alpha = {p['alpha']}; confidence "
         f"bounds are Kumar et al.'s {p['bound'].upper()} certificate; CBS and CCE are computed over the inputs "
         "certified at each radius.",
-        "CCE (exact) is the exact optimum of the paper's mixed-integer program (6) (sign-pattern enumeration); "
+        "CCE (exact) is the exact optimum of the paper's mixed-integer program (6) (sign decomposition solved by a dynamic programme); "
         "CCE (ADMM) is the paper's ACCE solver; Brier is the ECE of the Brier-maximising confidences.",
     ]
 
