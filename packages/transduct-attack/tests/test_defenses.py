@@ -141,7 +141,7 @@ def test_tadv_trains_a_fresh_robust_model(digits, mlp_std):
     def mk(g):
         return build(lambda: MLP(hidden=32), g)
 
-    tadv = TADV(xtr[:400], ytr[:400], base_model=mlp_std, eps=0.1, make_model=mk, epochs=3, adv_steps=2)
+    tadv = TADV(xtr[:400], ytr[:400], base_model=mlp_std, eps=0.1, make_model=mk, epochs=15, batch_size=64, adv_steps=2)
     a = tadv.adapt(xte[:30], state=None, generator=_gen(0))
     b = tadv.adapt(xte[:30], state=None, generator=_gen(0))
     c = tadv.adapt(xte[:30], state=None, generator=_gen(1))

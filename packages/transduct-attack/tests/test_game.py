@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from _fakes import CheatingAttack, Offset, RandomDefense, SpyAttack
+
 from transduct_attack import Adaptation, NoAttack, ThreatModel, play_game, score_round
 
 
@@ -30,9 +30,12 @@ def test_private_randomness_never_reaches_the_attacker(batch):
     attacks2 = [e for e in log2 if e[0] == "attack"]
     defends1 = [e for e in log1 if e[0] == "defend"]
     defends2 = [e for e in log2 if e[0] == "defend"]
-    # what the attacker sent does not depend on the defender's randomness ...
-    for (_, _, _, _), a, b in zip(attacks1, defends1, defends2, strict=True):
-        assert torch.equal(a[1], b[1])
+    # the attacker's generators are the same whatever the defender's seed ...
+    for a1, a2 in zip(attacks1, attacks2, strict=True):
+        assert torch.equal(a1[3].get_state(), a2[3].get_state())
+    # ... so U' (what the defender received) does not depend on the defender's randomness ...
+    for d1, d2 in zip(defends1, defends2, strict=True):
+        assert torch.equal(d1[1], d2[1])
     # ... while the defender's private draws do
     assert not torch.equal(defends1[0][3], defends2[0][3])
     # the attacker's generator is never the defender's one

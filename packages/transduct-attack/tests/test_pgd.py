@@ -1,9 +1,9 @@
 import pytest
 import torch
+from _fakes import Offset
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from _fakes import Offset
 from transduct_attack import PGD, PGDEnsemble, cross_entropy, max_wrong_probability
 from transduct_attack.pgd import ensemble_gradient, ensemble_objective
 

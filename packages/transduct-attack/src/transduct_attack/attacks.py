@@ -124,6 +124,7 @@ class TransferAutoAttack(Attack):
                 kwargs["attacks"] = self.attacks
             adversary = AutoAttack(model, **kwargs)
             adversary.verbose = False
-            x_adv = adversary.run_standard_evaluation(x.to(device), y.to(device), batch_size=self.batch_size)
+            out = adversary.run_standard_evaluation(x.to(device), y.to(device), batch_size=self.batch_size)
+        x_adv = out[0] if isinstance(out, tuple) else out  # pyautoattack returns (x_adv, y_adv)
         x_adv = torch.minimum(torch.maximum(x_adv.to(x.device), x - eps), x + eps).clamp(0, 1)
         return AttackResult(x_adv=x_adv.detach(), attack=self.name)

@@ -12,8 +12,6 @@ import json
 import os
 from pathlib import Path
 
-import torch
-
 from ..report import Section, Table
 
 NAME = "transduct_attack"
