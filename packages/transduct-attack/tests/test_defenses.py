@@ -174,3 +174,30 @@ def test_bad_defense_arguments(digits, mlp_std):
         DENT(torch.nn.Sequential(torch.nn.Flatten(), torch.nn.BatchNorm1d(64)), optimizer="sgd")
     with pytest.raises(ValueError, match="train_y"):
         DANN(xtr, ytr[:5], base_model=mlp_std)
+
+
+def test_urejectron_in_a_game_reports_eq1(digits, mlp_std):
+    from transduct_attack import PGD, TransferPGD, play_game
+
+    xtr, _, xte, yte = digits
+    rej = URejectron(mlp_std, xtr[:600], epochs=3)
+    res = play_game(TransferPGD(solver=PGD(steps=10)), rej, xte[:60], yte[:60], eps=0.3, batch_size=60)
+    r = res.rounds[0]
+    assert r.error_accepted is not None and r.rejection_rate is not None
+    # the PGD points are far from D: most are rejected, so the error on accepted points stays far below
+    # the error of the bare classifier (Figure 1(a))
+    assert r.error_accepted < (1 - r.accuracy) - 0.3
+    assert res.to_dict()["rejection_rate"] == r.rejection_rate
+
+
+def test_dent_in_an_adversarially_ordered_game(mlp_bn, digits):
+    from transduct_attack import NoAttack, ThreatModel, play_game
+
+    _, _, xte, yte = digits
+    dent = DENT(mlp_bn, optimizer="adam", lr=0.05, batch_size=16)
+    nat = play_game(NoAttack(), dent, xte[:64], yte[:64], eps=0.0, batch_size=16)
+    adv = play_game(NoAttack(), dent, xte[:64], yte[:64], eps=0.0, batch_size=16,
+                    threat_model=ThreatModel(order="adversarial", pool_size=64))
+    assert len(nat.rounds) == len(adv.rounds) == 4
+    # label-sorted batches make Eq. 8's marginal-entropy term push predictions off the dominant class
+    assert adv.accuracy < nat.accuracy
