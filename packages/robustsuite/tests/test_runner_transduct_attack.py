@@ -10,7 +10,7 @@ from robustsuite.runners import RunContext
 from robustsuite.runners import transduct_attack as runner
 
 TINY = {"T": 1, "pgd_steps": 3, "rmc_points": 6, "rmc_batch": 3, "rmc_k": 16, "rmc_epochs": 2,
-        "dann_points": 30, "dann_epochs": 2, "dann_train": 200, "tadv_points": 30, "tadv_epochs": 1,
+        "dann_points": 30, "dann_epochs": 2, "dann_train": 200, "dann_T": 1, "tadv_points": 30, "tadv_epochs": 1,
         "tadv_train": 200}
 
 

@@ -114,7 +114,7 @@ class TransferAutoAttack(Attack):
 
         model = defense.base_model
         device = next(model.parameters()).device
-        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator))
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))
         devices = [device] if device.type == "cuda" else []
         logging.getLogger("auto-attack").setLevel(logging.WARNING)
         with torch.random.fork_rng(devices=devices):

@@ -23,16 +23,27 @@ __all__ = [
 ]
 
 
+def _init_like(tensor: torch.Tensor, generator: torch.Generator, fill) -> None:
+    """Fill ``tensor`` using ``generator`` even when the two live on different devices."""
+    if tensor.device == generator.device:
+        fill(tensor)
+    else:
+        tmp = torch.empty(tensor.shape, dtype=tensor.dtype, device=generator.device)
+        fill(tmp)
+        tensor.copy_(tmp)
+
+
 def reset_parameters(module: nn.Module, generator: torch.Generator) -> nn.Module:
     """Re-initialise every Conv/Linear/BatchNorm of ``module`` in place from ``generator``."""
     for m in module.modules():
         if isinstance(m, (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Linear)):
             with torch.no_grad():
-                nn.init.kaiming_uniform_(m.weight, a=math.sqrt(5), generator=generator)
+                _init_like(m.weight, generator,
+                           lambda t: nn.init.kaiming_uniform_(t, a=math.sqrt(5), generator=generator))
                 if m.bias is not None:
                     fan_in = m.weight[0].numel()
                     bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-                    nn.init.uniform_(m.bias, -bound, bound, generator=generator)
+                    _init_like(m.bias, generator, lambda t, b=bound: nn.init.uniform_(t, -b, b, generator=generator))
         elif isinstance(m, nn.modules.batchnorm._BatchNorm):
             m.reset_running_stats()
             if m.affine:
