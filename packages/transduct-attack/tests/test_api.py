@@ -22,3 +22,15 @@ def test_import_is_light():
             "'robustsuite', 'sklearn') if m in sys.modules]; print(bad)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_robustbench_loader_names_its_extra(monkeypatch):
+    import pytest
+
+    from transduct_attack.zoo import DENT_BASE_MODELS, load_robustbench_model
+
+    assert len(DENT_BASE_MODELS) == 7
+    monkeypatch.setitem(sys.modules, "robustbench.utils", None)  # as if the extra were not installed
+    monkeypatch.setitem(sys.modules, "autoattack", None)
+    with pytest.raises(ImportError, match="robustbench"):
+        load_robustbench_model("Standard")
