@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import time
 
-import certcal
 import numpy as np
 from scipy.stats import norm
+
+import certcal
 
 
 def instance(n: int, shift: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

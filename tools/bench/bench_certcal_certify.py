@@ -15,8 +15,9 @@ import argparse
 import time
 from collections.abc import Callable
 
-import certcal
 import torch
+
+import certcal
 from certcal._demo import DigitsCNN
 
 

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import torch
+
 from certcal import ACE_CONFIGURATIONS, BetaACE, expected_calibration_error
 
 

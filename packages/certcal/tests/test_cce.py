@@ -2,6 +2,9 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from certcal import (
     ADMMConfig,
     DECEConfig,
@@ -12,8 +15,6 @@ from certcal import (
     expected_calibration_error,
 )
 from certcal._program import build_program, check_feasible
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def random_instance(rng, n, width=0.3, low=0.0):

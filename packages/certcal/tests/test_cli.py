@@ -2,6 +2,7 @@ import json
 
 import numpy as np
 import pytest
+
 from certcal import certified_brier_score, certified_calibration_error
 from certcal.cli import main
 

@@ -1,5 +1,8 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from certcal import (
     adaptive_calibration_error,
     bin_index,
@@ -7,8 +10,6 @@ from certcal import (
     expected_calibration_error,
     reliability_diagram,
 )
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 
 def test_ece_hand_computed():

@@ -1,8 +1,9 @@
 import numpy as np
 import pytest
 import torch
-from certcal import certify, clopper_pearson_lower, confidence_bounds, predict
 from scipy.stats import binomtest, norm
+
+from certcal import certify, clopper_pearson_lower, confidence_bounds, predict
 
 
 class Linear2(torch.nn.Module):

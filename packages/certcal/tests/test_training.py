@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import torch
+
 from certcal import (
     ADMMConfig,
     adversarial_calibration_training,

@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+
 from robustsuite.runners import RunContext
 from robustsuite.runners import certcal as runner
 

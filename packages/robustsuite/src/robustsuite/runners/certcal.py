@@ -96,8 +96,9 @@ def _certificate(ctx, model, x, sigma: float, p: dict, name: str):
 
 
 def run(ctx, params: dict) -> Section:
-    import certcal
     import matplotlib.pyplot as plt
+
+    import certcal
 
     p = {**DEFAULTS, **params}
     # checkpoint names carry a hash of the parameters and seed, so a resumed run never reuses stale units

@@ -21,9 +21,10 @@ DEFAULTS = {
 
 
 def run(ctx, params: dict) -> Section:
-    import certcal
     import matplotlib.pyplot as plt
     import numpy as np
+
+    import certcal
 
     model_spec, data_spec = params["model"], params["dataset"]
     split_name = params.get("split", "test")
