@@ -113,6 +113,22 @@ def check_images(name: str, x: Any) -> torch.Tensor:
     return x
 
 
+def check_model(model: Any) -> torch.nn.Module:
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module returning logits, got {type(model).__name__}")
+    return model
+
+
+def check_labelled_images(model: Any, x: Any, y: Any) -> torch.Tensor:
+    """Check a vision model, its input batch and integer labels ``y`` of shape (N,); return ``y`` as int64."""
+    check_model(model)
+    check_images("x", x)
+    yt = torch.as_tensor(y, dtype=torch.int64)
+    if yt.shape != (x.shape[0],):
+        raise ValueError(f"y must have shape ({x.shape[0]},), got {tuple(yt.shape)}")
+    return yt
+
+
 def make_generator(seed: int | None, generator: torch.Generator | None, device: torch.device) -> torch.Generator:
     """An explicit generator on ``device``: the caller's, or a fresh one seeded with ``seed``."""
     if generator is not None:

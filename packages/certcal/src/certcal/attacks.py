@@ -22,7 +22,13 @@ import torch
 import torch.nn.functional as F
 
 from ._pgd import ascent_direction, project
-from ._validation import check_choice, check_images, check_positive_float, check_positive_int, model_device
+from ._validation import (
+    check_choice,
+    check_labelled_images,
+    check_positive_float,
+    check_positive_int,
+    model_device,
+)
 
 __all__ = ["ACE_CONFIGURATIONS", "ACEResult", "BetaACE"]
 
@@ -104,12 +110,7 @@ class BetaACE:
         return cls(eta=eta, target=target, **kwargs)  # type: ignore[arg-type]
 
     def __call__(self, model: torch.nn.Module, x: torch.Tensor, y: Any, eps: float | Any) -> ACEResult:
-        if not isinstance(model, torch.nn.Module):
-            raise TypeError(f"model must be a torch.nn.Module returning logits, got {type(model).__name__}")
-        check_images("x", x)
-        yt = torch.as_tensor(y, dtype=torch.int64)
-        if yt.shape != (x.shape[0],):
-            raise ValueError(f"y must have shape ({x.shape[0]},), got {tuple(yt.shape)}")
+        yt = check_labelled_images(model, x, y)
         eps_t = torch.as_tensor(eps, dtype=x.dtype)
         if eps_t.ndim == 0:
             eps_t = eps_t.expand(x.shape[0])

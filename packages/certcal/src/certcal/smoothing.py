@@ -15,6 +15,7 @@ import torch
 
 from ._validation import (
     check_images,
+    check_model,
     check_positive_float,
     check_positive_int,
     check_probability,
@@ -132,8 +133,7 @@ class CertifyResult:
 
 
 def _check_common(model: Any, x: Any, sigma: Any, alpha: Any, batch_size: Any) -> None:
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module returning logits, got {type(model).__name__}")
+    check_model(model)
     check_images("x", x)
     check_positive_float("sigma", sigma)
     check_probability("alpha", alpha)

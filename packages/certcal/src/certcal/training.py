@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from ._pgd import ascent_direction, project
 from ._validation import (
     check_choice,
-    check_images,
+    check_labelled_images,
     check_positive_float,
     check_positive_int,
     make_generator,
@@ -132,12 +132,7 @@ def adversarial_calibration_training(
     App. I.3); weights are updated with Adam (the paper uses SGD on CIFAR-10; Adam converges in the few
     epochs the small demo affords); the model learning rate decays by 10x every 4 epochs (App. I.3).
     """
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module returning logits, got {type(model).__name__}")
-    check_images("x", x)
-    yt = torch.as_tensor(y, dtype=torch.int64)
-    if yt.shape != (x.shape[0],):
-        raise ValueError(f"y must have shape ({x.shape[0]},), got {tuple(yt.shape)}")
+    yt = check_labelled_images(model, x, y)
     check_choice("method", method, TRAINING_METHODS)
     check_positive_float("sigma", sigma)
     check_positive_float("epsilon", epsilon, allow_zero=True)
