@@ -47,6 +47,10 @@ def test_builtin_models_meet_stated_accuracy():
         with torch.no_grad():
             acc = (model(ds.test.x).argmax(1) == ds.test.y).float().mean().item()
         assert acc >= floor, spec
+    osr = load_dataset("builtin:digits-osr")
+    with torch.no_grad():
+        logits = load_model("builtin:digits-osr-cnn")(osr.test.x)
+    assert logits.shape[1] == 8 and (logits.argmax(1) == osr.test.y).float().mean() >= 0.95
     text = load_model("builtin:text-tiny")
     tds = load_dataset("builtin:sentiment-mini")
     acc = float((text(list(tds.test.x)).argmax(1) == tds.test.y.numpy()).mean())

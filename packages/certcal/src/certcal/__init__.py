@@ -1,6 +1,70 @@
-"""Certified calibration under adversarial attacks: smoothing certificates, certified Brier score, certified calibration error, ACT."""
+"""certcal: certified calibration under adversarial attacks.
+
+Gaussian-smoothing certificates (Cohen et al. 2019), certified confidence bounds (Kumar et al. 2020),
+calibration metrics, the certified Brier score and certified calibration error (exact, ADMM and baselines)
+of Emde et al., "Towards Certification of Uncertainty Calibration under Adversarial Attacks" (ICLR 2025),
+beta-ACE calibration attacks and adversarial calibration training.
+"""
 
 from importlib.metadata import version as _version
 
+from .attacks import ACE_CONFIGURATIONS, ACEResult, BetaACE
+from .calibration_error import (
+    CCE_METHODS,
+    ADMMConfig,
+    CCEResult,
+    DECEConfig,
+    brier_confidences,
+    certified_brier_score,
+    certified_calibration_error,
+)
+from .confidence import BOUND_METHODS, ConfidenceBounds, confidence_bounds
+from .evaluation import CertifiedCalibrationCurve, RadiusRow, certified_calibration_curve
+from .metrics import (
+    ReliabilityDiagram,
+    adaptive_calibration_error,
+    bin_edges,
+    bin_index,
+    brier_score,
+    expected_calibration_error,
+    reliability_diagram,
+)
+from .smoothing import CertifyResult, PredictResult, certify, clopper_pearson_lower, predict, sample_counts
+from .training import TRAINING_METHODS, TrainingResult, adversarial_calibration_training
+
 __version__ = _version("certcal")
-__all__ = ["__version__"]
+__all__ = [
+    "ACEResult",
+    "ACE_CONFIGURATIONS",
+    "ADMMConfig",
+    "BOUND_METHODS",
+    "BetaACE",
+    "CCEResult",
+    "CCE_METHODS",
+    "CertifiedCalibrationCurve",
+    "CertifyResult",
+    "ConfidenceBounds",
+    "DECEConfig",
+    "PredictResult",
+    "RadiusRow",
+    "ReliabilityDiagram",
+    "TRAINING_METHODS",
+    "TrainingResult",
+    "__version__",
+    "adaptive_calibration_error",
+    "adversarial_calibration_training",
+    "bin_edges",
+    "bin_index",
+    "brier_confidences",
+    "brier_score",
+    "certified_brier_score",
+    "certified_calibration_curve",
+    "certified_calibration_error",
+    "certify",
+    "clopper_pearson_lower",
+    "confidence_bounds",
+    "expected_calibration_error",
+    "predict",
+    "reliability_diagram",
+    "sample_counts",
+]

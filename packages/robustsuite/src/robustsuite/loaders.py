@@ -33,6 +33,7 @@ class SpecInfo:
 MODEL_SPECS = [
     SpecInfo("builtin:digits-cnn", "vision", "CNN on 8×8 digits, standard training (trained on first use, cached)"),
     SpecInfo("builtin:digits-cnn-at", "vision", "the same CNN, PGD adversarial training, L∞ eps 0.1"),
+    SpecInfo("builtin:digits-osr-cnn", "vision", "the same CNN trained on the known classes 0–7 of builtin:digits-osr"),
     SpecInfo("builtin:text-tiny", "text", "tiny BERT + local WordPiece tokenizer on builtin:sentiment-mini"),
     SpecInfo("hf:<name-or-path>", "text", "transformers sequence classifier (+ tokenizer) from a local dir or the hub cache"),
     SpecInfo("robustbench:<dataset>/<threat_model>/<name>", "vision",

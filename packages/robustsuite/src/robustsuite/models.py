@@ -53,6 +53,7 @@ class VisionRecipe:
     """How a builtin vision model is trained (every field enters the cache key)."""
 
     name: str
+    dataset: str = "digits"   # a key of robustsuite.data.BUILTIN_DATASETS
     epochs: int = 40
     lr: float = 2e-3
     batch_size: int = 64
@@ -68,6 +69,8 @@ class VisionRecipe:
 VISION_RECIPES = {
     "digits-cnn": VisionRecipe("digits-cnn"),
     "digits-cnn-at": VisionRecipe("digits-cnn-at", epochs=40, adversarial=True),
+    # open-set recognition: trained on the known classes 0–7 of builtin:digits-osr only
+    "digits-osr-cnn": VisionRecipe("digits-osr-cnn", dataset="digits-osr"),
 }
 
 
@@ -313,15 +316,15 @@ def builtin_vision(name: str, *, progress: Callable[[int, int], None] | None = N
     recipe = VISION_RECIPES[name]
 
     def build(tmp: Path) -> dict:
-        ds = _data.digits()
+        ds = _data.BUILTIN_DATASETS[recipe.dataset][0]()
         model = train_vision(recipe, ds, progress)
         torch.save(model.state_dict(), tmp / "model.pt")
         with torch.no_grad():
             acc = (model(ds.test.x).argmax(1) == ds.test.y).double().mean().item()
-        return {"recipe": asdict(recipe), "test_accuracy": acc}
+        return {"recipe": asdict(recipe), "test_accuracy": acc, "num_classes": ds.num_classes}
 
     def load(entry: Path) -> nn.Module:
-        model = DigitsCNN(10)
+        model = DigitsCNN(json.loads((entry / "manifest.json").read_text())["num_classes"])
         model.load_state_dict(torch.load(entry / "model.pt", weights_only=True, map_location="cpu"))
         return model.eval()
 

@@ -1,6 +1,62 @@
-"""Threat models for transductive defenses (RMC, DENT, DANN, TADV, URejectron) and the FPA/GMSA attacks."""
+"""Threat models for transductive defenses and the attacks that break them.
+
+Chen et al., "Towards Evaluating the Robustness of Neural Networks Learned by Transduction" (ICLR 2022):
+the game of §4 (:func:`play_game`, :class:`ThreatModel`, the referee), the defenses as transductive
+learners Γ (:class:`RMC`, :class:`DENT`, :class:`DANN`, :class:`TADV`, :class:`URejectron`), and the
+attacks (:class:`TransferPGD`, :class:`TransferAutoAttack`, :class:`FPA`, :class:`GMSA`).
+"""
 
 from importlib.metadata import version as _version
 
+from .attacks import Attack, NoAttack, TransferAutoAttack, TransferPGD
+from .dann import DANN
+from .dent import DENT
+from .game import GameResult, play_game
+from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probability
+from .model_space import FPA, GMSA
+from .pgd import PGD, PGDEnsemble
+from .referee import RoundScore, score_round
+from .rmc import RMC
+from .static import StaticDefense
+from .tadv import TADV
+from .threat_model import Adaptation, AttackResult, ThreatModel, TransductiveDefense, label_order
+from .training import train_classifier
+from .urejectron import URejectron
+
 __version__ = _version("transduct-attack")
-__all__ = ["__version__"]
+__all__ = [
+    "__version__",
+    # game (§4)
+    "ThreatModel",
+    "TransductiveDefense",
+    "Adaptation",
+    "AttackResult",
+    "RoundScore",
+    "GameResult",
+    "play_game",
+    "score_round",
+    "label_order",
+    # defenses Γ
+    "StaticDefense",
+    "RMC",
+    "DENT",
+    "DANN",
+    "TADV",
+    "URejectron",
+    # attacks
+    "Attack",
+    "NoAttack",
+    "TransferPGD",
+    "TransferAutoAttack",
+    "FPA",
+    "GMSA",
+    "PGD",
+    "PGDEnsemble",
+    # losses (A.2–A.3)
+    "cross_entropy",
+    "cw_untargeted",
+    "cw_targeted",
+    "max_wrong_probability",
+    # training T(D)
+    "train_classifier",
+]

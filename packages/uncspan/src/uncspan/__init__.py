@@ -1,6 +1,92 @@
-"""Uncertainty span under over- and under-confidence attacks: MUS, MSUS, s-ECE, OOD/open-set under attack."""
+"""uncspan — uncertainty span under over- and under-confidence attacks (Ledda et al., "On the Robustness of
+Adversarial Training Against Uncertainty Attacks").
+
+Entropy / MSP / epistemic measures, the over- (Eq. 10) and under-confidence (Eq. 11) attacks with PGD or
+APGD, the uncertainty span with MUS / MSUS (Eqs. 12–13), signed ECE (Eq. 19), OOD / open-set detection
+under attack (Table V), a MUS leaderboard (Table IV) and the paper's figures.
+"""
 
 from importlib.metadata import version as _version
 
+from .attacks import (
+    AttackResult,
+    MisclassificationAttack,
+    OverConfidenceAttack,
+    UncertaintyAttack,
+    UnderConfidenceAttack,
+)
+from .calibration import ReliabilityBins, expected_calibration_error, reliability_bins, signed_ece
+from .leaderboard import (
+    Leaderboard,
+    LeaderboardRow,
+    load_robustbench_models,
+    rank_models,
+    robustbench_checkpoint_path,
+    robustbench_leaderboard,
+)
+from .measures import (
+    DeepEnsemble,
+    EpistemicDecomposition,
+    MCDropoutModel,
+    entropy,
+    entropy_from_logits,
+    epistemic_decomposition,
+    max_softmax_probability,
+)
+from .ood import (
+    DetectionMetrics,
+    KnownClassesModel,
+    OODRow,
+    OODUnderAttack,
+    detection_metrics,
+    ood_under_attack,
+)
+from .plots import plot_entropy_distributions, plot_reliability_diagrams
+from .span import SpanStatistic, UncertaintySpan, msus, mus, uncertainty_span
+
 __version__ = _version("uncspan")
-__all__ = ["__version__"]
+__all__ = [
+    "__version__",
+    # measures
+    "entropy",
+    "entropy_from_logits",
+    "max_softmax_probability",
+    "EpistemicDecomposition",
+    "epistemic_decomposition",
+    "MCDropoutModel",
+    "DeepEnsemble",
+    # attacks
+    "AttackResult",
+    "UncertaintyAttack",
+    "OverConfidenceAttack",
+    "UnderConfidenceAttack",
+    "MisclassificationAttack",
+    # span
+    "UncertaintySpan",
+    "SpanStatistic",
+    "uncertainty_span",
+    "mus",
+    "msus",
+    # calibration
+    "ReliabilityBins",
+    "reliability_bins",
+    "signed_ece",
+    "expected_calibration_error",
+    # plots
+    "plot_entropy_distributions",
+    "plot_reliability_diagrams",
+    # OOD / open set
+    "KnownClassesModel",
+    "DetectionMetrics",
+    "detection_metrics",
+    "OODRow",
+    "OODUnderAttack",
+    "ood_under_attack",
+    # leaderboard
+    "LeaderboardRow",
+    "Leaderboard",
+    "rank_models",
+    "robustbench_checkpoint_path",
+    "load_robustbench_models",
+    "robustbench_leaderboard",
+]

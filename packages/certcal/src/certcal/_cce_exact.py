@@ -1,0 +1,142 @@
+"""Exact optimum of the CCE program (6) through the signs of the bins' gaps.
+
+|x| = max_{s in {-1, +1}} s x, so for a fixed sign s_m per bin the objective separates over samples: each
+sample independently takes its best reachable bin, with its confidence at an interval end (gain
+c_n - l_nm when s_m = +1, u_nm - c_n when s_m = -1); the maximum over sign patterns is the optimum.
+
+Faster than the plain 2^M x N x M enumeration:
+* a sample's reachable bins form a contiguous range [a_n, b_n]; for s_m = +1 its gain c_n - max(l_n, lo_m)
+  falls with m and for s_m = -1 its gain min(u_n, hi_m) - c_n rises with m, so its value under a pattern
+  only depends on p = first "+" bin >= a_n and q = last "-" bin <= b_n. Samples sharing a range (a, b) are
+  pooled into a table T[a, b][p, q] (O(N M^2) once), and each pattern costs O(#ranges) look-ups;
+* bins no range links split the problem into independent components, solved separately; bins no sample
+  can reach drop out;
+* within a component, a dynamic programme over the bins, left to right, whose state is the signs of the last
+  W - 1 bins (W = the widest sample range): a range's value is added when the scan reaches its last bin, at
+  which point all its signs are in the window. Cost O(M 2^W + R 2^W) for R distinct ranges, instead of
+  2^M patterns: exponential only in how many bins one sample can reach, not in the number of bins.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._program import Program
+
+MAX_WINDOW = 22
+
+
+def _component_ranges(a: np.ndarray, b: np.ndarray, n_bins: int) -> list[tuple[int, int]]:
+    """Maximal bin intervals [s, e] such that no sample range crosses a boundary between components."""
+    linked = np.zeros(n_bins, dtype=bool)  # linked[m]: some range contains both m and m + 1
+    for lo_, hi_ in zip(a, b, strict=True):
+        if hi_ > lo_:
+            linked[lo_:hi_] = True
+    used = np.zeros(n_bins, dtype=bool)
+    used[a] = True
+    used[b] = True
+    comps: list[tuple[int, int]] = []
+    m = 0
+    while m < n_bins:
+        if not used[m] and not linked[m] and (m == 0 or not linked[m - 1]):
+            m += 1
+            continue
+        s = m
+        while m < n_bins - 1 and linked[m]:
+            m += 1
+        comps.append((s, m))
+        m += 1
+    return comps
+
+
+def solve_exact(prog: Program) -> tuple[np.ndarray, np.ndarray, float]:
+    """Return (bins, confidences, value) of an optimal solution of program (6)."""
+    n, m_bins = prog.n, prog.n_bins
+    reach = prog.reachable
+    a = reach.argmax(axis=1)
+    b = m_bins - 1 - reach[:, ::-1].argmax(axis=1)
+    c = prog.correct
+    idx = np.arange(n)
+    # unique ranges and per-range pooled tables
+    keys = a * m_bins + b
+    uniq, inv = np.unique(keys, return_inverse=True)
+    ra, rb = uniq // m_bins, uniq % m_bins
+    tables = []
+    for g in range(uniq.shape[0]):
+        members = np.nonzero(inv == g)[0]
+        ag, bg = int(ra[g]), int(rb[g])
+        cols = np.arange(ag, bg + 1)
+        gp = c[members, None] - prog.lo[members][:, cols]  # (k, w)
+        gm = prog.hi[members][:, cols] - c[members, None]
+        w = cols.shape[0]
+        neg = np.full((members.shape[0], 1), -np.inf)
+        gp = np.concatenate([gp, neg], axis=1)  # index w = "no + bin in range"
+        gm = np.concatenate([gm, neg], axis=1)
+        t = np.maximum(gp[:, :, None], gm[:, None, :]).sum(axis=0)  # (w+1, w+1)
+        t[w, w] = -np.inf
+        tables.append(t)
+
+    best_plus = np.zeros(m_bins, dtype=bool)  # the optimal sign pattern (True = "+": c - z > 0)
+    total = 0.0
+    for s, e in _component_ranges(a, b, m_bins):
+        groups = [g for g in range(uniq.shape[0]) if s <= ra[g] and rb[g] <= e]
+        width = max(int(rb[g] - ra[g]) + 1 for g in groups)
+        if width > MAX_WINDOW:
+            raise ValueError(
+                f"method='exact' needs 2^{width} states: some sample can reach {width} of the bins; "
+                f"use fewer bins (at most {MAX_WINDOW} reachable per sample) or method='admm'"
+            )
+        val, signs = _window_dp(s, e, groups, ra, rb, tables, max(width, 2))
+        total += val
+        best_plus[s:e + 1] = signs
+    # recover the per-sample choice under the optimal pattern
+    gains_plus = np.where(reach & best_plus[None, :], c[:, None] - prog.lo, -np.inf)
+    gains_minus = np.where(reach & ~best_plus[None, :], prog.hi - c[:, None], -np.inf)
+    gains = np.maximum(gains_plus, gains_minus)
+    bins = gains.argmax(axis=1)
+    plus_chosen = gains_plus[idx, bins] >= gains_minus[idx, bins]
+    z = np.where(plus_chosen, prog.lo[idx, bins], prog.hi[idx, bins])
+    return bins, z, total / n
+
+
+def _window_dp(s: int, e: int, groups: list[int], ra: np.ndarray, rb: np.ndarray, tables: list[np.ndarray],
+               w: int) -> tuple[float, np.ndarray]:
+    """Best sign pattern of bins s..e by a DP whose state is the last w - 1 signs (see module docstring)."""
+    n_full = 1 << w
+    full = np.arange(n_full, dtype=np.int64)
+    bits = ((full[:, None] >> np.arange(w)[None, :]) & 1).astype(bool)  # column j = position m - w + 1 + j
+    first_plus = np.empty((n_full, w + 1), dtype=np.int64)
+    first_plus[:, w] = w
+    for j in range(w - 1, -1, -1):
+        first_plus[:, j] = np.where(bits[:, j], j, first_plus[:, j + 1])
+    last_minus = np.full(n_full, -1, dtype=np.int64)
+    for j in range(w):
+        last_minus = np.where(~bits[:, j], j, last_minus)
+    closing: dict[int, list[int]] = {}
+    for g in groups:
+        closing.setdefault(int(rb[g]), []).append(g)
+    mask = (1 << (w - 1)) - 1
+    dp = np.zeros(1 << (w - 1))
+    choices = []
+    for m in range(s, e + 1):
+        vals = np.zeros(n_full)
+        for g in closing.get(m, []):
+            ja = int(ra[g]) - (m - w + 1)  # column of the range start in the window
+            width = m - int(ra[g]) + 1
+            p = first_plus[:, ja]
+            p_idx = np.where(p < w, p - ja, width)
+            q_idx = np.where(last_minus >= ja, last_minus - ja, width)
+            vals += tables[g][p_idx, q_idx]
+        tot = dp[full & mask] + vals
+        pair = tot.reshape(-1, 2)  # new state f >> 1 from f = 2 s' + (sign of the dropped oldest position)
+        choice = pair.argmax(axis=1)
+        dp = pair[np.arange(pair.shape[0]), choice]
+        choices.append(choice)
+    state = int(np.argmax(dp))
+    best = float(dp[state])
+    signs = np.zeros(e - s + 1, dtype=bool)
+    for m in range(e, s - 1, -1):
+        signs[m - s] = bool((state >> (w - 2)) & 1)
+        f = 2 * state + int(choices[m - s][state])
+        state = f & mask
+    return best, signs

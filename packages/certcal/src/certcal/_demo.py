@@ -1,0 +1,54 @@
+"""Offline demo data and model: scikit-learn's bundled digits and a small CNN trained with Gaussian noise."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+class DigitsCNN(torch.nn.Module):
+    """A small CNN for 8x8 digits in [0, 1] (N, 1, 8, 8) -> 10 logits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.features = torch.nn.Sequential(
+            torch.nn.Conv2d(1, 16, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(16, 32, 3, padding=1), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+        )
+        self.head = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(32 * 16, 64), torch.nn.ReLU(),
+                                        torch.nn.Linear(64, 10))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x))
+
+
+def load_digits_split(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError as exc:
+        raise ImportError("the offline demo needs scikit-learn: pip install 'certcal[demo]'") from exc
+    d = load_digits()
+    x = torch.tensor(d.images / 16.0, dtype=torch.float32)[:, None]
+    y = torch.tensor(d.target, dtype=torch.int64)
+    perm = torch.as_tensor(np.random.default_rng(seed).permutation(x.shape[0]))
+    tr, te = perm[:1400], perm[1400:]
+    return x[tr], y[tr], x[te], y[te]
+
+
+def train_digits_cnn(x: torch.Tensor, y: torch.Tensor, sigma: float, epochs: int = 15, seed: int = 0) -> DigitsCNN:
+    """Gaussian-noise training (Cohen et al.'s recipe) of the demo CNN; a few seconds on CPU."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = DigitsCNN()
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.Adam(model.parameters(), 3e-3)
+    for _ in range(epochs):
+        perm = torch.randperm(x.shape[0], generator=g)
+        for i in range(0, x.shape[0], 64):
+            idx = perm[i:i + 64]
+            xb = x[idx] + sigma * torch.randn(x[idx].shape, generator=g)
+            loss = torch.nn.functional.cross_entropy(model(xb), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model.eval()

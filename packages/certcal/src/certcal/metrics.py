@@ -1,0 +1,140 @@
+"""Top-label calibration metrics (paper §2.1, Eq. 1): ECE, AdaECE, Brier score, reliability data.
+
+All metrics are computed in float64. ``confidences`` are the top-label confidences z_n in [0, 1] and
+``correct`` the indicators c_n = 1{prediction_n = label_n}.
+
+Binning convention (equal-width): bin m covers (m/M, (m+1)/M], except the first bin which is [0, 1/M].
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_binary, as_unit_interval, check_positive_int
+
+__all__ = [
+    "ReliabilityDiagram",
+    "adaptive_calibration_error",
+    "bin_edges",
+    "bin_index",
+    "brier_score",
+    "expected_calibration_error",
+    "reliability_diagram",
+]
+
+
+def bin_edges(n_bins: int = 15) -> np.ndarray:
+    """The M + 1 edges 0, 1/M, ..., 1 of the equal-width ECE bins."""
+    check_positive_int("n_bins", n_bins)
+    return np.linspace(0.0, 1.0, n_bins + 1)
+
+
+def bin_index(confidences: np.ndarray, n_bins: int = 15) -> np.ndarray:
+    """Equal-width bin of each confidence: m such that z in (m/M, (m+1)/M] (z = 0 goes to bin 0)."""
+    z = np.asarray(confidences, dtype=np.float64)
+    return np.clip(np.ceil(z * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
+
+
+def _inputs(confidences: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]:
+    z = as_unit_interval("confidences", confidences)
+    c = as_binary("correct", correct, z.shape[0])
+    if z.shape[0] == 0:
+        raise ValueError("confidences must not be empty")
+    return z, c
+
+
+def _binned_error(z: np.ndarray, c: np.ndarray, bins: np.ndarray, n_bins: int) -> float:
+    gaps = np.bincount(bins, weights=c - z, minlength=n_bins)
+    return float(np.abs(gaps).sum() / z.shape[0])
+
+
+def expected_calibration_error(confidences: Any, correct: Any, n_bins: int = 15) -> float:
+    """ECE with M equal-width bins (Eq. 1): (1/N) sum_m |sum_{n in B_m} (c_n - z_n)|."""
+    check_positive_int("n_bins", n_bins)
+    z, c = _inputs(confidences, correct)
+    return _binned_error(z, c, bin_index(z, n_bins), n_bins)
+
+
+def adaptive_calibration_error(confidences: Any, correct: Any, n_bins: int = 15) -> float:
+    """AdaECE: Eq. 1 with M equal-count bins (samples sorted by confidence, split into M near-equal groups)."""
+    check_positive_int("n_bins", n_bins)
+    z, c = _inputs(confidences, correct)
+    order = np.argsort(z, kind="stable")
+    bins = np.empty(z.shape[0], dtype=np.int64)
+    for m, chunk in enumerate(np.array_split(order, n_bins)):
+        bins[chunk] = m
+    return _binned_error(z, c, bins, n_bins)
+
+
+def brier_score(confidences: Any, correct: Any) -> float:
+    """Top-label Brier score TLBS = (1/N) sum_n (c_n - z_n)^2 (paper §2.1)."""
+    z, c = _inputs(confidences, correct)
+    return float(np.mean((c - z) ** 2))
+
+
+@dataclass(frozen=True)
+class ReliabilityDiagram:
+    """Per-bin data of a reliability diagram (equal-width bins).
+
+    ``accuracy`` and ``confidence`` are NaN-free: empty bins hold 0 and have ``count`` 0.
+    ``gap`` = confidence - accuracy (positive: over-confident).
+    """
+
+    edges: tuple[float, ...]
+    count: tuple[int, ...]
+    accuracy: tuple[float, ...]
+    confidence: tuple[float, ...]
+    gap: tuple[float, ...]
+    ece: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def plot(self, ax: Any = None, title: str | None = None) -> Any:
+        """Draw the diagram on a matplotlib axis (created if None); returns the axis."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(4, 4))
+        edges = np.asarray(self.edges)
+        width = np.diff(edges)
+        count = np.asarray(self.count)
+        acc = np.asarray(self.accuracy)
+        conf = np.asarray(self.confidence)
+        nz = count > 0
+        ax.bar(edges[:-1][nz], acc[nz], width=width[nz], align="edge", edgecolor="k", color="tab:blue",
+               alpha=0.75, label="accuracy")
+        ax.bar(edges[:-1][nz], conf[nz], width=width[nz], align="edge", fill=False, edgecolor="tab:red",
+               hatch="//", lw=1.2, label="mean confidence")
+        ax.plot([0, 1], [0, 1], "k--", lw=1)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("confidence")
+        ax.set_ylabel("accuracy")
+        ax.set_title(title or f"ECE = {100 * self.ece:.2f}%")
+        ax.legend(loc="upper left")
+        return ax
+
+
+def reliability_diagram(confidences: Any, correct: Any, n_bins: int = 15) -> ReliabilityDiagram:
+    """Reliability-diagram data: per equal-width bin, count, accuracy and mean confidence."""
+    check_positive_int("n_bins", n_bins)
+    z, c = _inputs(confidences, correct)
+    bins = bin_index(z, n_bins)
+    count = np.bincount(bins, minlength=n_bins)
+    sum_c = np.bincount(bins, weights=c, minlength=n_bins)
+    sum_z = np.bincount(bins, weights=z, minlength=n_bins)
+    safe = np.maximum(count, 1)
+    acc = np.where(count > 0, sum_c / safe, 0.0)
+    conf = np.where(count > 0, sum_z / safe, 0.0)
+    return ReliabilityDiagram(
+        edges=tuple(float(e) for e in bin_edges(n_bins)),
+        count=tuple(int(k) for k in count),
+        accuracy=tuple(float(a) for a in acc),
+        confidence=tuple(float(v) for v in conf),
+        gap=tuple(float(v) for v in conf - acc),
+        ece=_binned_error(z, c, bins, n_bins),
+    )

@@ -1,0 +1,34 @@
+"""The transduct_attack runner produces a well-formed section with sane numbers (tiny budgets)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+from robustsuite.report import Section
+from robustsuite.runners import RunContext
+from robustsuite.runners import transduct_attack as runner
+
+TINY = {"T": 1, "pgd_steps": 3, "rmc_points": 6, "rmc_batch": 3, "rmc_k": 16, "rmc_epochs": 2,
+        "dann_points": 30, "dann_epochs": 2, "dann_train": 200, "dann_T": 1, "tadv_points": 30, "tadv_epochs": 1,
+        "tadv_train": 200}
+
+
+def test_runner_section(tmp_path):
+    ctx = RunContext(run_dir=tmp_path, method=runner.NAME, seed=0)
+    params = {**runner.DEFAULTS, **TINY}
+    section = runner.run(ctx, params)
+    assert isinstance(section, Section)
+    assert {t.name for t in section.tables} == {"rmc", "dann", "tadv"}
+    for table in section.tables:
+        for row in table.rows:
+            for v in row:
+                if isinstance(v, float):
+                    assert 0.0 <= v <= 1.0 and math.isfinite(v)
+    assert all(0.0 <= v <= 1.0 for v in section.metrics.values() if isinstance(v, float))
+    assert (tmp_path / section.figures[0].path).exists()
+    json.dumps(section.metrics)
+    # resumable: a second run reads the checkpointed cells and gives the same numbers
+    again = runner.run(RunContext(run_dir=tmp_path, method=runner.NAME, seed=0), params)
+    assert again.metrics == section.metrics
+    assert runner.PAPER == "003" and runner.DEFAULTS["dataset"] == "builtin:digits"

@@ -1,0 +1,130 @@
+"""Attacks in the transductive game: no attack, transfer PGD / AutoAttack from the static base model.
+
+Every attack follows one convention: hyper-parameters are keyword-only constructor arguments; the call
+``attack(x, y, *, eps, defense, generator, state=None)`` gets the clean batch V = (x, y), the L∞
+budget, the defense mechanism Γ (public knowledge), the attacker's own generator and the attacker's
+view of Γ's state, and returns an :class:`~transduct_attack.AttackResult`.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import torch
+
+from ._validate import check_choice, check_eps, check_generator, check_images, check_labels
+from .pgd import PGD, PGDEnsemble
+from .threat_model import AttackResult, TransductiveDefense
+
+__all__ = ["Attack", "NoAttack", "TransferPGD", "TransferAutoAttack"]
+
+Solver = PGD | PGDEnsemble
+
+
+class Attack(ABC):
+    """Base class of the attacker algorithms A of Definition 1."""
+
+    name: str = "attack"
+
+    def __call__(self, x: torch.Tensor, y: torch.Tensor, *, eps: float, defense: TransductiveDefense,
+                 generator: torch.Generator, state: Any = None) -> AttackResult:
+        """Perturb V = (x, y) into U' inside the L∞ ball of radius ``eps``; ``x`` is not mutated."""
+        check_images(x)
+        y = check_labels(y, x.shape[0])
+        eps = check_eps(eps)
+        check_generator(generator)
+        if not isinstance(defense, TransductiveDefense):
+            raise TypeError(f"defense must be a TransductiveDefense, got {type(defense).__name__}")
+        if state is None and defense.stateful:
+            state = defense.initial_state()
+        return self._attack(x.detach(), y, eps=eps, defense=defense, generator=generator, state=state)
+
+    @abstractmethod
+    def _attack(self, x: torch.Tensor, y: torch.Tensor, *, eps: float, defense: TransductiveDefense,
+                generator: torch.Generator, state: Any) -> AttackResult: ...
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class NoAttack(Attack):
+    """Send the clean batch: the referee then measures Γ's (clean) accuracy."""
+
+    name = "none"
+
+    def _attack(self, x, y, *, eps, defense, generator, state) -> AttackResult:
+        return AttackResult(x_adv=x.clone(), attack=self.name)
+
+
+class TransferPGD(Attack):
+    """PGD on the static base model F, transferred to Γ (§6 "PGD"; FPA with T = 0 when Γ is stateless).
+
+    ``solver`` is a :class:`PGD` (default: 100 steps, cross-entropy) or the A.3 :class:`PGDEnsemble`.
+    With ``attack_state_model=True`` the attacker targets the model of its view of the state instead
+    of the base model (RMC's "PGD-skip" attack in a state-leaking game).
+    """
+
+    name = "pgd"
+
+    def __init__(self, *, solver: Solver | None = None, attack_state_model: bool = False) -> None:
+        if solver is not None and not isinstance(solver, (PGD, PGDEnsemble)):
+            raise TypeError("solver must be a PGD or PGDEnsemble")
+        self.solver = solver if solver is not None else PGD()
+        self.attack_state_model = bool(attack_state_model)
+
+    def __repr__(self) -> str:
+        return f"TransferPGD(solver={self.solver!r}, attack_state_model={self.attack_state_model})"
+
+    def _attack(self, x, y, *, eps, defense, generator, state) -> AttackResult:
+        model = defense.model_of(state) if self.attack_state_model else defense.base_model
+        x_adv = self.solver.run([model], x, y, eps=eps, generator=generator)
+        return AttackResult(x_adv=x_adv, attack=self.name)
+
+
+class TransferAutoAttack(Attack):
+    """AutoAttack (Croce & Hein, 2020) on the static base model, transferred to Γ (§6 "AA").
+
+    Needs the ``autoattack`` extra (the ``pyautoattack`` distribution). ``version="standard"`` runs
+    APGD-CE, APGD-T, FAB-T and Square; ``attacks=[...]`` with ``version="custom"`` picks a subset.
+    AutoAttack seeds PyTorch's global RNG itself; the call runs inside ``torch.random.fork_rng`` so
+    the caller's global RNG state is restored afterwards, and its seed is drawn from ``generator``.
+    """
+
+    name = "aa"
+
+    def __init__(self, *, version: str = "standard", attacks: list[str] | None = None,
+                 batch_size: int = 500) -> None:
+        self.version = check_choice(version, "version", ("standard", "plus", "rand", "custom"))
+        if version == "custom" and not attacks:
+            raise ValueError("version='custom' needs attacks=[...] (e.g. ['apgd-ce', 'apgd-t'])")
+        self.attacks = list(attacks) if attacks else None
+        self.batch_size = batch_size
+
+    def __repr__(self) -> str:
+        return f"TransferAutoAttack(version={self.version!r}, attacks={self.attacks})"
+
+    def _attack(self, x, y, *, eps, defense, generator, state) -> AttackResult:
+        try:
+            from pyautoattack import AutoAttack
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("TransferAutoAttack needs the 'autoattack' extra: "
+                              "pip install 'transduct-attack[autoattack]'") from exc
+        import logging
+
+        model = defense.base_model
+        device = next(model.parameters()).device
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))
+        devices = [device] if device.type == "cuda" else []
+        logging.getLogger("auto-attack").setLevel(logging.WARNING)
+        with torch.random.fork_rng(devices=devices):
+            kwargs: dict[str, Any] = {"eps": eps, "norm": "Linf", "seed": seed, "device": device,
+                                      "version": self.version}
+            if self.version == "custom":
+                kwargs["attacks"] = self.attacks
+            adversary = AutoAttack(model, **kwargs)
+            adversary.verbose = False
+            out = adversary.run_standard_evaluation(x.to(device), y.to(device), batch_size=self.batch_size)
+        x_adv = out[0] if isinstance(out, tuple) else out  # pyautoattack returns (x_adv, y_adv)
+        x_adv = torch.minimum(torch.maximum(x_adv.to(x.device), x - eps), x + eps).clamp(0, 1)
+        return AttackResult(x_adv=x_adv.detach(), attack=self.name)

@@ -1,0 +1,146 @@
+"""The game runner: plays an attack against a transductive defense under a threat model (§4).
+
+Round r (one batch of the test stream):
+1. the attacker receives the clean batch V_r and its view of Γ's state — the defender's real state
+   when the threat model leaks state, otherwise its own simulated state — and returns U'_r;
+2. the referee checks that U'_r respects the agreed perturbation (L∞ ball of radius eps, [0, 1]);
+3. only now is the defender's private generator for the round created, from a seed stream the
+   attacker never receives, and Γ adapts: F*_r = Γ(state_r, U'_r);
+4. the referee scores F*_r on (U'_r, y_r) (plus Eq. 1 for a rejecting Γ); a stateful Γ keeps its state.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._validate import check_eps, check_images, check_labels, check_positive_int
+from .attacks import Attack
+from .referee import RoundScore, score_round
+from .threat_model import ThreatModel, TransductiveDefense
+
+__all__ = ["GameResult", "play_game"]
+
+_TOL = 1e-5
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """Per-round referee scores and their pooled values (weighted by batch size)."""
+
+    attack: str
+    defense: str
+    eps: float
+    threat_model: dict[str, Any]
+    rounds: tuple[RoundScore, ...]
+    accuracy: float
+    error_accepted: float | None
+    rejection_rate: float | None
+    selected_rounds: tuple[int | None, ...]
+
+    @property
+    def n(self) -> int:
+        return sum(r.n for r in self.rounds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attack": self.attack, "defense": self.defense, "eps": self.eps,
+                "threat_model": dict(self.threat_model), "n": self.n, "accuracy": self.accuracy,
+                "error_accepted": self.error_accepted, "rejection_rate": self.rejection_rate,
+                "selected_rounds": list(self.selected_rounds), "rounds": [r.to_dict() for r in self.rounds]}
+
+
+def _generator(seq: np.random.SeedSequence, device: torch.device) -> torch.Generator:
+    g = torch.Generator(device=device if device.type == "cuda" else "cpu")
+    g.manual_seed(int(seq.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1)))
+    return g
+
+
+def _pooled(values: list[float | None], weights: list[int]) -> float | None:
+    if any(v is None for v in values) or not values:
+        return None
+    return float(np.average(np.asarray(values, dtype=np.float64), weights=np.asarray(weights, dtype=np.float64)))
+
+
+def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: torch.Tensor, *,
+              eps: float, batch_size: int, threat_model: ThreatModel | None = None, seed: int = 0,
+              defender_seed: int | None = None, progress: bool = False) -> GameResult:
+    """Play ``attack`` against ``defense`` on the test stream (x, y), ``batch_size`` points per round.
+
+    ``seed`` drives the attacker's generator; the defender's private generators come from
+    ``defender_seed`` (default: an independent child of ``seed``) and are created after each attack
+    returns, so the attacker's output can never depend on them. Inputs are not mutated.
+    """
+    if not isinstance(attack, Attack):
+        raise TypeError(f"attack must be a transduct_attack Attack, got {type(attack).__name__}")
+    if not isinstance(defense, TransductiveDefense):
+        raise TypeError(f"defense must be a TransductiveDefense, got {type(defense).__name__}")
+    check_images(x)
+    y = check_labels(y, x.shape[0])
+    eps = check_eps(eps)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    threat_model = ThreatModel() if threat_model is None else threat_model
+    if not isinstance(threat_model, ThreatModel):
+        raise TypeError("threat_model must be a ThreatModel")
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+
+    device = x.device
+    attacker_seeds, derived_defender = np.random.SeedSequence(seed).spawn(2)
+    defender_seeds = (np.random.SeedSequence(defender_seed) if defender_seed is not None else derived_defender)
+    defender_state = defense.initial_state()
+    attacker_state = defense.initial_state()  # public: the pretrained model is known to the attacker
+
+    # Batches as (indices, attack-call id); adversarial order attacks whole pools and re-slices them.
+    n = x.shape[0]
+    pool = threat_model.pool_size if threat_model.order == "adversarial" else batch_size
+    pools = [torch.arange(i, min(i + pool, n), device=device) for i in range(0, n, pool)]
+
+    scores: list[RoundScore] = []
+    selected: list[int | None] = []
+    round_index = 0
+    iterator = pools
+    if progress:
+        from tqdm.auto import tqdm
+
+        iterator = tqdm(pools, desc=f"{attack.name} vs {defense.name}")
+    for idx in iterator:
+        xb, yb = x[idx], y[idx]
+        view = defender_state if threat_model.leak_state else attacker_state
+        result = attack(xb, yb, eps=eps, defense=defense, generator=_generator(attacker_seeds.spawn(1)[0], device),
+                        state=view)
+        x_adv = result.x_adv.detach()
+        if x_adv.shape != xb.shape:
+            raise ValueError(f"attack returned shape {tuple(x_adv.shape)}, expected {tuple(xb.shape)}")
+        if float((x_adv - xb).abs().max()) > eps + _TOL or float(x_adv.min()) < -_TOL or float(x_adv.max()) > 1 + _TOL:
+            raise ValueError(f"attack {attack.name!r} left the agreed L∞ ball of radius {eps} or [0, 1]")
+        if defense.stateful and not threat_model.leak_state and result.adaptation is not None:
+            attacker_state = result.adaptation.state  # the attacker's own simulation of Γ
+        if threat_model.order == "adversarial":
+            perm = threat_model.orderer(x_adv, yb).to(device)
+            if sorted(perm.tolist()) != list(range(xb.shape[0])):
+                raise ValueError("orderer must return a permutation of the pooled batch")
+            batches = [perm[i:i + batch_size] for i in range(0, xb.shape[0], batch_size)]
+        else:
+            batches = [torch.arange(xb.shape[0], device=device)]
+        for b in batches:
+            # private randomness: created only after the attacker has committed to U'
+            private = _generator(defender_seeds.spawn(1)[0], device)
+            adaptation = defense.adapt(x_adv[b], state=defender_state, generator=private)
+            if defense.stateful:
+                defender_state = adaptation.state
+            scores.append(score_round(adaptation, x_adv[b], yb[b], xb[b], rejects=defense.rejects,
+                                      round_index=round_index))
+            round_index += 1
+        selected.append(result.selected_round)
+
+    weights = [s.n for s in scores]
+    return GameResult(
+        attack=attack.name, defense=defense.name, eps=eps, threat_model=threat_model.to_dict(),
+        rounds=tuple(scores), accuracy=float(_pooled([s.accuracy for s in scores], weights)),
+        error_accepted=_pooled([s.error_accepted for s in scores], weights),
+        rejection_rate=_pooled([s.rejection_rate for s in scores], weights),
+        selected_rounds=tuple(selected),
+    )

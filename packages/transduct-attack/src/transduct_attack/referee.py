@@ -1,0 +1,61 @@
+"""The referee of §4: scores the adapted model on the perturbed batch (and Eq. 1 for rejection)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import torch
+
+from .threat_model import Adaptation
+
+__all__ = ["RoundScore", "score_round"]
+
+
+@dataclass(frozen=True)
+class RoundScore:
+    """Referee's verdict on one round.
+
+    - ``accuracy``: fraction of U' that F* classifies correctly (the paper's robustness when the
+      attack perturbs, its accuracy when it does not);
+    - ``error_accepted``: err_{U'}(F|_S) of Eq. 1 = |{x' in U' ∩ S : F(x') != y}| / |U'|;
+    - ``rejection_rate``: rej_U(S) of Eq. 1 = |U \\ S| / |U|, on the *clean* batch U;
+    - ``accepted_fraction``: |U' ∩ S| / |U'|. The last three are ``None`` for a Γ without rejection.
+    """
+
+    round: int
+    n: int
+    accuracy: float
+    error_accepted: float | None = None
+    rejection_rate: float | None = None
+    accepted_fraction: float | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, x_clean: torch.Tensor | None = None,
+                *, rejects: bool = False, round_index: int = 0) -> RoundScore:
+    """Score F* = ``adaptation.model`` on (U', y); with ``rejects`` also Eq. 1 (needs ``x_clean``)."""
+    pred = adaptation.predict(x_adv)
+    correct = pred.eq(y.to(pred.device))
+    n = int(y.shape[0])
+    accuracy = float(correct.float().mean())
+    if not rejects:
+        return RoundScore(round=round_index, n=n, accuracy=accuracy)
+    if x_clean is None:
+        raise ValueError("x_clean is needed to score the rejection rate rej_U(S) of a rejecting defense")
+    accepted = adaptation.accepts(x_adv).to(correct.device)
+    err = float((accepted & ~correct).float().sum()) / n
+    rej = 1.0 - float(adaptation.accepts(x_clean).float().mean())
+    return RoundScore(round=round_index, n=n, accuracy=accuracy, error_accepted=err, rejection_rate=rej,
+                      accepted_fraction=float(accepted.float().mean()))
+
+
+def attack_error(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, *, rejects: bool) -> float:
+    """The L(F^(i+1), V^(i)) of Algorithms 1–2, line 5: 0-1 error (on accepted points if Γ rejects)."""
+    pred = adaptation.predict(x_adv)
+    wrong = pred.ne(y.to(pred.device))
+    if rejects:
+        wrong = wrong & adaptation.accepts(x_adv).to(wrong.device)
+    return float(wrong.float().mean())

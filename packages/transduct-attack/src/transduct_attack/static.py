@@ -1,0 +1,30 @@
+"""The degenerate Γ: no transduction (the classic inductive threat model, §4 "modeling capacity")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from .threat_model import Adaptation, TransductiveDefense
+
+__all__ = ["StaticDefense"]
+
+
+class StaticDefense(TransductiveDefense):
+    """Γ(U') = F: the referee scores the fixed base model; transfer attacks become white-box attacks."""
+
+    name = "static"
+
+    def __init__(self, model: nn.Module) -> None:
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+        self._model = model.eval()
+
+    @property
+    def base_model(self) -> nn.Module:
+        return self._model
+
+    def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
+        return Adaptation(model=self._model)

@@ -1,0 +1,73 @@
+"""Transductive adversarial training (TADV), §6 and A.5.
+
+On receiving a test batch, the defender adversarially retrains a model *from scratch* on the training
+set D with fresh private randomness (initialisation, shuffling, PGD random starts), 50% clean and 50%
+adversarial examples per minibatch. The transduction lies in the timing: the randomness is drawn after
+the attacker's move, so the attacker can only attack models trained with its own randomness (the
+test batch itself is not used for training, as in the paper).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+from torch import nn
+
+from ._validate import check_eps, check_generator, check_images, check_labels, check_positive_int
+from .networks import SmallCNN, build
+from .threat_model import Adaptation, TransductiveDefense
+from .training import train_classifier
+
+__all__ = ["TADV"]
+
+
+class TADV(TransductiveDefense):
+    """TADV as a stateless Γ. ``base_model`` is the static adversarially trained model (Madry et al.),
+    the target of transfer attacks and F^(0) of FPA/GMSA. ``make_model(generator)`` builds the
+    architecture (default :class:`~transduct_attack.networks.SmallCNN` sized from ``train_x``).
+    Paper (MNIST): eps 0.3, PGD 40 steps of 0.01, 100 epochs, Adam lr 1e-3, batch 128.
+    """
+
+    name = "TADV"
+
+    def __init__(self, train_x: torch.Tensor, train_y: torch.Tensor, *, base_model: nn.Module, eps: float,
+                 make_model: Callable[[torch.Generator], nn.Module] | None = None, epochs: int = 100,
+                 lr: float = 1e-3, batch_size: int = 128, adv_steps: int = 40, adv_step_size: float | None = None,
+                 clean_fraction: float = 0.5) -> None:
+        check_images(train_x, "train_x")
+        self.train_y = check_labels(train_y, train_x.shape[0], "train_y")
+        if not isinstance(base_model, nn.Module):
+            raise TypeError("base_model must be a torch.nn.Module")
+        self.train_x = train_x
+        self.eps = check_eps(eps)
+        self.epochs = check_positive_int(epochs, "epochs")
+        self.lr = lr
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.adv_steps = check_positive_int(adv_steps, "adv_steps")
+        self.adv_step_size = adv_step_size
+        if not 0.0 <= clean_fraction <= 1.0:
+            raise ValueError(f"clean_fraction must be in [0, 1], got {clean_fraction!r}")
+        self.clean_fraction = clean_fraction
+        self._base = base_model.eval()
+        if make_model is None:
+            c, h = train_x.shape[1], train_x.shape[-1]
+            k = int(self.train_y.max()) + 1
+
+            def make_model(g: torch.Generator) -> nn.Module:
+                return build(lambda: SmallCNN(in_channels=c, n_classes=k, image_size=h), g, device=train_x.device)
+        self.make_model = make_model
+
+    @property
+    def base_model(self) -> nn.Module:
+        return self._base
+
+    def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
+        check_images(x)
+        check_generator(generator)
+        model = self.make_model(generator)
+        train_classifier(model, self.train_x, self.train_y, epochs=self.epochs, generator=generator, lr=self.lr,
+                         batch_size=self.batch_size, adversarial_eps=self.eps, adv_steps=self.adv_steps,
+                         adv_step_size=self.adv_step_size, clean_fraction=self.clean_fraction)
+        return Adaptation(model=model)

@@ -1,0 +1,68 @@
+"""Supervised training T(D): standard and adversarial (Madry et al., 2018) training, seeded.
+
+Used by TADV (adversarial retraining from scratch on each test batch), by RMC's adaptation, and by
+callers who need the static base models of the paper's tables. All randomness (shuffling, PGD random
+starts) comes from the given generator.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._validate import (
+    check_eps,
+    check_generator,
+    check_images,
+    check_labels,
+    check_positive_float,
+    check_positive_int,
+    model_device,
+)
+from .pgd import PGD
+
+__all__ = ["train_classifier"]
+
+
+def train_classifier(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int,
+                     generator: torch.Generator, lr: float = 1e-3, batch_size: int = 128,
+                     weight_decay: float = 0.0, adversarial_eps: float = 0.0, adv_steps: int = 10,
+                     adv_step_size: float | None = None, clean_fraction: float = 0.5) -> nn.Module:
+    """Train ``model`` in place with Adam on (x, y) and return it in eval mode.
+
+    With ``adversarial_eps > 0`` each minibatch keeps a ``clean_fraction`` share clean and replaces
+    the rest by L∞ PGD examples (``adv_steps`` steps, random start) — "50% clean and 50% adversarial
+    examples per batch" of A.5; ``clean_fraction=0`` is Madry et al.'s pure adversarial training.
+    """
+    check_images(x)
+    y = check_labels(y, x.shape[0])
+    epochs = check_positive_int(epochs, "epochs", minimum=0)
+    check_generator(generator)
+    lr = check_positive_float(lr, "lr")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    adversarial_eps = check_eps(adversarial_eps)
+    if not 0.0 <= clean_fraction <= 1.0:
+        raise ValueError(f"clean_fraction must be in [0, 1], got {clean_fraction!r}")
+    device = model_device(model)
+    x, y = x.to(device), y.to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
+    pgd = PGD(steps=adv_steps, step_size=adv_step_size, random_start=True) if adversarial_eps > 0 else None
+    n = x.shape[0]
+    for _ in range(epochs):
+        order = torch.randperm(n, generator=generator, device=generator.device).to(device)
+        for i in range(0, n, batch_size):
+            idx = order[i:i + batch_size]
+            xb, yb = x[idx], y[idx]
+            if pgd is not None:
+                n_adv = int(round((1.0 - clean_fraction) * xb.shape[0]))
+                if n_adv > 0:
+                    model.eval()
+                    x_adv = pgd.run([model], xb[:n_adv], yb[:n_adv], eps=adversarial_eps, generator=generator)
+                    xb = torch.cat([x_adv, xb[n_adv:]], 0)
+            model.train()
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(model(xb), yb).backward()
+            opt.step()
+    model.eval()
+    return model

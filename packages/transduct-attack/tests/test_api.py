@@ -1,0 +1,36 @@
+import subprocess
+import sys
+
+import transduct_attack
+
+EXPECTED = [
+    "__version__", "ThreatModel", "TransductiveDefense", "Adaptation", "AttackResult", "RoundScore", "GameResult",
+    "play_game", "score_round", "label_order", "StaticDefense", "RMC", "DENT", "DANN", "TADV", "URejectron",
+    "Attack", "NoAttack", "TransferPGD", "TransferAutoAttack", "FPA", "GMSA", "PGD", "PGDEnsemble",
+    "cross_entropy", "cw_untargeted", "cw_targeted", "max_wrong_probability", "train_classifier",
+]
+
+
+def test_public_names_are_pinned():
+    assert transduct_attack.__all__ == EXPECTED
+    for name in EXPECTED:
+        assert hasattr(transduct_attack, name)
+
+
+def test_import_is_light():
+    code = ("import sys, transduct_attack; bad = [m for m in ('pyautoattack', 'autoattack', 'robustbench', "
+            "'robustsuite', 'sklearn') if m in sys.modules]; print(bad)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+def test_robustbench_loader_names_its_extra(monkeypatch):
+    import pytest
+
+    from transduct_attack.zoo import DENT_BASE_MODELS, load_robustbench_model
+
+    assert len(DENT_BASE_MODELS) == 7
+    monkeypatch.setitem(sys.modules, "robustbench.utils", None)  # as if the extra were not installed
+    monkeypatch.setitem(sys.modules, "autoattack", None)
+    with pytest.raises(ImportError, match="robustbench"):
+        load_robustbench_model("Standard")

@@ -1,0 +1,164 @@
+"""Uncertainty measures (paper §II-A): entropy (Eq. 3), maximum softmax probability, and epistemic
+measures for MC-dropout and deep-ensemble models (mutual information / expected entropy split).
+
+The epistemic measures go beyond the paper, which names them as future work (§VI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._validation import check_images, check_positive_int, check_seed
+
+__all__ = [
+    "entropy",
+    "entropy_from_logits",
+    "max_softmax_probability",
+    "EpistemicDecomposition",
+    "epistemic_decomposition",
+    "MCDropoutModel",
+    "DeepEnsemble",
+]
+
+
+def _as_tensor(values: object, name: str) -> torch.Tensor:
+    if isinstance(values, torch.Tensor):
+        t = values
+    elif isinstance(values, np.ndarray | list | tuple):
+        t = torch.as_tensor(np.asarray(values, dtype=np.float64))
+    else:
+        raise TypeError(f"{name} must be a torch.Tensor or numpy array of shape (..., K); got {type(values).__name__}")
+    if t.dim() < 1 or t.shape[-1] < 2:
+        raise ValueError(f"{name} must have a class dimension of size >= 2 as its last axis; got {tuple(t.shape)}")
+    return t
+
+
+def entropy(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+    """Shannon entropy in nats, ``-sum_c p_c log p_c`` over the last axis (Eq. 3), with ``0 log 0 = 0``.
+
+    Accepts a tensor or a numpy array of probabilities and returns the same kind. Rows must be
+    non-negative and sum to 1 (within 1e-4).
+    """
+    is_np = not isinstance(probs, torch.Tensor)
+    p = _as_tensor(probs, "probs")
+    if (p < 0).any() or not torch.allclose(p.sum(-1), torch.ones((), dtype=p.dtype), atol=1e-4):
+        raise ValueError("probs must be non-negative and sum to 1 over the last axis")
+    h = -torch.special.xlogy(p, p).sum(-1)
+    return h.numpy() if is_np else h
+
+
+def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
+    """Entropy (Eq. 3) computed stably from logits through ``log_softmax`` (differentiable)."""
+    logp = F.log_softmax(logits, dim=-1)
+    return -(logp.exp() * logp).sum(-1)
+
+
+def max_softmax_probability(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
+    """Maximum softmax probability (MSP), the confidence ``max_c f_c(x)`` used by Eq. 7 and the reliability bins."""
+    is_np = not isinstance(probs, torch.Tensor)
+    p = _as_tensor(probs, "probs")
+    m = p.max(-1).values
+    return m.numpy() if is_np else m
+
+
+@dataclass(frozen=True)
+class EpistemicDecomposition:
+    """Total predictive entropy ``H(E_θ[p])`` = expected entropy ``E_θ[H(p)]`` (aleatoric) + mutual
+    information ``I(y; θ | x)`` (epistemic), each per sample (numpy float64, shape (N,))."""
+
+    total: np.ndarray
+    expected_entropy: np.ndarray
+    mutual_information: np.ndarray
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k).tolist() for k in ("total", "expected_entropy", "mutual_information")}
+
+
+def epistemic_decomposition(member_probs: torch.Tensor | np.ndarray) -> EpistemicDecomposition:
+    """Split the predictive entropy of a Bayesian model average (Eq. 2) from member probabilities of shape
+    (M, N, K) — M MC-dropout passes or ensemble members — into expected entropy and mutual information."""
+    p = _as_tensor(member_probs, "member_probs").detach().to(torch.float64).cpu()
+    if p.dim() != 3:
+        raise ValueError(f"member_probs must have shape (M, N, K); got {tuple(p.shape)}")
+    mean = p.mean(0)
+    total = -torch.special.xlogy(mean, mean).sum(-1)
+    expected = (-torch.special.xlogy(p, p).sum(-1)).mean(0)
+    # MI >= 0 by Jensen; clamp tiny negative round-off.
+    mi = (total - expected).clamp_min(0.0)
+    return EpistemicDecomposition(total.numpy(), expected.numpy(), mi.numpy())
+
+
+class _BMAModel(nn.Module):
+    """Base: ``forward`` returns the log of the averaged member probabilities, so that ``log_softmax`` of it
+    is the BMA prediction (Eq. 2) and every attack in this package applies unchanged."""
+
+    def member_log_probs(self, x: torch.Tensor) -> torch.Tensor:  # (M, N, K)
+        raise NotImplementedError
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        lp = self.member_log_probs(x)
+        return torch.logsumexp(lp, dim=0) - torch.log(torch.tensor(float(lp.shape[0]), dtype=lp.dtype))
+
+    @torch.no_grad()
+    def decompose(self, x: torch.Tensor) -> EpistemicDecomposition:
+        """Epistemic decomposition of the members' predictions on ``x``."""
+        check_images(x)
+        return epistemic_decomposition(self.member_log_probs(x).exp())
+
+
+class MCDropoutModel(_BMAModel):
+    """MC-dropout (Gal & Ghahramani) wrapper: ``n_samples`` stochastic passes with dropout active and every
+    other layer (e.g. batch norm) in eval mode.
+
+    The dropout masks are drawn under ``seed`` inside a forked RNG so the global generator is left
+    untouched; by default the same masks are reused on every call (``fixed_masks=True``), which makes the
+    wrapper a deterministic function that gradient attacks can optimise against. With
+    ``fixed_masks=False`` each call advances an internal counter (fresh masks, still reproducible).
+    """
+
+    def __init__(self, model: nn.Module, *, n_samples: int = 16, seed: int = 0, fixed_masks: bool = True):
+        super().__init__()
+        if not any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules()):
+            raise ValueError("model must contain at least one dropout layer for MC-dropout")
+        self.model = model
+        self.n_samples = check_positive_int(n_samples, "n_samples")
+        self.seed = check_seed(seed) or 0
+        self.fixed_masks = bool(fixed_masks)
+        self._calls = 0
+
+    def member_log_probs(self, x: torch.Tensor) -> torch.Tensor:
+        was_training = self.model.training
+        self.model.eval()
+        for m in self.model.modules():
+            if isinstance(m, nn.modules.dropout._DropoutNd):
+                m.train()
+        seed = self.seed if self.fixed_masks else self.seed + self._calls
+        self._calls += 1
+        devices = [x.device.index or 0] if x.device.type == "cuda" else []
+        try:
+            with torch.random.fork_rng(devices=devices, device_type=x.device.type if devices else "cuda"):
+                torch.manual_seed(seed)
+                outs = [F.log_softmax(self.model(x), dim=-1) for _ in range(self.n_samples)]
+        finally:
+            self.model.train(was_training)
+        return torch.stack(outs)
+
+
+class DeepEnsemble(_BMAModel):
+    """Deep ensemble (Lakshminarayanan et al.): members' softmax outputs averaged (BMA, Eq. 2)."""
+
+    def __init__(self, members: Sequence[nn.Module]):
+        super().__init__()
+        members = list(members)
+        if len(members) < 2 or not all(isinstance(m, nn.Module) for m in members):
+            raise ValueError("members must be a sequence of at least two torch.nn.Module classifiers")
+        self.members = nn.ModuleList(members)
+
+    def member_log_probs(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.stack([F.log_softmax(m(x), dim=-1) for m in self.members])

@@ -1,0 +1,25 @@
+import uncspan
+
+
+def test_public_names_pinned():
+    assert sorted(uncspan.__all__) == sorted([
+        "__version__", "entropy", "entropy_from_logits", "max_softmax_probability", "EpistemicDecomposition",
+        "epistemic_decomposition", "MCDropoutModel", "DeepEnsemble", "AttackResult", "UncertaintyAttack",
+        "OverConfidenceAttack", "UnderConfidenceAttack", "MisclassificationAttack", "UncertaintySpan",
+        "SpanStatistic", "uncertainty_span", "mus", "msus", "ReliabilityBins", "reliability_bins", "signed_ece",
+        "expected_calibration_error", "plot_entropy_distributions", "plot_reliability_diagrams",
+        "KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
+        "LeaderboardRow", "Leaderboard", "rank_models", "robustbench_checkpoint_path",
+        "load_robustbench_models", "robustbench_leaderboard",
+    ])
+    for name in uncspan.__all__:
+        assert hasattr(uncspan, name)
+
+
+def test_import_does_not_pull_heavy_optional_modules():
+    import subprocess
+    import sys
+
+    code = "import sys, uncspan; print(any(m in sys.modules for m in ('robustbench', 'sklearn', 'matplotlib')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"

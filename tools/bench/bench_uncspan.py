@@ -1,0 +1,116 @@
+"""Benchmark of the uncspan attacks against the physical floor: a bare loop of the same number of
+forward+backward passes (gradient w.r.t. the input) on the same model and batch.
+
+Each measurement runs in a fresh subprocess so that its peak memory is its own (CPU: growth of the
+process's peak RSS over its level after imports and warm-up; CUDA: torch.cuda.max_memory_allocated). Printed figures are ratios to the floor measured in the
+same run, plus the entropy reached by PGD and APGD (quality at equal cost).
+
+    uv run python tools/bench/bench_uncspan.py            # small: 64 CIFAR-sized inputs, 30 steps (~1 min)
+    uv run python tools/bench/bench_uncspan.py --paper    # paper's attack length: 150 steps, 256 inputs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def _model(width: int):
+    import torch
+    from torch import nn
+
+    g = torch.Generator().manual_seed(0)
+    net = nn.Sequential(
+        nn.Conv2d(3, width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(2 * width, 4 * width, 3, padding=1), nn.ReLU(), nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(), nn.Linear(4 * width, 10),
+    )
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.randn(p.shape, generator=g) * (2.0 / max(p[0].numel(), 1)) ** 0.5)
+    return net.eval()
+
+
+def measure(kind: str, n: int, steps: int, width: int, device: str) -> dict:
+    import torch
+    import torch.nn.functional as F
+
+    import uncspan
+
+    dev = torch.device(device)
+    model = _model(width).to(dev)
+    x = torch.rand(n, 3, 32, 32, generator=torch.Generator().manual_seed(1)).to(dev)
+    eps = 8 / 255
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+        torch.cuda.synchronize()
+    # warm-up (allocator, kernels) outside the timed region
+    xa = x.clone().requires_grad_(True)
+    torch.autograd.grad(F.log_softmax(model(xa), -1).mean(), xa)
+    del xa
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t0 = time.perf_counter()
+    out: dict = {"kind": kind}
+    if kind == "floor":
+        # the same number of forward+backward passes as the attack (steps + 1 with gradient), bare
+        xa = x.clone()
+        for _ in range(steps + 1):
+            xa = xa.detach().requires_grad_(True)
+            g = torch.autograd.grad(-F.log_softmax(model(xa), -1).mean(-1).sum(), xa)[0]
+            xa = (xa - 1e-3 * g.sign()).clamp(0, 1)
+    else:
+        goal, optimizer = kind.split("-")
+        cls = uncspan.OverConfidenceAttack if goal == "over" else uncspan.UnderConfidenceAttack
+        res = cls(steps=steps, optimizer=optimizer, batch_size=n)(model, x, eps)
+        out["mean_entropy"] = float(res.entropy_adv.mean())
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+        out["peak_mem_mb"] = torch.cuda.max_memory_allocated() / 2**20
+    else:
+        # growth of the process's peak RSS over its level after imports, model and warm-up
+        out["peak_mem_mb"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - rss0, 1e-3)
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--paper", action="store_true", help="150 steps (paper §V-A), 256 inputs, wider model")
+    ap.add_argument("--n", type=int, default=None)
+    ap.add_argument("--steps", type=int, default=None)
+    ap.add_argument("--width", type=int, default=None)
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    n = a.n or (256 if a.paper else 64)
+    steps = a.steps or (150 if a.paper else 30)
+    width = a.width or (32 if a.paper else 16)
+    if a.measure:
+        print(json.dumps(measure(a.measure, n, steps, width, a.device)))
+        return
+    kinds = ["floor", "over-pgd", "under-pgd", "over-apgd", "under-apgd"]
+    res = {}
+    for k in kinds:
+        cmd = [sys.executable, __file__, "--measure", k, "--n", str(n), "--steps", str(steps), "--width", str(width),
+               "--device", a.device]
+        res[k] = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+    floor = res["floor"]
+    print(f"uncspan attack benchmark: {n} inputs 3x32x32, CNN width {width}, {steps} steps, device {a.device}")
+    print(f"floor: {steps + 1} bare forward+backward passes = {floor['seconds']:.3f} s, peak {floor['peak_mem_mb']:.0f} MB")
+    print(f"{'attack':<12}{'seconds':>9}{'time/floor':>12}{'peak MB':>9}{'mem/floor':>11}{'mean H':>9}")
+    for k in kinds[1:]:
+        r = res[k]
+        print(f"{k:<12}{r['seconds']:>9.3f}{r['seconds'] / floor['seconds']:>12.2f}{r['peak_mem_mb']:>9.0f}"
+              f"{r['peak_mem_mb'] / floor['peak_mem_mb']:>11.2f}{r['mean_entropy']:>9.4f}")
+
+
+if __name__ == "__main__":
+    main()
