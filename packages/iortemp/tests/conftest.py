@@ -1,0 +1,79 @@
+"""Shared fixtures: a tiny BERT + WordPiece tokenizer trained on a generated sentiment corpus (seconds)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import torch
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+NOUNS = "plot acting film music story cast script ending dialogue pacing scenery soundtrack".split()
+STRONG_POS = "superb brilliant wonderful excellent masterful stunning".split()
+MILD_POS = "nice pleasant decent fine solid good".split()
+STRONG_NEG = "awful terrible dreadful horrible atrocious abysmal".split()
+MILD_NEG = "dull bland weak flat tedious poor".split()
+NEUTRAL = "ordinary typical standard usual average plain".split()
+STRENGTH = {**{w: 2 for w in STRONG_POS}, **{w: 1 for w in MILD_POS}, **{w: -2 for w in STRONG_NEG},
+            **{w: -1 for w in MILD_NEG}, **{w: 0 for w in NEUTRAL}}
+# Substitution table for the offline word-level attack: each adjective may become any neutral or mild word.
+SYNONYMS = {w: [c for c in NEUTRAL + MILD_POS + MILD_NEG if c != w] for w in STRENGTH}
+
+
+def make_corpus(n: int, seed: int) -> tuple[list[str], np.ndarray]:
+    """Sentences with three adjectives; label = sign of their summed strength (ties dropped)."""
+    rng = np.random.default_rng(seed)
+    adjs = list(STRENGTH)
+    texts, labels = [], []
+    while len(texts) < n:
+        nouns = rng.choice(NOUNS, size=3, replace=False)
+        a = rng.choice(adjs, size=3)
+        score = sum(STRENGTH[w] for w in a)
+        if score == 0:
+            continue
+        texts.append(f"the {nouns[0]} was {a[0]} , the {nouns[1]} was {a[1]} and the {nouns[2]} felt {a[2]}")
+        labels.append(int(score > 0))
+    return texts, np.array(labels, dtype=np.int64)
+
+
+def build_tiny_bert(texts: list[str], seed: int = 0):
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=160, special_tokens=specials))
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
+                                   sep_token="[SEP]", mask_token="[MASK]")
+    cfg = BertConfig(vocab_size=tok.get_vocab_size(), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                     intermediate_size=64, max_position_embeddings=64, num_labels=2)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = BertForSequenceClassification(cfg)
+    return model, fast
+
+
+@pytest.fixture(scope="session")
+def corpus():
+    tr = make_corpus(800, 0)
+    va = make_corpus(150, 1)
+    te = make_corpus(120, 2)
+    return tr, va, te
+
+
+@pytest.fixture(scope="session")
+def tiny_text(corpus):
+    """(HFTextClassifier of a trained tiny BERT, corpus). Trained once per session."""
+    import iortemp
+
+    (xtr, ytr), _, _ = corpus
+    model, tok = build_tiny_bert(xtr)
+    cfg = iortemp.TrainingConfig(lr=3e-3, batch_size=32, epochs=6, max_length=32)
+    iortemp.train_classifier(model, tok, xtr, ytr, method="base", config=cfg, seed=0)
+    return iortemp.HFTextClassifier(model, tok, max_length=32)
