@@ -22,31 +22,41 @@ STRENGTH = {**{w: 2 for w in STRONG_POS}, **{w: 1 for w in MILD_POS}, **{w: -2 f
 SYNONYMS = {w: [c for c in NEUTRAL + MILD_POS + MILD_NEG if c != w] for w in STRENGTH}
 
 
-def make_corpus(n: int, seed: int) -> tuple[list[str], np.ndarray]:
-    """Sentences with three adjectives; label = sign of their summed strength (ties dropped)."""
+def make_corpus(n: int, seed: int, noise: float = 0.05) -> tuple[list[str], np.ndarray]:
+    """Sentences with four adjectives; label = sign of their summed strength (ties dropped), flipped with
+    probability ``noise`` so that, like real data, the classes are not perfectly separable (a finite
+    NLL-optimal temperature exists)."""
     rng = np.random.default_rng(seed)
     adjs = list(STRENGTH)
     texts, labels = [], []
     while len(texts) < n:
-        nouns = rng.choice(NOUNS, size=3, replace=False)
-        a = rng.choice(adjs, size=3)
+        nouns = rng.choice(NOUNS, size=4, replace=False)
+        a = rng.choice(adjs, size=4)
         score = sum(STRENGTH[w] for w in a)
         if score == 0:
             continue
-        texts.append(f"the {nouns[0]} was {a[0]} , the {nouns[1]} was {a[1]} and the {nouns[2]} felt {a[2]}")
-        labels.append(int(score > 0))
+        texts.append(f"the {nouns[0]} was {a[0]} , the {nouns[1]} was {a[1]} , the {nouns[2]} felt {a[2]} "
+                     f"and the {nouns[3]} seemed {a[3]}")
+        labels.append(int(score > 0) ^ int(rng.random() < noise))
     return texts, np.array(labels, dtype=np.int64)
 
 
 def build_tiny_bert(texts: list[str], seed: int = 0):
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors
     from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
 
-    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    # Deterministic WordPiece vocabulary learnt from the corpus: every word seen (sorted) plus single
+    # characters and their ## continuations as fallback pieces. (The tokenizers WordPieceTrainer breaks
+    # merge ties differently from run to run, which would make the tests non-deterministic.)
+    pre = pre_tokenizers.BertPreTokenizer()
+    norm = normalizers.BertNormalizer(lowercase=True)
+    words = sorted({w for t in texts for w, _ in pre.pre_tokenize_str(norm.normalize_str(t))})
+    chars = sorted(set("abcdefghijklmnopqrstuvwxyz0123456789',.-") | {c for w in words for c in w})
+    learnt = sorted(set(words) | set(chars) | {"##" + c for c in chars})
+    tok = Tokenizer(models.WordPiece({t: i for i, t in enumerate(specials + learnt)}, unk_token="[UNK]"))
     tok.normalizer = normalizers.BertNormalizer(lowercase=True)
     tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=160, special_tokens=specials))
     tok.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", special_tokens=[("[CLS]", tok.token_to_id("[CLS]")), ("[SEP]", tok.token_to_id("[SEP]"))])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="[UNK]", pad_token="[PAD]", cls_token="[CLS]",
@@ -77,3 +87,19 @@ def tiny_text(corpus):
     cfg = iortemp.TrainingConfig(lr=3e-3, batch_size=32, epochs=6, max_length=32)
     iortemp.train_classifier(model, tok, xtr, ytr, method="base", config=cfg, seed=0)
     return iortemp.HFTextClassifier(model, tok, max_length=32)
+
+
+@pytest.fixture(scope="session")
+def synonyms():
+    return SYNONYMS
+
+
+@pytest.fixture(scope="session")
+def tiny_bert():
+    """Factory ``(texts, seed) -> (untrained tiny BertForSequenceClassification, fast tokenizer)``."""
+    return build_tiny_bert
+
+
+@pytest.fixture(scope="session")
+def corpus_maker():
+    return make_corpus

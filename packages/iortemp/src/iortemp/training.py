@@ -275,7 +275,7 @@ def train_classifier(
                             / cfg.adv_steps
                         )
                         lk.backward()
-                        loss_sum += float(lk)
+                        loss_sum += float(lk.detach())
                         delta = _ascend(delta, delta.grad, cfg)
                     loss = torch.tensor(loss_sum)
                 else:  # ddi-at
@@ -293,7 +293,7 @@ def train_classifier(
                                 ]
                             )
                         )
-                        losses.append(float(lm))
+                        losses.append(float(lm.detach()))
                     mat = torch.stack(vecs)
                     gram = (mat.double() @ mat.double().T).cpu().numpy()
                     alpha = min_norm_simplex(gram, solver=cfg.ddi_solver)
