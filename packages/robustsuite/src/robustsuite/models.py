@@ -1,0 +1,352 @@
+"""Embedded models, trained on first use and cached, plus the text-classifier wrapper.
+
+Cache layout: ``<cache>/models/<name>-<recipe hash>/`` holding the weights and ``manifest.json`` with the
+SHA-256 of every file. The hash covers the training recipe, so a changed recipe trains a new model; a
+missing, partial or corrupt entry (manifest absent or a hash mismatch) is rebuilt. A file lock keeps two
+processes from training the same model at once.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from . import data as _data
+from ._io import cache_dir, sha256_file, stable_hash, write_json
+
+# --- vision ---------------------------------------------------------------------------------------
+
+
+class DigitsCNN(nn.Module):
+    """Small CNN for 8×8 grey digits in [0, 1]; input normalisation lives inside (RobustBench style)."""
+
+    def __init__(self, num_classes: int = 10, width: int = 32):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor(0.30))
+        self.register_buffer("std", torch.tensor(0.40))
+        self.features = nn.Sequential(
+            nn.Conv2d(1, width, 3, padding=1), nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, padding=1), nn.ReLU(),
+            nn.MaxPool2d(2),
+            nn.Flatten(),
+            nn.Linear(2 * width * 16, 128), nn.ReLU(),
+        )
+        self.head = nn.Linear(128, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features((x - self.mean) / self.std))
+
+
+ARCHITECTURES: dict[str, Callable[..., nn.Module]] = {"digits-cnn": DigitsCNN}
+
+
+@dataclass(frozen=True)
+class VisionRecipe:
+    """How a builtin vision model is trained (every field enters the cache key)."""
+
+    name: str
+    epochs: int = 40
+    lr: float = 2e-3
+    batch_size: int = 64
+    weight_decay: float = 5e-4
+    adversarial: bool = False
+    eps: float = 0.1          # L∞ budget for PGD adversarial training (inputs in [0, 1])
+    pgd_steps: int = 7
+    pgd_step_size: float = 0.03
+    seed: int = 0
+    version: int = 1
+
+
+VISION_RECIPES = {
+    "digits-cnn": VisionRecipe("digits-cnn"),
+    "digits-cnn-at": VisionRecipe("digits-cnn-at", epochs=40, adversarial=True),
+}
+
+
+def pgd_linf(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, eps: float, steps: int, step_size: float,
+             generator: torch.Generator | None = None) -> torch.Tensor:
+    """Untargeted L∞ PGD with a random start (Madry et al.) used for adversarial training."""
+    delta = (torch.rand(x.shape, generator=generator, device=x.device) * 2 - 1) * eps
+    x_adv = (x + delta).clamp(0, 1)
+    for _ in range(steps):
+        x_adv.requires_grad_(True)
+        loss = nn.functional.cross_entropy(model(x_adv), y)
+        (grad,) = torch.autograd.grad(loss, x_adv)
+        x_adv = torch.min(torch.max(x_adv.detach() + step_size * grad.sign(), x - eps), x + eps).clamp(0, 1)
+    return x_adv.detach()
+
+
+def train_vision(recipe: VisionRecipe, dataset: _data.Dataset, progress: Callable[[int, int], None] | None = None
+                 ) -> nn.Module:
+    """Train a :class:`DigitsCNN` by ``recipe`` (standard or PGD adversarial training); deterministic."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe.seed)
+        model = DigitsCNN(dataset.num_classes)
+    gen = torch.Generator().manual_seed(recipe.seed)
+    opt = torch.optim.Adam(model.parameters(), lr=recipe.lr, weight_decay=recipe.weight_decay)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, recipe.epochs)
+    x, y = dataset.train.x, dataset.train.y
+    for epoch in range(recipe.epochs):
+        model.train()
+        perm = torch.randperm(len(y), generator=gen)
+        for i in range(0, len(y), recipe.batch_size):
+            idx = perm[i:i + recipe.batch_size]
+            xb, yb = x[idx], y[idx]
+            if recipe.adversarial:
+                model.eval()
+                xb = pgd_linf(model, xb, yb, eps=recipe.eps, steps=recipe.pgd_steps,
+                              step_size=recipe.pgd_step_size, generator=gen)
+                model.train()
+            loss = nn.functional.cross_entropy(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        sched.step()
+        if progress:
+            progress(epoch + 1, recipe.epochs)
+    return model.eval()
+
+
+# --- text -----------------------------------------------------------------------------------------
+
+
+class TextClassifier:
+    """A Hugging Face sequence classifier as the text-classifier contract: ``list[str] -> (N, K)`` logits.
+
+    It has TextAttack's ``ModelWrapper`` shape (``__call__``, ``model``, ``tokenizer``, ``get_grad``), so
+    TextAttack recipes accept it directly.
+    """
+
+    def __init__(self, model, tokenizer, *, max_length: int = 64, batch_size: int = 64):
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.batch_size = batch_size
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @property
+    def num_classes(self) -> int:
+        return int(self.model.config.num_labels)
+
+    def encode(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
+        enc = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
+                             return_tensors="pt")
+        return {k: v.to(self.device) for k, v in enc.items()}
+
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        if isinstance(texts, str):
+            raise TypeError("texts must be a list of strings, not a single string")
+        texts = list(texts)
+        out = []
+        with torch.no_grad():
+            for i in range(0, len(texts), self.batch_size):
+                out.append(self.model(**self.encode(texts[i:i + self.batch_size])).logits.float().cpu())
+        if not out:
+            return np.zeros((0, self.num_classes), dtype=np.float32)
+        return torch.cat(out).numpy()
+
+    def get_grad(self, text: str) -> dict:
+        """Gradient of the loss w.r.t. the word embeddings (TextAttack's ``ModelWrapper.get_grad``)."""
+        emb_layer = self.model.get_input_embeddings()
+        store: dict = {}
+
+        def hook(_module, _inp, out):
+            out.retain_grad()
+            store["emb"] = out
+
+        handle = emb_layer.register_forward_hook(hook)
+        try:
+            enc = self.encode([text])
+            logits = self.model(**enc).logits
+            loss = nn.functional.cross_entropy(logits, logits.argmax(-1))
+            loss.backward()
+        finally:
+            handle.remove()
+            self.model.zero_grad()
+        return {"ids": enc["input_ids"][0].tolist(), "gradient": store["emb"].grad[0].cpu().numpy()}
+
+
+@dataclass(frozen=True)
+class TextRecipe:
+    name: str
+    dataset: str = "sentiment-mini"
+    vocab_size: int = 2000
+    hidden_size: int = 64
+    layers: int = 2
+    heads: int = 2
+    intermediate_size: int = 128
+    max_length: int = 48
+    epochs: int = 10
+    lr: float = 2e-3
+    batch_size: int = 32
+    seed: int = 0
+    version: int = 1
+
+
+TEXT_RECIPES = {"text-tiny": TextRecipe("text-tiny")}
+
+
+def train_tokenizer(texts: Sequence[str], vocab_size: int):
+    """A WordPiece tokenizer trained locally with ``tokenizers``, wrapped as ``BertTokenizerFast``."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
+    from transformers import BertTokenizerFast
+
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.train_from_iterator(texts, trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=special))
+    cls_id, sep_id = tok.token_to_id("[CLS]"), tok.token_to_id("[SEP]")
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B [SEP]", special_tokens=[("[CLS]", cls_id), ("[SEP]", sep_id)])
+    from tokenizers import decoders
+
+    tok.decoder = decoders.WordPiece()
+    return BertTokenizerFast(tokenizer_object=tok, do_lower_case=True)
+
+
+def train_text(recipe: TextRecipe, dataset: _data.Dataset, progress: Callable[[int, int], None] | None = None
+               ) -> TextClassifier:
+    """Train a tiny ``BertForSequenceClassification`` from scratch on ``dataset`` (deterministic)."""
+    from transformers import BertConfig, BertForSequenceClassification
+
+    tokenizer = train_tokenizer(list(dataset.train.x), recipe.vocab_size)
+    config = BertConfig(vocab_size=len(tokenizer), hidden_size=recipe.hidden_size,
+                        num_hidden_layers=recipe.layers, num_attention_heads=recipe.heads,
+                        intermediate_size=recipe.intermediate_size, max_position_embeddings=recipe.max_length + 2,
+                        num_labels=dataset.num_classes, id2label=dict(enumerate(dataset.classes)),
+                        label2id={c: i for i, c in enumerate(dataset.classes)})
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe.seed)
+        model = BertForSequenceClassification(config)
+    clf = TextClassifier(model, tokenizer, max_length=recipe.max_length)
+    gen = torch.Generator().manual_seed(recipe.seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=recipe.lr, weight_decay=0.01)
+    texts, labels = list(dataset.train.x), dataset.train.y
+    steps = recipe.epochs * ((len(texts) + recipe.batch_size - 1) // recipe.batch_size)
+    sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=recipe.lr, total_steps=steps, pct_start=0.1)
+    for epoch in range(recipe.epochs):
+        model.train()
+        perm = torch.randperm(len(texts), generator=gen).tolist()
+        for i in range(0, len(texts), recipe.batch_size):
+            idx = perm[i:i + recipe.batch_size]
+            with torch.random.fork_rng(devices=[]):  # dropout draws stay off the global stream
+                torch.manual_seed(int(torch.randint(0, 2**31 - 1, (1,), generator=gen)))
+                out = model(**clf.encode([texts[j] for j in idx]), labels=labels[idx])
+            opt.zero_grad()
+            out.loss.backward()
+            opt.step()
+            sched.step()
+        if progress:
+            progress(epoch + 1, recipe.epochs)
+    model.eval()
+    return clf
+
+
+def load_text_dir(path: Path, *, max_length: int = 64) -> TextClassifier:
+    """A directory written by ``save_pretrained`` (model + tokenizer) as a :class:`TextClassifier`."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model = AutoModelForSequenceClassification.from_pretrained(str(path), local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    return TextClassifier(model, tokenizer, max_length=max_length)
+
+
+# --- cache ----------------------------------------------------------------------------------------
+
+
+def _entry_dir(recipe) -> Path:
+    return cache_dir() / "models" / f"{recipe.name}-{stable_hash(asdict(recipe))}"
+
+
+def _entry_ok(entry: Path) -> bool:
+    manifest = entry / "manifest.json"
+    if not manifest.is_file():
+        return False
+    try:
+        files = json.loads(manifest.read_text())["files"]
+        return all((entry / name).is_file() and sha256_file(entry / name) == digest
+                   for name, digest in files.items())
+    except (ValueError, KeyError, OSError):
+        return False
+
+
+def _publish(entry: Path, build: Callable[[Path], dict]) -> None:
+    """Build into a temporary sibling directory, write the manifest, then swap it into place."""
+    tmp = Path(tempfile.mkdtemp(prefix=f".{entry.name}.", dir=entry.parent))
+    try:
+        meta = build(tmp)
+        files = {p.name: sha256_file(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+        write_json(tmp / "manifest.json", {"files": files, **meta})
+        if entry.exists():
+            shutil.rmtree(entry)
+        tmp.rename(entry)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _cached(recipe, build: Callable[[Path], dict], load: Callable[[Path], object]):
+    from filelock import FileLock
+
+    entry = _entry_dir(recipe)
+    entry.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(entry) + ".lock"):
+        if not _entry_ok(entry):
+            _publish(entry, build)
+    return load(entry)
+
+
+def builtin_vision(name: str, *, progress: Callable[[int, int], None] | None = None) -> nn.Module:
+    """``builtin:digits-cnn`` / ``builtin:digits-cnn-at``: trained on first use, then loaded from cache."""
+    recipe = VISION_RECIPES[name]
+
+    def build(tmp: Path) -> dict:
+        ds = _data.digits()
+        model = train_vision(recipe, ds, progress)
+        torch.save(model.state_dict(), tmp / "model.pt")
+        with torch.no_grad():
+            acc = (model(ds.test.x).argmax(1) == ds.test.y).double().mean().item()
+        return {"recipe": asdict(recipe), "test_accuracy": acc}
+
+    def load(entry: Path) -> nn.Module:
+        model = DigitsCNN(10)
+        model.load_state_dict(torch.load(entry / "model.pt", weights_only=True, map_location="cpu"))
+        return model.eval()
+
+    return _cached(recipe, build, load)
+
+
+def builtin_text(name: str, *, progress: Callable[[int, int], None] | None = None) -> TextClassifier:
+    """``builtin:text-tiny``: a tiny BERT trained on ``builtin:sentiment-mini``, cached via ``save_pretrained``."""
+    recipe = TEXT_RECIPES[name]
+
+    def build(tmp: Path) -> dict:
+        ds = _data.BUILTIN_DATASETS[recipe.dataset][0]()
+        clf = train_text(recipe, ds, progress)
+        clf.model.save_pretrained(tmp, safe_serialization=True)
+        clf.tokenizer.save_pretrained(tmp)
+        acc = float((clf(list(ds.test.x)).argmax(1) == ds.test.y.numpy()).mean())
+        return {"recipe": asdict(recipe), "test_accuracy": acc}
+
+    return _cached(recipe, build, lambda entry: load_text_dir(entry, max_length=recipe.max_length))
+
+
+def builtin_manifest(name: str) -> dict | None:
+    """The cached manifest (recipe, measured test accuracy) of a builtin model, if it has been trained."""
+    recipe = VISION_RECIPES.get(name) or TEXT_RECIPES.get(name)
+    if recipe is None:
+        raise KeyError(name)
+    entry = _entry_dir(recipe)
+    return json.loads((entry / "manifest.json").read_text()) if _entry_ok(entry) else None

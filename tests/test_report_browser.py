@@ -1,0 +1,36 @@
+"""The HTML report opens in a real headless browser and shows its figures (tools/check_report_html.py)."""
+
+import importlib.util
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from robustsuite.report import SCHEMA_VERSION, Section, write_report  # noqa: E402
+from robustsuite.runners import RunContext  # noqa: E402
+
+spec = importlib.util.spec_from_file_location("check_report_html",
+                                              Path(__file__).parents[1] / "tools" / "check_report_html.py")
+checker = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(checker)
+
+
+@pytest.mark.skipif(checker.chromium() is None, reason="needs Debian's chromium (apt-get install chromium)")
+def test_report_html_renders_figures_in_headless_chromium(tmp_path):
+    ctx = RunContext(run_dir=tmp_path, method="m")
+    figures = []
+    for i in range(2):
+        fig, ax = plt.subplots()
+        ax.bar(range(3), [i + 1, 2, 3])
+        figures.append(ctx.figure(fig, f"f{i}", f"figure {i}"))
+    report = {"schema_version": SCHEMA_VERSION,
+              "run": {"id": "browser", "created": "2026-01-01T00:00:00+00:00", "seed": 0, "device": "cpu",
+                      "config": {}, "versions": {}, "command": "test"},
+              "units": [], "sections": {"m": Section("M", "s", figures=figures).to_dict()}}
+    write_report(tmp_path, report)
+    n, ok = checker.check(tmp_path, tmp_path / "shot.png")
+    assert (n, ok) == (2, 2)
+    assert (tmp_path / "shot.png").read_bytes()[:4] == b"\x89PNG"
