@@ -1,7 +1,8 @@
-import iortemp
 import numpy as np
 import pytest
 from scipy.special import log_softmax
+
+import iortemp
 
 
 def planted(n=20000, k=4, t_star=2.5, seed=0):

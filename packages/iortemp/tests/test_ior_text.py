@@ -1,8 +1,9 @@
 """The paper's effect at small scale (Tables 2-3) with the offline greedy word-swap attack."""
 
-import iortemp
 import numpy as np
 import pytest
+
+import iortemp
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
-import iortemp
 import numpy as np
 import pytest
+
+import iortemp
 
 
 def test_ece_mce_against_hand_computation():

@@ -1,9 +1,10 @@
 import math
 
-import iortemp
 import numpy as np
 import pytest
 from scipy import optimize
+
+import iortemp
 
 
 def step_q(x_min=-5.3, floor=0.2):

@@ -1,10 +1,11 @@
-import iortemp
 import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+
+import iortemp
 
 TEMPS = [1e-3, 5e-3, 1e-1, 1.0, 10.0, 2e6, 1e7]
 

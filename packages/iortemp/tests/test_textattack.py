@@ -1,8 +1,9 @@
 """TextAttack's DeepWordBug, offline, through the temperature wrapper (imports textattack: ~15 s)."""
 
-import iortemp
 import numpy as np
 import pytest
+
+import iortemp
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,8 @@
-import iortemp
 import numpy as np
 import pytest
 import torch
+
+import iortemp
 
 
 @pytest.fixture(scope="module")

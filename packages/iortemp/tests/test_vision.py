@@ -1,10 +1,11 @@
 """IOR check for vision models with PGD (gradient masking by a T_d = 0.005 wrapper), on sklearn digits."""
 
-import iortemp
 import numpy as np
 import pytest
 import torch
 from sklearn.datasets import load_digits
+
+import iortemp
 
 
 @pytest.fixture(scope="module")

@@ -139,7 +139,7 @@ def run(ctx, params: dict) -> Section:
     # Tables 2/3: one checkpointed unit per served system
     rows = []
     for key, model in systems.items():
-        def unit(model=model):
+        def unit(key=key, model=model):
             tab = iortemp.illusion_table({key: model}, attacks, xte, yte, val_inputs=xva, val_labels=yva,
                                          opt_attack=opt_attack, calibration=p["calibration"],
                                          max_evaluations=int(p["max_evaluations"]), seed=ctx.seed,
