@@ -134,7 +134,7 @@ def search_temperature(
     qs = np.array([cache[v] for v in xs])
     qmin = qs.min()
     tied = xs[qs == qmin]
-    bx = float(tied[len(tied) // 2])  # middle of the tied minima: away from the plateau's edges
+    bx = float(tied[np.argmin(np.abs(tied - x0))])  # among tied minima, the one nearest the start (e.g. T_cal)
     neighbours_l = qs[xs < bx]
     neighbours_r = qs[xs > bx]
     strict = bool(
