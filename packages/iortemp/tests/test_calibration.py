@@ -89,3 +89,37 @@ def test_inputs_not_mutated():
     iortemp.calibrate_temperature(z, y)
     iortemp.PlattScaler().fit(z, y)
     assert np.array_equal(z, z0) and np.array_equal(y, y0)
+
+
+def test_platt_wrap_serves_transformed_logits():
+    import torch
+
+    z, y = planted(n=400, k=3, seed=5)
+    sc = iortemp.PlattScaler(kind="matrix").fit(z, y)
+
+    class Fixed:
+        def __call__(self, texts):
+            return z[[int(t) for t in texts]].astype(np.float32)
+
+    wrapped = sc.wrap(Fixed())
+    texts = [str(i) for i in range(5)]
+    np.testing.assert_allclose(wrapped(texts), sc.transform(z[:5].astype(np.float32)), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(iortemp.logits64(wrapped, texts), sc.transform(z[:5].astype(np.float32)), rtol=1e-10)
+    net = torch.nn.Linear(3, 3)
+    x = torch.randn(4, 3)
+    out = sc.wrap(net)(x)
+    np.testing.assert_allclose(out.detach().numpy(), sc.transform(net(x).detach().numpy()), rtol=1e-4, atol=1e-5)
+
+
+def test_cli_calibrate(tmp_path, capsys):
+    import json
+
+    from iortemp.cli import main
+
+    z, y = planted(n=3000, t_star=2.5, seed=6)
+    np.save(tmp_path / "z.npy", z)
+    np.save(tmp_path / "y.npy", y)
+    assert main(["calibrate", str(tmp_path / "z.npy"), str(tmp_path / "y.npy")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["temperature"] == pytest.approx(iortemp.calibrate_temperature(z, y))
+    assert out["nll_after"] <= out["nll_before"]
