@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -118,7 +119,9 @@ def run(ctx, params: dict) -> Section:
     import iortemp
 
     p = {**DEFAULTS, **params}
-    work = ctx.work_dir()
+    # one scratch directory per (model, dataset) target, so several targets of one run never share checkpoints
+    work = ctx.work_dir() / re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{p['model']}__{p['dataset']}")
+    work.mkdir(parents=True, exist_ok=True)
     base = ctx.model(p["model"])
     ds = ctx.dataset(p["dataset"])
     if ds.modality != "text":
