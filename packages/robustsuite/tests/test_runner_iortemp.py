@@ -11,7 +11,7 @@ from robustsuite.runners import iortemp as runner
 TINY = {
     "n_test": 16, "n_val": 16, "attacks": ["wordswap"], "opt_attack": "wordswap", "max_evaluations": 3,
     "ddi_train_size": 32, "ddi_epochs": 1, "ddi_batch_size": 16, "ddi_k": 1, "ddi_m": 2,
-    "sweep_temperatures": [1e-3, 1.0, 1e7], "vision_n": 60, "vision_steps": 3,
+    "sweep_temperatures": [1e-3, 1.0, 1e7], "vision_n": 60, "vision_steps": 3, "modes": ["plain", "cal", "opt", "platt"],
 }
 
 
@@ -24,7 +24,7 @@ def test_runner_section_well_formed_and_resumable(tmp_path):
     names = {t.name for t in sec.tables}
     assert {"ior_table", "ior_verdict", "confidence", "transfer", "vision_ior"} <= names
     tab = next(t for t in sec.tables if t.name == "ior_table")
-    assert len(tab.rows) == 4 * 3  # base, ↓conf, ↑conf, ddi-at × plain / cal / opt
+    assert len(tab.rows) == 4 * 4  # base, ↓conf, ↑conf, ddi-at × plain / cal / opt / platt
     for row in tab.rows:
         clean, adv = row[3], row[4]
         assert 0 <= adv <= clean <= 100

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import check_choice
-from .calibration import calibrate_temperature
+from .calibration import PlattScaler, calibrate_temperature
 from .metrics import confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature
 from .protocol import AdversarialEvaluation, evaluate_attack
@@ -22,7 +22,7 @@ from .temperature import logits64
 
 __all__ = ["IORReport", "IllusionTable", "SweepPoint", "detect_ior", "illusion_table", "temperature_sweep"]
 
-MODES = ("plain", "cal", "opt")
+MODES = ("plain", "cal", "opt", "platt")
 
 
 @dataclass(frozen=True)
@@ -189,14 +189,15 @@ def illusion_table(
     *,
     val_inputs,
     val_labels,
-    modes: Sequence[str] = MODES,
+    modes: Sequence[str] = ("plain", "cal", "opt"),
     opt_attack: str | None = None,
     calibration: str = "exact",
     max_evaluations: int = 8,
     seed: int = 0,
     progress: bool = False,
 ) -> IllusionTable:
-    """Adversarial accuracy of each served system under each attack, plain / cal / opt (Tables 2-3).
+    """Adversarial accuracy of each served system under each attack, plain / cal / opt (Tables 2-3), and
+    optionally ``"platt"``: the adversary attacks a matrix-Platt-scaled copy instead (Table 13).
 
     ``systems`` maps names to served models (e.g. ``{"base": m, "↓conf": TemperatureScaled(m, 2e6),
     "↑conf": TemperatureScaled(m, 0.005), "ddi-at": d}``); ``opt_attack`` names the attack used to
@@ -218,6 +219,8 @@ def illusion_table(
                 t, extra = 1.0, {}
             elif mode == "cal":
                 t, extra = t_cal, {}
+            elif mode == "platt":
+                t, extra = 1.0, {}
             else:
                 res = optimize_temperature(
                     model,
@@ -229,9 +232,11 @@ def illusion_table(
                     seed=seed,
                 )
                 t, extra = res.temperature, {"search": res.to_dict()}
+            source = PlattScaler(kind="matrix").fit(logits64(model, val_inputs), yv).wrap(model) if mode == "platt" else None
             accs, clean, conf = {}, None, None
             for aname, atk in attacks.items():
-                ev = evaluate_attack(model, inputs, labels, atk, temperature=t, seed=seed, progress=progress)
+                ev = evaluate_attack(model, inputs, labels, atk, temperature=t, source_model=source, seed=seed,
+                                     progress=progress)
                 accs[aname] = ev.adversarial_accuracy
                 clean = ev.clean_accuracy
                 conf = (ev.clean_confidence.mean, ev.adversarial_confidence.mean)

@@ -24,6 +24,7 @@ DEFAULTS: dict = {
     "attacks": ["deepwordbug", "wordswap"],  # TextAttack DeepWordBug (offline) + iortemp's greedy word swap
     "opt_attack": "deepwordbug",  # attack defining Q(T) for the Brent search (the paper's choice)
     "max_evaluations": 5,
+    "modes": ["plain", "cal", "opt"],  # add "platt" for Table 13's matrix-Platt comparator
     "design_temperatures": {"down_conf": 2e6, "up_conf": 0.005},
     "calibration": "exact",  # or "gd": the paper's 5000-step gradient descent
     "ddi_at": True,
@@ -145,6 +146,7 @@ def run(ctx, params: dict) -> Section:
         def unit(key=key, model=model):
             tab = iortemp.illusion_table({key: model}, attacks, xte, yte, val_inputs=xva, val_labels=yva,
                                          opt_attack=opt_attack, calibration=p["calibration"],
+                                         modes=tuple(dict.fromkeys(["plain", "cal", "opt", *p["modes"]])),
                                          max_evaluations=int(p["max_evaluations"]), seed=ctx.seed,
                                          progress=ctx.progress)
             return tab.to_dict()["rows"]
