@@ -36,7 +36,7 @@ DEFAULTS: dict = {
     "ddi_k": 3,
     "ddi_normalization": "normalise",
     "wordswap_neighbours": 8,
-    "sweep_attack": "wordswap",
+    "sweep_attack": "deepwordbug",
     "sweep_temperatures": [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e5, 1e7],
     "threshold": 0.05,
     "vision_model": "builtin:digits-cnn",
@@ -223,7 +223,8 @@ def run(ctx, params: dict) -> Section:
     axes[0].semilogx(ts, qs, "o-")
     axes[0].set_xlabel("design temperature T_d (log)")
     axes[0].set_ylabel("adversarial accuracy (%)")
-    axes[1].plot(cs, qs, "o-")
+    order = sorted(range(len(cs)), key=lambda i: cs[i])
+    axes[1].plot([cs[i] for i in order], [qs[i] for i in order], "o-")
     axes[1].set_xlabel("mean predicted-class confidence (%)")
     for ax in axes:
         ax.grid(alpha=0.3)
