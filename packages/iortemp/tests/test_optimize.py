@@ -48,7 +48,8 @@ def test_entirely_flat_q_returns_without_error():
 
 
 def test_smooth_q_converges_to_minimum():
-    res = iortemp.search_temperature(lambda t: (math.log10(t) - 1.37) ** 2, xatol=1e-3, max_evaluations=40)
+    res = iortemp.search_temperature(lambda t: (math.log10(t) - 1.37) ** 2, xatol=1e-3, max_evaluations=40,
+                                     stall_patience=None)
     assert math.log10(res.temperature) == pytest.approx(1.37, abs=2e-3)
     assert res.strict_bracket
 
@@ -89,3 +90,13 @@ def test_min_norm_simplex_exact_cvxpy_and_brute_force_agree():
     np.testing.assert_allclose(iortemp.min_norm_simplex(g), [0.5, 0.5])
     with pytest.raises(ValueError, match="gram"):
         iortemp.min_norm_simplex(np.zeros((2, 3)))
+
+
+def test_stall_patience_stops_refining_a_plateau():
+    q = step_q()
+    full = iortemp.search_temperature(q, max_evaluations=40, stall_patience=None)
+    short = iortemp.search_temperature(q, max_evaluations=40, stall_patience=3)
+    assert short.adversarial_accuracy == full.adversarial_accuracy
+    assert short.evaluations < full.evaluations
+    with pytest.raises(ValueError, match="stall_patience"):
+        iortemp.search_temperature(q, stall_patience=0)

@@ -52,6 +52,10 @@ class _BudgetExhausted(Exception):
     pass
 
 
+class _Stalled(Exception):
+    pass
+
+
 def search_temperature(
     q: Callable[[float], float],
     *,
@@ -60,11 +64,14 @@ def search_temperature(
     max_evaluations: int = 16,
     xatol: float = 0.05,
     flat_patience: int = 3,
+    stall_patience: int | None = 4,
 ) -> TemperatureSearchResult:
     """Minimise any Q(T) (e.g. adversarial accuracy) over log10 T by decade probing + bounded Brent.
 
     ``xatol`` is the Brent tolerance in log10 T; ``flat_patience`` the number of decades walked across a
-    flat Q before giving up in that direction.
+    flat Q before giving up in that direction; ``stall_patience`` stops the Brent stage after that many
+    consecutive evaluations without a new minimum (Q is a step function: refining inside a plateau
+    rarely pays; ``None`` runs Brent to ``xatol``).
     """
     t0 = check_temperature(init_temperature, "init_temperature")
     lo, hi = (float(v) for v in log10_bounds)
@@ -74,8 +81,11 @@ def search_temperature(
     patience = check_positive_int(flat_patience, "flat_patience", minimum=0)
     if not (xatol > 0):
         raise ValueError(f"xatol must be > 0, got {xatol}")
+    if stall_patience is not None:
+        check_positive_int(stall_patience, "stall_patience")
 
     cache: dict[float, float] = {}
+    stage = {"brent": False, "stall": 0}
 
     def f(x: float) -> float:
         key = round(min(max(float(x), lo), hi), 9)
@@ -85,7 +95,12 @@ def search_temperature(
             val = float(q(10.0**key))
             if not math.isfinite(val):
                 raise ValueError(f"Q(T) must be finite, got {val} at T={10.0**key:g}")
+            improved = not cache or val < min(cache.values())
             cache[key] = val
+            if stage["brent"] and stall_patience is not None:
+                stage["stall"] = 0 if improved else stage["stall"] + 1
+                if stage["stall"] >= stall_patience:
+                    raise _Stalled
         return cache[key]
 
     x0 = round(min(max(math.log10(t0), lo), hi), 9)
@@ -119,12 +134,15 @@ def search_temperature(
         left = max([v for v in xs if v < best_x], default=best_x)
         right = min([v for v in xs if v > best_x], default=best_x)
         if right - left > xatol:
+            stage["brent"] = True
             minimize_scalar(
                 f,
                 bounds=(left, right),
                 method="bounded",
                 options={"xatol": xatol, "maxiter": max(1, budget - len(cache))},
             )
+    except _Stalled:
+        pass
     except _BudgetExhausted:
         exhausted = True
         xs = sorted(cache)
@@ -162,6 +180,7 @@ def optimize_temperature(
     max_evaluations: int = 16,
     xatol: float = 0.05,
     flat_patience: int = 3,
+    stall_patience: int | None = 4,
     seed: int = 0,
     progress: bool = False,
 ) -> TemperatureSearchResult:
