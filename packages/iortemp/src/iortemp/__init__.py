@@ -1,6 +1,66 @@
-"""Extreme confidence and the illusion of robustness: temperature wrappers, calibration, Brent-optimised temperatures, DDi-AT."""
+"""iortemp: extreme confidence and the illusion of robustness (IOR) in adversarial evaluation.
+
+Temperature wrappers (Eq. 8), adversary temperature calibration (Sec. 4.1, Eq. 9) and Brent-optimised
+temperatures (Sec. 4.2, Eqs. 10-11), the attack-the-scaled / score-the-original protocol (Sec. 5), IOR
+detection (Fig. 1), and DDi-AT / PGD-K / FreeLB / augmentation training (App. A-C).
+Heavy integrations (TextAttack, transformers) are imported lazily.
+"""
 
 from importlib.metadata import version as _version
 
+from .attacks import AttackOutput, EmbeddingNeighbours, GreedyWordSwap, PGDLinf, TextAttackRecipe
+from .calibration import PlattScaler, calibrate_temperature, temperature_nll
+from .hf import HFTextClassifier
+from .ior import IllusionTable, IORReport, SweepPoint, detect_ior, illusion_table, temperature_sweep
+from .metrics import CalibrationError, ConfidenceStats, calibration_error, confidence_stats
+from .optimize import TemperatureSearchResult, optimize_temperature, search_temperature
+from .protocol import AdversarialEvaluation, evaluate_attack, predict, transfer_attack
+from .temperature import TemperatureScaled, TemperatureScaledModule, TemperatureScaledText, logits64
+from .training import (
+    TrainingConfig,
+    TrainingResult,
+    adversarial_augmentation,
+    min_norm_simplex,
+    train_classifier,
+)
+
 __version__ = _version("iortemp")
-__all__ = ["__version__"]
+
+__all__ = [
+    "AdversarialEvaluation",
+    "AttackOutput",
+    "CalibrationError",
+    "ConfidenceStats",
+    "EmbeddingNeighbours",
+    "GreedyWordSwap",
+    "HFTextClassifier",
+    "IORReport",
+    "IllusionTable",
+    "PGDLinf",
+    "PlattScaler",
+    "SweepPoint",
+    "TemperatureScaled",
+    "TemperatureScaledModule",
+    "TemperatureScaledText",
+    "TemperatureSearchResult",
+    "TextAttackRecipe",
+    "TrainingConfig",
+    "TrainingResult",
+    "__version__",
+    "adversarial_augmentation",
+    "calibrate_temperature",
+    "calibration_error",
+    "confidence_stats",
+    "detect_ior",
+    "evaluate_attack",
+    "illusion_table",
+    "logits64",
+    "min_norm_simplex",
+    "optimize_temperature",
+    "predict",
+    "search_temperature",
+    "temperature_nll",
+    "temperature_sweep",
+    "train_classifier",
+    "transfer_attack",
+]

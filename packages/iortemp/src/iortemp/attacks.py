@@ -1,0 +1,368 @@
+"""Attacks used by the evaluation protocol: TextAttack recipes, an offline greedy word swap, and L-inf PGD.
+
+Every attack is an object whose hyper-parameters are keyword-only constructor arguments and whose call
+``attack(victim, inputs, labels, *, seed=0, progress=False) -> AttackOutput`` attacks ``victim`` (which the
+protocol sets to the temperature-modified model). Success is judged on the victim; the protocol re-scores
+the adversarial inputs on the unmodified model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._rng import seeded_globals
+from ._textattack import STOPWORDS, import_textattack
+from ._validation import check_choice, check_positive_int
+from .temperature import _device_of
+
+__all__ = [
+    "AttackOutput",
+    "EmbeddingNeighbours",
+    "GreedyWordSwap",
+    "PGDLinf",
+    "TextAttackRecipe",
+]
+
+
+@dataclass(frozen=True)
+class AttackOutput:
+    """Adversarial inputs (list of str, or a tensor for vision) and per-sample outcome on the victim."""
+
+    adversarial: list | torch.Tensor
+    success: np.ndarray  # bool (N,): victim's prediction flipped from the label
+    skipped: np.ndarray  # bool (N,): victim already wrong on the clean input, not attacked
+    queries: np.ndarray  # int (N,): victim queries spent (0 for gradient attacks)
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = {
+            "n": int(len(self.success)),
+            "success_rate": float(np.mean(self.success)) if len(self.success) else 0.0,
+            "skipped": int(np.sum(self.skipped)),
+            "mean_queries": float(np.mean(self.queries)) if len(self.queries) else 0.0,
+        }
+        if isinstance(self.adversarial, list):
+            out["adversarial"] = list(self.adversarial)
+        return out
+
+
+def goal_probabilities(outputs) -> torch.Tensor:
+    """TextAttack's convention: use the victim's scores as probabilities if rows sum to 1, else softmax.
+
+    Computed in the dtype the victim returned (float32 for served models), so the float32 saturation of a
+    T_d = 0.005 model is reproduced exactly as TextAttack sees it.
+    """
+    s = torch.as_tensor(np.asarray(outputs))
+    if not ((s.sum(dim=1) - 1).abs() < 1e-6).all():
+        s = torch.softmax(s, dim=1)
+    return s
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
+class EmbeddingNeighbours:
+    """Substitution candidates: the ``k`` nearest whole-word tokens in an embedding space (cosine).
+
+    An offline stand-in for counter-fitted synonym embeddings (TextFooler) when those cannot be
+    downloaded: build it from any word-vector table, or from a Hugging Face model's input embeddings with
+    :meth:`from_hf`. Neighbours are computed lazily per word and cached.
+    """
+
+    def __init__(self, words: Sequence[str], vectors, *, k: int = 10, min_similarity: float = -1.0):
+        vec = np.asarray(vectors, dtype=np.float64)
+        if vec.ndim != 2 or vec.shape[0] != len(words):
+            raise ValueError("vectors must have shape (len(words), d)")
+        self.k = check_positive_int(k, "k")
+        self.words = [str(w) for w in words]
+        self._index = {w: i for i, w in enumerate(self.words)}
+        self._unit = vec / np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
+        self.min_similarity = float(min_similarity)
+        self._cache: dict[str, list[str]] = {}
+
+    @classmethod
+    def from_hf(cls, model: nn.Module, tokenizer, *, k: int = 10, min_length: int = 3, vocabulary=None):
+        """Neighbours among the alphabetic whole-word tokens of a transformers model's input embeddings."""
+        emb = model.get_input_embeddings().weight.detach().cpu().double().numpy()
+        vocab = tokenizer.get_vocab()
+        allowed = None if vocabulary is None else {w.lower() for w in vocabulary}
+        keep = [
+            (tok, idx)
+            for tok, idx in sorted(vocab.items(), key=lambda kv: kv[1])
+            if tok.isalpha()
+            and len(tok) >= min_length
+            and tok not in STOPWORDS
+            and (allowed is None or tok in allowed)
+        ]
+        if not keep:
+            raise ValueError("no whole-word tokens found in the tokenizer vocabulary")
+        return cls([t for t, _ in keep], emb[[i for _, i in keep]], k=k)
+
+    def __call__(self, word: str) -> list[str]:
+        w = word.lower()
+        if w in self._cache:
+            return self._cache[w]
+        i = self._index.get(w)
+        if i is None:
+            out: list[str] = []
+        else:
+            sims = self._unit @ self._unit[i]
+            sims[i] = -np.inf
+            order = np.argsort(-sims, kind="stable")[: self.k]
+            out = [self.words[j] for j in order if sims[j] >= self.min_similarity]
+        self._cache[w] = out
+        return out
+
+
+class GreedyWordSwap:
+    """Greedy word substitution with word-importance ranking (offline word-level attack).
+
+    The search of TextAttack's ``GreedyWordSwapWIR("unk")`` (used by PWWS / TextFooler / DeepWordBug):
+    words are ranked by how much replacing them with ``unk_token`` lowers the victim's true-class
+    probability, then visited in that order; at each word the best candidate is kept only if it raises the
+    goal score ``1 - p(true)`` strictly, and the search stops once the prediction flips. Scores follow
+    TextAttack's convention (:func:`goal_probabilities`), so a saturated float32 victim stalls it as it
+    stalls TextAttack (Eq. 6). Departs from PWWS/TextFooler in its candidate source (any mapping or
+    callable word -> candidates, e.g. :class:`EmbeddingNeighbours`), because their WordNet /
+    counter-fitted resources need downloads; ``seed`` is accepted for interface uniformity (deterministic).
+    """
+
+    def __init__(
+        self,
+        *,
+        candidates: Mapping[str, Sequence[str]] | Callable[[str], Sequence[str]],
+        max_candidates: int = 20,
+        max_swap_fraction: float = 1.0,
+        unk_token: str = "[UNK]",
+        stopwords: Sequence[str] | None = STOPWORDS,
+        batch_size: int = 256,
+    ):
+        if not (isinstance(candidates, Mapping) or callable(candidates)):
+            raise TypeError("candidates must be a mapping word -> list of words, or a callable word -> list")
+        if not (0.0 < max_swap_fraction <= 1.0):
+            raise ValueError(f"max_swap_fraction must lie in (0, 1], got {max_swap_fraction}")
+        self.candidates = candidates
+        self.max_candidates = check_positive_int(max_candidates, "max_candidates")
+        self.max_swap_fraction = float(max_swap_fraction)
+        self.unk_token = unk_token
+        self.stopwords = frozenset(stopwords or ())
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+
+    def _cands(self, word: str) -> list[str]:
+        lw = word.lower()
+        src = self.candidates.get(lw, ()) if isinstance(self.candidates, Mapping) else self.candidates(lw)
+        out = [c for c in src if c.lower() != lw][: self.max_candidates]
+        if word[:1].isupper():
+            out = [c[:1].upper() + c[1:] for c in out]
+        return out
+
+    def _query(self, victim, texts: list[str]) -> torch.Tensor:
+        outs = [
+            goal_probabilities(victim(texts[i : i + self.batch_size]))
+            for i in range(0, len(texts), self.batch_size)
+        ]
+        return torch.cat(outs, dim=0)
+
+    def attack_one(self, victim, text: str, label: int) -> tuple[str, bool, bool, int]:
+        """Attack one text; returns (adversarial text, success, skipped, queries)."""
+        p0 = self._query(victim, [text])[0]
+        queries = 1
+        if int(p0.argmax()) != label:
+            return text, False, True, queries
+        spans = [(m.start(), m.end()) for m in _WORD.finditer(text)]
+        words = [text[a:b] for a, b in spans]
+        idx = [i for i, w in enumerate(words) if w.lower() not in self.stopwords and self._cands(w)]
+        if not idx:
+            return text, False, False, queries
+
+        def replace(tokens: list[str], i: int, new: str) -> str:
+            tokens = list(tokens)
+            tokens[i] = new
+            out, last = [], 0
+            for (a, b), w in zip(spans, tokens, strict=True):
+                out.append(text[last:a])
+                out.append(w)
+                last = b
+            out.append(text[last:])
+            return "".join(out)
+
+        base_score = 1.0 - float(p0[label])
+        probs = self._query(victim, [replace(words, i, self.unk_token) for i in idx])
+        queries += len(idx)
+        importance = (1.0 - probs[:, label].double().numpy()) - base_score
+        order = [idx[j] for j in np.argsort(-importance, kind="stable")]
+        budget = max(1, int(np.floor(self.max_swap_fraction * len(words))))
+
+        cur_words, cur_score, swaps = list(words), base_score, 0
+        for i in order:
+            if swaps >= budget:
+                break
+            cands = self._cands(words[i])
+            texts = [replace(cur_words, i, c) for c in cands]
+            probs = self._query(victim, texts)
+            queries += len(texts)
+            scores = 1.0 - probs[:, label].double().numpy()
+            flipped = (probs.argmax(dim=1) != label).numpy()
+            if flipped.any():
+                j = int(np.flatnonzero(flipped)[np.argmax(scores[flipped])])
+                cur_words[i] = cands[j]
+                return replace(cur_words, i, cands[j]), True, False, queries
+            j = int(np.argmax(scores))
+            if scores[j] > cur_score:  # strict improvement, as TextAttack's greedy WIR search
+                cur_words[i], cur_score = cands[j], float(scores[j])
+                swaps += 1
+        return replace(cur_words, 0, cur_words[0]) if spans else text, False, False, queries
+
+    def __call__(
+        self, victim, texts: Sequence[str], labels, *, seed: int = 0, progress: bool = False
+    ) -> AttackOutput:
+        texts, labels = _check_text_batch(texts, labels)
+        res = [
+            self.attack_one(victim, t, int(y))
+            for t, y in _progress(list(zip(texts, labels, strict=True)), progress)
+        ]
+        return AttackOutput(
+            adversarial=[r[0] for r in res],
+            success=np.array([r[1] for r in res], dtype=bool),
+            skipped=np.array([r[2] for r in res], dtype=bool),
+            queries=np.array([r[3] for r in res], dtype=np.int64),
+        )
+
+
+_RECIPES = {
+    "deepwordbug": "DeepWordBugGao2018",
+    "pwws": "PWWSRen2019",
+    "textfooler": "TextFoolerJin2019",
+    "bae": "BAEGarg2019",
+}
+
+
+class TextAttackRecipe:
+    """A TextAttack recipe with its default configuration (Sec. 5.1): deepwordbug, pwws, textfooler, bae.
+
+    Only ``deepwordbug`` runs offline (character edits, stopword list supplied by this package); pwws,
+    textfooler and bae download WordNet, counter-fitted embeddings, USE or BERT on first use. The global
+    NumPy / ``random`` state TextAttack draws from is seeded per example with ``seed + i`` and restored
+    afterwards, so the same examples see the same random edits at every temperature.
+    """
+
+    def __init__(
+        self, *, recipe: str = "deepwordbug", query_budget: int | None = None, model_batch_size: int = 32
+    ):
+        self.recipe = check_choice(recipe, tuple(_RECIPES), "recipe")
+        self.query_budget = None if query_budget is None else check_positive_int(query_budget, "query_budget")
+        self.model_batch_size = check_positive_int(model_batch_size, "model_batch_size")
+
+    def build(self, victim):
+        """The ``textattack.Attack`` for ``victim`` (imports textattack: slow, ~15 s the first time)."""
+        import_textattack()
+        import textattack.attack_recipes as recipes
+
+        attack = getattr(recipes, _RECIPES[self.recipe]).build(victim)
+        attack.goal_function.batch_size = self.model_batch_size
+        if self.query_budget is not None:
+            attack.goal_function.query_budget = self.query_budget
+        return attack
+
+    def __call__(
+        self, victim, texts: Sequence[str], labels, *, seed: int = 0, progress: bool = False
+    ) -> AttackOutput:
+        texts, labels = _check_text_batch(texts, labels)
+        attack = self.build(victim)
+        from textattack.attack_results import SkippedAttackResult, SuccessfulAttackResult
+
+        adv, success, skipped, queries = [], [], [], []
+        for i, (t, y) in enumerate(_progress(list(zip(texts, labels, strict=True)), progress)):
+            with seeded_globals(seed + i):
+                r = attack.attack(t, int(y))
+            adv.append(r.perturbed_result.attacked_text.text if not isinstance(r, SkippedAttackResult) else t)
+            success.append(isinstance(r, SuccessfulAttackResult))
+            skipped.append(isinstance(r, SkippedAttackResult))
+            queries.append(int(getattr(r.perturbed_result, "num_queries", 0)))
+        return AttackOutput(adv, np.array(success), np.array(skipped), np.array(queries, dtype=np.int64))
+
+
+class PGDLinf:
+    """L-inf projected gradient descent (Madry et al., 2018) on the cross-entropy of the victim's logits.
+
+    The loss is computed from the victim's own (served) logits, so a T_d = 0.005 victim saturates the
+    float32 softmax and zeroes the gradient — the vision analogue of the IOR (gradient masking).
+    """
+
+    def __init__(
+        self,
+        *,
+        eps: float = 0.1,
+        alpha: float | None = None,
+        steps: int = 20,
+        random_start: bool = True,
+        batch_size: int = 512,
+    ):
+        if not (eps > 0):
+            raise ValueError(f"eps must be > 0, got {eps}")
+        self.eps = float(eps)
+        self.alpha = float(alpha) if alpha is not None else 2.5 * self.eps / max(1, steps)
+        self.steps = check_positive_int(steps, "steps")
+        self.random_start = bool(random_start)
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+
+    def __call__(
+        self, victim: nn.Module, x: torch.Tensor, y: torch.Tensor, *, seed: int = 0, progress: bool = False
+    ) -> AttackOutput:
+        if not isinstance(victim, nn.Module):
+            raise TypeError("victim must be a torch.nn.Module (vision contract)")
+        if not isinstance(x, torch.Tensor) or x.ndim != 4:
+            raise ValueError("x must be a float tensor of shape (N, C, H, W) in [0, 1]")
+        y = torch.as_tensor(y, dtype=torch.long)
+        if y.shape != (x.shape[0],):
+            raise ValueError(f"labels must have shape ({x.shape[0]},), got {tuple(y.shape)}")
+        device = _device_of(victim)
+        gen = torch.Generator().manual_seed(int(seed))
+        advs, succ, skip = [], [], []
+        for a in _progress(range(0, x.shape[0], self.batch_size), progress):
+            xb = x[a : a + self.batch_size].to(device)
+            yb = y[a : a + self.batch_size].to(device)
+            with torch.no_grad():
+                clean_wrong = victim(xb).argmax(1) != yb
+            delta = torch.zeros_like(xb)
+            if self.random_start:
+                delta = (torch.rand(xb.shape, generator=gen) * 2 - 1).to(device, xb.dtype) * self.eps
+            xa = (xb + delta).clamp(0, 1)
+            for _ in range(self.steps):
+                xa = xa.detach().requires_grad_(True)
+                loss = nn.functional.cross_entropy(victim(xa), yb)
+                (g,) = torch.autograd.grad(loss, xa)
+                xa = xa.detach() + self.alpha * g.sign()
+                xa = torch.min(torch.max(xa, xb - self.eps), xb + self.eps).clamp(0, 1)
+            xa = torch.where(clean_wrong.view(-1, 1, 1, 1), xb, xa.detach())
+            with torch.no_grad():
+                s = victim(xa).argmax(1) != yb
+            advs.append(xa.cpu())
+            succ.append((s & ~clean_wrong).cpu().numpy())
+            skip.append(clean_wrong.cpu().numpy())
+        return AttackOutput(
+            torch.cat(advs), np.concatenate(succ), np.concatenate(skip), np.zeros(x.shape[0], dtype=np.int64)
+        )
+
+
+def _check_text_batch(texts, labels) -> tuple[list[str], np.ndarray]:
+    if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+        raise TypeError("texts must be a sequence of str")
+    lab = np.asarray(labels.cpu() if isinstance(labels, torch.Tensor) else labels)
+    if lab.ndim != 1 or len(lab) != len(texts) or (len(lab) and lab.dtype.kind not in "iu"):
+        raise ValueError(f"labels must be {len(texts)} integers, got shape {lab.shape} dtype {lab.dtype}")
+    return list(texts), lab.astype(np.int64)
+
+
+def _progress(it, progress: bool):
+    if not progress:
+        return it
+    from tqdm.auto import tqdm
+
+    return tqdm(it)

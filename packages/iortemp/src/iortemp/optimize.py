@@ -1,0 +1,207 @@
+"""Adversary temperature optimisation (Sec. 4.2, Eqs. 10-11): minimise adversarial accuracy Q(T) over log T.
+
+Q(T) is piecewise constant (a mean of indicators), so the bracket a naive ``scipy.optimize.brent`` needs
+(f(b) strictly below f(a) and f(c)) often does not exist between arbitrary start points. We first probe by
+decades in log10 T from the start temperature, walk downhill (crossing flat stretches for up to
+``flat_patience`` decades), and then run scipy's bounded Brent method inside the interval between the
+best probe's evaluated neighbours. Every Q evaluation is cached by temperature and counted against
+``max_evaluations``; the full Q(T) curve is returned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+
+from ._validation import check_positive_int, check_temperature
+from .protocol import evaluate_attack
+
+__all__ = ["TemperatureSearchResult", "optimize_temperature", "search_temperature"]
+
+
+@dataclass(frozen=True)
+class TemperatureSearchResult:
+    """Outcome of the search: the best temperature, its Q, and every (T, Q) evaluated (sorted by T)."""
+
+    temperature: float
+    adversarial_accuracy: float
+    evaluations: int
+    curve: tuple[tuple[float, float], ...]
+    bracket: tuple[float, float]  # temperatures bounding the Brent stage
+    strict_bracket: bool  # Q at the best probe strictly below both neighbours
+    budget_exhausted: bool
+
+    def to_dict(self) -> dict:
+        return {
+            "temperature": self.temperature,
+            "log10_temperature": math.log10(self.temperature),
+            "adversarial_accuracy": self.adversarial_accuracy,
+            "evaluations": self.evaluations,
+            "curve": [[t, q] for t, q in self.curve],
+            "bracket": list(self.bracket),
+            "strict_bracket": self.strict_bracket,
+            "budget_exhausted": self.budget_exhausted,
+        }
+
+
+class _BudgetExhausted(Exception):
+    pass
+
+
+class _Stalled(Exception):
+    pass
+
+
+def search_temperature(
+    q: Callable[[float], float],
+    *,
+    init_temperature: float = 1.0,
+    log10_bounds: tuple[float, float] = (-8.0, 8.0),
+    max_evaluations: int = 16,
+    xatol: float = 0.05,
+    flat_patience: int = 3,
+    stall_patience: int | None = 4,
+) -> TemperatureSearchResult:
+    """Minimise any Q(T) (e.g. adversarial accuracy) over log10 T by decade probing + bounded Brent.
+
+    ``xatol`` is the Brent tolerance in log10 T; ``flat_patience`` the number of decades walked across a
+    flat Q before giving up in that direction; ``stall_patience`` stops the Brent stage after that many
+    consecutive evaluations without a new minimum (Q is a step function: refining inside a plateau
+    rarely pays; ``None`` runs Brent to ``xatol``).
+    """
+    t0 = check_temperature(init_temperature, "init_temperature")
+    lo, hi = (float(v) for v in log10_bounds)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"log10_bounds must be finite (lo, hi) with lo < hi, got {log10_bounds}")
+    budget = check_positive_int(max_evaluations, "max_evaluations")
+    patience = check_positive_int(flat_patience, "flat_patience", minimum=0)
+    if not (xatol > 0):
+        raise ValueError(f"xatol must be > 0, got {xatol}")
+    if stall_patience is not None:
+        check_positive_int(stall_patience, "stall_patience")
+
+    cache: dict[float, float] = {}
+    stage = {"brent": False, "stall": 0}
+
+    def f(x: float) -> float:
+        key = round(min(max(float(x), lo), hi), 9)
+        if key not in cache:
+            if len(cache) >= budget:
+                raise _BudgetExhausted
+            val = float(q(10.0**key))
+            if not math.isfinite(val):
+                raise ValueError(f"Q(T) must be finite, got {val} at T={10.0**key:g}")
+            improved = not cache or val < min(cache.values())
+            cache[key] = val
+            if stage["brent"] and stall_patience is not None:
+                stage["stall"] = 0 if improved else stage["stall"] + 1
+                if stage["stall"] >= stall_patience:
+                    raise _Stalled
+        return cache[key]
+
+    x0 = round(min(max(math.log10(t0), lo), hi), 9)
+    exhausted = False
+    try:
+        best_x, best_q = x0, f(x0)
+        # 1) probe decades on both sides until one is strictly better (or patience runs out)
+        direction = 0
+        for step in range(1, patience + 2):
+            probes = [(f(x0 + d * step), d, x0 + d * step) for d in (-1, 1) if lo <= x0 + d * step <= hi]
+            if not probes:
+                break
+            qv, d, xv = min(probes)
+            if qv < best_q:
+                best_x, best_q, direction = round(xv, 9), qv, d
+                break
+        # 2) walk downhill by decades, crossing up to `patience` flat decades
+        if direction:
+            x, flat = best_x + direction, 0
+            while lo <= x <= hi:
+                qv = f(x)
+                if qv < best_q:
+                    best_x, best_q, flat = round(x, 9), qv, 0
+                elif qv == best_q and flat < patience:
+                    flat += 1
+                else:
+                    break
+                x += direction
+        # 3) bounded Brent between the evaluated neighbours of the best probe
+        xs = sorted(cache)
+        left = max([v for v in xs if v < best_x], default=best_x)
+        right = min([v for v in xs if v > best_x], default=best_x)
+        if right - left > xatol:
+            stage["brent"] = True
+            minimize_scalar(
+                f,
+                bounds=(left, right),
+                method="bounded",
+                options={"xatol": xatol, "maxiter": max(1, budget - len(cache))},
+            )
+    except _Stalled:
+        pass
+    except _BudgetExhausted:
+        exhausted = True
+        xs = sorted(cache)
+        left, right = xs[0], xs[-1]
+
+    xs = np.array(sorted(cache))
+    qs = np.array([cache[v] for v in xs])
+    qmin = qs.min()
+    tied = xs[qs == qmin]
+    bx = float(tied[np.argmin(np.abs(tied - x0))])  # among tied minima, the one nearest the start (e.g. T_cal)
+    neighbours_l = qs[xs < bx]
+    neighbours_r = qs[xs > bx]
+    strict = bool(
+        len(neighbours_l) and len(neighbours_r) and qs[xs < bx][-1] > qmin and qs[xs > bx][0] > qmin
+    )
+    return TemperatureSearchResult(
+        temperature=float(10.0**bx),
+        adversarial_accuracy=float(qmin),
+        evaluations=len(cache),
+        curve=tuple((float(10.0**x), float(cache[x])) for x in xs),
+        bracket=(float(10.0**left), float(10.0**right)),
+        strict_bracket=strict,
+        budget_exhausted=exhausted,
+    )
+
+
+def optimize_temperature(
+    model,
+    inputs,
+    labels,
+    attack,
+    *,
+    init_temperature: float = 1.0,
+    log10_bounds: tuple[float, float] = (-8.0, 8.0),
+    max_evaluations: int = 16,
+    xatol: float = 0.05,
+    flat_patience: int = 3,
+    stall_patience: int | None = 4,
+    seed: int = 0,
+    progress: bool = False,
+) -> TemperatureSearchResult:
+    """Adversarial temperature T_a = argmin_T Q(T) (Eq. 11) on a validation set.
+
+    Q(T) (Eq. 10) attacks ``TemperatureScaled(model, T)`` with ``attack`` under the same ``seed`` at every T
+    and scores the adversarial examples on the unmodified ``model``. The paper uses DeepWordBug on the
+    validation set; start from the calibrated temperature (``init_temperature=calibrate_temperature(...)``)
+    to save evaluations.
+    """
+    if not callable(attack):
+        raise TypeError("attack must be callable as attack(victim, inputs, labels, seed=...)")
+
+    def q(t: float) -> float:
+        return evaluate_attack(model, inputs, labels, attack, temperature=t, seed=seed).adversarial_accuracy
+
+    return search_temperature(
+        q,
+        init_temperature=init_temperature,
+        log10_bounds=log10_bounds,
+        max_evaluations=max_evaluations,
+        xatol=xatol,
+        flat_patience=flat_patience,
+    )

@@ -1,0 +1,132 @@
+"""Temperature-scaled models (Eq. 8): the design temperature T_d of a served model and the adversary's T_a.
+
+Two numerics are kept apart on purpose:
+
+* **served** (``__call__`` / ``forward``): the model's own float32 logits divided by T in float32, exactly
+  what a deployed model returns. A softmax of these in float32 saturates at T_d = 0.005 (the true-class
+  probability is exactly 1.0 for any margin above ~0.08), which is part of what stalls attack searches
+  (Sec. 3, Eq. 6); reproductions must attack this output.
+* **reporting** (``logits64``): the underlying logits cast to float64 first and then divided by T, so
+  confidences and calibration are computed without that saturation, e.g. a T_d = 2e6 model reports
+  50.00007 % (Table 1) rather than 50 % or NaN.
+
+The argmax is unchanged by any T > 0 in both numerics.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from ._validation import check_temperature
+
+__all__ = ["TemperatureScaled", "TemperatureScaledModule", "TemperatureScaledText", "logits64"]
+
+
+class TemperatureScaledText:
+    """A text classifier returning ``logits / T`` (float32), usable as a TextAttack ``ModelWrapper``.
+
+    ``model`` is any callable ``list[str] -> np.ndarray (N, K)`` of logits. The TextAttack wrapper
+    contract is met by duck typing: ``__call__(text_list)``, ``.model`` (the wrapped network, for
+    TextAttack's compatibility check) and ``.tokenizer`` when the inner classifier has one.
+    """
+
+    def __init__(self, model: Callable[[list[str]], np.ndarray], temperature: float):
+        if not callable(model):
+            raise TypeError("model must be a callable list[str] -> np.ndarray of logits")
+        self.inner = model
+        self.temperature = check_temperature(temperature)
+        self.model = getattr(model, "model", model)
+        tok = getattr(model, "tokenizer", None)
+        if tok is not None:
+            self.tokenizer = tok
+
+    def __call__(self, text_list: Sequence[str]) -> np.ndarray:
+        """Served scores: float32 ``logits / T`` computed in float32, as the deployed model returns them."""
+        raw = np.asarray(self.inner(list(text_list)))
+        served = raw.astype(np.float32, copy=False) / np.float32(self.temperature)
+        return served.astype(np.float32, copy=False)
+
+    def logits64(self, text_list: Sequence[str]) -> np.ndarray:
+        """Reporting logits: the base logits in float64 divided by the (composed) temperature in float64."""
+        return logits64(self.inner, list(text_list)) / self.temperature
+
+    def get_grad(self, text_input: str) -> Any:  # pragma: no cover - TextAttack gradient recipes only
+        raise NotImplementedError("gradient-based word importance is not supported by TemperatureScaledText")
+
+    def __repr__(self) -> str:
+        return f"TemperatureScaledText(T={self.temperature:g}, model={type(self.model).__name__})"
+
+
+class TemperatureScaledModule(nn.Module):
+    """A vision model ``x -> model(x) / T``; served in the model's dtype, ``logits64`` for reporting."""
+
+    def __init__(self, model: nn.Module, temperature: float):
+        super().__init__()
+        if not isinstance(model, nn.Module):
+            raise TypeError("model must be a torch.nn.Module")
+        self.inner = model
+        self.temperature = check_temperature(temperature)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.inner(x)
+        return out / torch.as_tensor(self.temperature, dtype=out.dtype, device=out.device)
+
+    @torch.no_grad()
+    def logits64(self, x: torch.Tensor) -> torch.Tensor:
+        base = self.inner.logits64(x) if hasattr(self.inner, "logits64") else self.inner(x).double()
+        return base / self.temperature
+
+
+def TemperatureScaled(model, temperature: float):  # noqa: N802 - reads as a type at call sites
+    """Wrap ``model`` so its logits are divided by ``temperature`` (Eq. 8).
+
+    Returns a :class:`TemperatureScaledModule` for a ``torch.nn.Module`` (vision contract) and a
+    :class:`TemperatureScaledText` for a text classifier callable. Temperatures from 1e-3 to 1e7 give
+    finite outputs; the argmax is that of ``model``.
+    """
+    if isinstance(model, nn.Module):
+        return TemperatureScaledModule(model, temperature)
+    if callable(model):
+        return TemperatureScaledText(model, temperature)
+    raise TypeError(
+        f"model must be a torch.nn.Module or a callable text classifier, got {type(model).__name__}"
+    )
+
+
+def logits64(model, inputs, *, batch_size: int = 256) -> np.ndarray:
+    """Float64 logits of ``model`` on ``inputs`` (a tensor for vision, a list of str for text).
+
+    Uses the reporting numerics of temperature wrappers (no float32 round trip through the scaled
+    logits), batched without gradients for vision models on the model's device.
+    """
+    if hasattr(model, "logits64") and not isinstance(model, nn.Module):
+        return np.asarray(model.logits64(list(inputs)), dtype=np.float64)
+    if isinstance(model, nn.Module):
+        if not isinstance(inputs, torch.Tensor):
+            raise TypeError("inputs must be a torch.Tensor for a vision model")
+        device = _device_of(model)
+        outs = []
+        with torch.no_grad():
+            for i in range(0, inputs.shape[0], batch_size):
+                xb = inputs[i : i + batch_size].to(device)
+                out = model.logits64(xb) if hasattr(model, "logits64") else model(xb).double()
+                outs.append(out.detach().cpu().double().numpy())
+        return np.concatenate(outs, axis=0)
+    out = []
+    texts = list(inputs)
+    for i in range(0, len(texts), batch_size):
+        out.append(np.asarray(model(texts[i : i + batch_size]), dtype=np.float64))
+    return np.concatenate(out, axis=0)
+
+
+def _device_of(model: nn.Module) -> torch.device:
+    for p in model.parameters():
+        return p.device
+    for b in model.buffers():
+        return b.device
+    return torch.device("cpu")

@@ -1,0 +1,26 @@
+import iortemp
+
+EXPECTED = {
+    "AdversarialEvaluation", "AttackOutput", "CalibrationError", "ConfidenceStats", "EmbeddingNeighbours",
+    "GreedyWordSwap", "HFTextClassifier", "IORReport", "IllusionTable", "PGDLinf", "PlattScaler", "SweepPoint",
+    "TemperatureScaled", "TemperatureScaledModule", "TemperatureScaledText", "TemperatureSearchResult",
+    "TextAttackRecipe", "TrainingConfig", "TrainingResult", "__version__", "adversarial_augmentation",
+    "calibrate_temperature", "calibration_error", "confidence_stats", "detect_ior", "evaluate_attack",
+    "illusion_table", "logits64", "min_norm_simplex", "optimize_temperature", "predict", "search_temperature",
+    "temperature_nll", "temperature_sweep", "train_classifier", "transfer_attack",
+}
+
+
+def test_public_names_pinned():
+    assert set(iortemp.__all__) == EXPECTED
+    for name in iortemp.__all__:
+        assert hasattr(iortemp, name)
+
+
+def test_heavy_integrations_not_imported_eagerly():
+    import subprocess
+    import sys
+
+    code = "import sys, iortemp; print(any(m in sys.modules for m in ('textattack', 'transformers', 'cvxpy')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "False"

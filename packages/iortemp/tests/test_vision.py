@@ -1,0 +1,70 @@
+"""IOR check for vision models with PGD (gradient masking by a T_d = 0.005 wrapper), on sklearn digits."""
+
+import numpy as np
+import pytest
+import torch
+from sklearn.datasets import load_digits
+
+import iortemp
+
+
+@pytest.fixture(scope="module")
+def digits_model():
+    d = load_digits()
+    x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)
+    y = torch.tensor(d.target)
+    g = torch.Generator().manual_seed(0)
+    perm = torch.randperm(len(y), generator=g)
+    x, y = x[perm], y[perm]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    for _ in range(150):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(x[:1200]), y[:1200]).backward()
+        opt.step()
+    net.eval()
+    return net, (x[1200:1400], y[1200:1400]), (x[1400:1600], y[1400:1600])
+
+
+def test_pgd_ior_on_overconfident_vision_model(digits_model):
+    net, (xv, yv), (xt, yt) = digits_model
+    pgd = iortemp.PGDLinf(eps=0.15, steps=10, random_start=False)
+    up = iortemp.TemperatureScaled(net, 0.005)
+    rep = iortemp.detect_ior(up, xt, yt, pgd, val_inputs=xv, val_labels=yv, optimise=True, max_evaluations=6)
+    base = iortemp.evaluate_attack(net, xt, yt, pgd)
+    assert rep.plain.adversarial_accuracy >= base.adversarial_accuracy + 0.2
+    assert rep.cal.adversarial_accuracy <= base.adversarial_accuracy + 0.05
+    assert rep.opt.adversarial_accuracy <= rep.cal.adversarial_accuracy + 1e-12 or rep.search.evaluations >= 1
+    assert rep.illusion
+    import json
+
+    json.dumps(rep.to_dict())
+
+
+def test_pgd_determinism_no_mutation_and_bounds(digits_model):
+    net, _, (xt, yt) = digits_model
+    x0 = xt.clone()
+    pgd = iortemp.PGDLinf(eps=0.1, steps=5)
+    a = pgd(net, xt, yt, seed=3)
+    b = pgd(net, xt, yt, seed=3)
+    assert torch.equal(a.adversarial, b.adversarial)
+    assert torch.equal(xt, x0)
+    assert (a.adversarial - xt).abs().max() <= 0.1 + 1e-6
+    assert a.adversarial.min() >= 0 and a.adversarial.max() <= 1
+    # a batch equals the samples attacked in two halves (no random start)
+    det = iortemp.PGDLinf(eps=0.1, steps=5, random_start=False, batch_size=7)
+    full = iortemp.PGDLinf(eps=0.1, steps=5, random_start=False)(net, xt, yt).adversarial
+    assert torch.allclose(det(net, xt, yt).adversarial, full, atol=1e-6)
+
+
+def test_pgd_bad_input(digits_model):
+    net, _, (xt, yt) = digits_model
+    with pytest.raises(ValueError, match="eps"):
+        iortemp.PGDLinf(eps=0)
+    with pytest.raises(ValueError, match="x"):
+        iortemp.PGDLinf()(net, xt[:, 0], yt)
+    with pytest.raises(ValueError, match="labels"):
+        iortemp.PGDLinf()(net, xt, yt[:-1])
+    assert np.isfinite(iortemp.logits64(iortemp.TemperatureScaled(net, 1e7), xt)).all()

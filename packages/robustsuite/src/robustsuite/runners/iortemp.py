@@ -1,0 +1,293 @@
+"""Illusion of robustness (paper 000): design temperatures, adversary calibration / Brent-optimised
+temperatures, DDi-AT, and an IOR verdict — Tables 1-4 and 11, Fig. 1, on the embedded text default, plus the
+same check for a vision model under PGD."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from ..report import Section, Table
+
+NAME = "iortemp"
+TITLE = "Illusion of robustness: extreme confidence, adversary temperature scaling, DDi-AT"
+PAPER = "000"
+DEFAULTS: dict = {
+    "model": "builtin:text-tiny",
+    "dataset": "builtin:sentiment-mini",
+    "n_test": 40,
+    "n_val": 40,
+    "attacks": ["deepwordbug", "wordswap"],  # TextAttack DeepWordBug (offline) + iortemp's greedy word swap
+    "opt_attack": "deepwordbug",  # attack defining Q(T) for the Brent search (the paper's choice)
+    "max_evaluations": 5,
+    "modes": ["plain", "cal", "opt"],  # add "platt" for Table 13's matrix-Platt comparator
+    "design_temperatures": {"down_conf": 2e6, "up_conf": 0.005},
+    "calibration": "exact",  # or "gd": the paper's 5000-step gradient descent
+    "ddi_at": True,
+    "ddi_train_size": 400,
+    "ddi_epochs": 1,
+    "ddi_lr": 1e-3,
+    "ddi_batch_size": 16,
+    "ddi_m": 3,
+    "ddi_k": 3,
+    "ddi_normalization": "normalise",
+    "wordswap_neighbours": 8,
+    "sweep_attack": "deepwordbug",
+    "sweep_temperatures": [1e-3, 1e-2, 1e-1, 1.0, 1e1, 1e2, 1e3, 1e5, 1e7],
+    "threshold": 0.05,
+    "vision_model": "builtin:digits-cnn",
+    "vision_dataset": "builtin:digits",
+    "vision_n": 200,
+    "vision_eps": 0.1,
+    "vision_steps": 10,
+}
+
+_LABELS = {"base": "base", "down_conf": "↓conf", "up_conf": "↑conf", "ddi_at": "ddi-at"}
+
+
+def _atomic_json(path: Path, obj) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(obj, fh)
+    os.replace(tmp, path)
+
+
+def _cached(path: Path, compute):
+    if path.exists():
+        return json.loads(path.read_text(encoding="utf-8"))
+    out = compute()
+    _atomic_json(path, out)
+    return out
+
+
+def _pct(v):
+    return None if v is None else round(100.0 * float(v), 5)
+
+
+def _attacks(names, base, params):
+    import iortemp
+
+    out = {}
+    for name in names:
+        if name == "deepwordbug":
+            out[name] = iortemp.TextAttackRecipe(recipe="deepwordbug")
+        elif name == "wordswap":
+            nb = iortemp.EmbeddingNeighbours.from_hf(base.model, base.tokenizer, k=int(params["wordswap_neighbours"]))
+            out[name] = iortemp.GreedyWordSwap(candidates=nb)
+        elif name in ("pwws", "textfooler", "bae"):  # need downloads (WordNet, embeddings, USE, BERT)
+            out[name] = iortemp.TextAttackRecipe(recipe=name)
+        else:
+            raise ValueError(f"attacks must be among deepwordbug, wordswap, pwws, textfooler, bae; got {name!r}")
+    return out
+
+
+def _ddi_at(ctx, base, ds, params, work: Path):
+    import torch
+
+    import iortemp
+
+    model = copy.deepcopy(base.model)
+    ckpt = work / "ddi_at.pt"
+    info_path = work / "ddi_at.json"
+    if ckpt.exists() and info_path.exists():
+        model.load_state_dict(torch.load(ckpt, map_location=ctx.device, weights_only=True))
+        info = json.loads(info_path.read_text(encoding="utf-8"))
+    else:
+        n = min(int(params["ddi_train_size"]), len(ds.train.x))
+        cfg = iortemp.TrainingConfig(lr=float(params["ddi_lr"]), epochs=int(params["ddi_epochs"]),
+                                     batch_size=int(params["ddi_batch_size"]), max_length=int(base.max_length),
+                                     ddi_m=int(params["ddi_m"]), ddi_k=int(params["ddi_k"]),
+                                     ddi_normalization=params["ddi_normalization"])
+        res = iortemp.train_classifier(model, base.tokenizer, list(ds.train.x[:n]), ds.train.y[:n].numpy(),
+                                       method="ddi-at", config=cfg, seed=ctx.seed, progress=ctx.progress)
+        fd, tmp = tempfile.mkstemp(dir=work, prefix=".ddi_at.pt.")
+        os.close(fd)
+        torch.save(model.state_dict(), tmp)
+        os.replace(tmp, ckpt)
+        info = res.to_dict()
+        _atomic_json(info_path, info)
+    model.eval()
+    return iortemp.HFTextClassifier(model, base.tokenizer, max_length=int(base.max_length)), info
+
+
+def run(ctx, params: dict) -> Section:
+    import matplotlib.pyplot as plt
+
+    import iortemp
+
+    p = {**DEFAULTS, **params}
+    # one scratch directory per (model, dataset) target, so several targets of one run never share checkpoints
+    work = ctx.work_dir() / re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{p['model']}__{p['dataset']}")
+    work.mkdir(parents=True, exist_ok=True)
+    base = ctx.model(p["model"])
+    ds = ctx.dataset(p["dataset"])
+    if ds.modality != "text":
+        raise ValueError(f"iortemp's text reproduction needs a text dataset, got {p['dataset']} ({ds.modality})")
+    n_te, n_va = min(int(p["n_test"]), len(ds.test.x)), min(int(p["n_val"]), len(ds.val.x))
+    xte, yte = list(ds.test.x[:n_te]), ds.test.y[:n_te].numpy()
+    xva, yva = list(ds.val.x[:n_va]), ds.val.y[:n_va].numpy()
+
+    systems = {"base": base}
+    for key, t in p["design_temperatures"].items():
+        systems[key] = iortemp.TemperatureScaled(base, float(t))
+    ddi_info = None
+    if p["ddi_at"]:
+        systems["ddi_at"], ddi_info = _ddi_at(ctx, base, ds, p, work)
+    attacks = _attacks(p["attacks"], base, p)
+    opt_attack = p["opt_attack"] if p["opt_attack"] in attacks else next(iter(attacks))
+
+    # Tables 2/3: one checkpointed unit per served system
+    rows = []
+    for key, model in systems.items():
+        def unit(key=key, model=model):
+            tab = iortemp.illusion_table({key: model}, attacks, xte, yte, val_inputs=xva, val_labels=yva,
+                                         opt_attack=opt_attack, calibration=p["calibration"],
+                                         modes=tuple(dict.fromkeys(["plain", "cal", "opt", *p["modes"]])),
+                                         max_evaluations=int(p["max_evaluations"]), seed=ctx.seed,
+                                         progress=ctx.progress)
+            return tab.to_dict()["rows"]
+
+        rows += _cached(work / f"table_{key}.json", unit)
+
+    attack_names = list(attacks)
+    t23 = Table("ior_table", "Adversarial accuracy (%) of the served systems: plain attack, adversary "
+                "calibration (cal, Eq. 9) and Brent-optimised temperature (opt, Eq. 11) — Tables 2/3",
+                ["system", "adversary", "T_a", "clean"] + attack_names + ["P(c|x_clean)", "P(c|x_adv)"],
+                [[_LABELS.get(r["system"], r["system"]), "-" if r["mode"] == "plain" else r["mode"], r["temperature"],
+                  _pct(r["clean_accuracy"])] + [_pct(r["adversarial_accuracy"][a]) for a in attack_names]
+                 + [_pct(r["clean_confidence"]), _pct(r["adversarial_confidence"])] for r in rows])
+
+    # Verdict per system
+    verdicts, metrics = [], {}
+    thr = float(p["threshold"])
+    for key in systems:
+        by = {r["mode"]: r for r in rows if r["system"] == key}
+        plain = by["plain"]["adversarial_accuracy"][opt_attack]
+        best = min(by[m]["adversarial_accuracy"][opt_attack] for m in ("cal", "opt"))
+        drop = plain - best
+        metrics[f"ior_{key}"] = bool(drop > thr)
+        metrics[f"ior_drop_{key}"] = round(drop, 6)
+        metrics[f"T_cal_{key}"] = by["cal"]["temperature"]
+        metrics[f"T_opt_{key}"] = by["opt"]["temperature"]
+        verdicts.append([_LABELS.get(key, key), _pct(plain), _pct(best), _pct(drop), drop > thr])
+    t_verdict = Table("ior_verdict", f"IOR verdict ({opt_attack}; illusion when the adversary's temperature "
+                      f"cuts adversarial accuracy by more than {100 * thr:.1f} points)",
+                      ["system", "plain", "best of cal/opt", "drop", "illusion"], verdicts)
+
+    # Table 1 / Table 11: confidence and calibration error on the clean test split (float64 reporting)
+    conf_rows = []
+    for key, model in systems.items():
+        z = iortemp.logits64(model, xte)
+        ce = iortemp.calibration_error(z, yte)
+        conf_rows.append([_LABELS.get(key, key), _pct(ce.accuracy), _pct(ce.mean_confidence), _pct(ce.ece),
+                          _pct(ce.mce)])
+    t1 = Table("confidence", "Clean accuracy, mean confidence, ECE and MCE (%) — Tables 1 and 11",
+               ["system", "clean", "P(c|x_clean)", "ECE", "MCE"], conf_rows)
+    tables = [t23, t_verdict, t1]
+
+    # Table 4: transfer from base to ddi-at
+    if "ddi_at" in systems:
+        def transfer():
+            out = {}
+            for a, atk in attacks.items():
+                ev = iortemp.transfer_attack(base, systems["ddi_at"], xte, yte, atk, seed=ctx.seed)
+                out[a] = ev.adversarial_accuracy
+            return out
+
+        tr = _cached(work / "transfer.json", transfer)
+        own = {r["system"]: r for r in rows if r["mode"] == "plain"}
+        t4 = Table("transfer", "Transfer attacks (Table 4): adversarial examples found on the source, "
+                   "accuracy (%) of the target",
+                   ["target", "source"] + attack_names,
+                   [["base", "base"] + [_pct(own["base"]["adversarial_accuracy"][a]) for a in attack_names],
+                    ["ddi-at", "ddi-at"] + [_pct(own["ddi_at"]["adversarial_accuracy"][a]) for a in attack_names],
+                    ["ddi-at", "base"] + [_pct(tr[a]) for a in attack_names]])
+        tables.append(t4)
+
+    # Fig. 1: adversarial accuracy of base served at temperature T, against T and mean confidence
+    sweep_atk = attacks.get(p["sweep_attack"], attacks[opt_attack])
+
+    def sweep_unit():
+        pts = iortemp.temperature_sweep(base, xte, yte, sweep_atk, p["sweep_temperatures"], seed=ctx.seed)
+        return [pt.to_dict() for pt in pts]
+
+    sweep = _cached(work / "sweep.json", sweep_unit)
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+    ts = [s["temperature"] for s in sweep]
+    qs = [100 * s["adversarial_accuracy"] for s in sweep]
+    cs = [100 * s["mean_confidence"] for s in sweep]
+    axes[0].semilogx(ts, qs, "o-")
+    axes[0].set_xlabel("design temperature T_d (log)")
+    axes[0].set_ylabel("adversarial accuracy (%)")
+    order = sorted(range(len(cs)), key=lambda i: cs[i])
+    axes[1].plot([cs[i] for i in order], [qs[i] for i in order], "o-")
+    axes[1].set_xlabel("mean predicted-class confidence (%)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+    fig.suptitle(f"Q(T): {p['model']} served at T_d, attacked with {p['sweep_attack']} (Fig. 1)")
+    figures = [ctx.figure(fig, "qt-sweep", "Adversarial accuracy against the served temperature and the "
+                          "mean confidence it induces (Fig. 1): extreme confidence inflates robustness")]
+
+    # Vision: the same IOR check with PGD on a served-overconfident vision model
+    notes = []
+    if p.get("vision_model"):
+        tables.append(_vision(ctx, p, work))
+
+    up_key = next((k for k, t in p["design_temperatures"].items() if float(t) < 1), None)
+    base_plain = next(r for r in rows if r["system"] == "base" and r["mode"] == "plain")
+    metrics.update({
+        "n_test": n_te, "n_val": n_va, "opt_attack": opt_attack,
+        "base_adv_acc": base_plain["adversarial_accuracy"][opt_attack],
+    })
+    if up_key:
+        up = {r["mode"]: r for r in rows if r["system"] == up_key}
+        metrics["up_conf_adv_acc"] = up["plain"]["adversarial_accuracy"][opt_attack]
+        metrics["up_conf_cal_adv_acc"] = up["cal"]["adversarial_accuracy"][opt_attack]
+        metrics["up_conf_opt_adv_acc"] = up["opt"]["adversarial_accuracy"][opt_attack]
+    flagged = [_LABELS.get(k, k) for k in systems if metrics[f"ior_{k}"]]
+    summary = (f"Out-of-the-box {opt_attack} on {n_te} test texts: base {100 * metrics['base_adv_acc']:.1f}% "
+               f"adversarial accuracy. " + (f"IOR flagged for {', '.join(flagged)} (adversary temperature scaling "
+                                            f"removes the apparent robustness)." if flagged else
+                                            "No illusion of robustness flagged."))
+    notes += [
+        "Served systems return float32 logits/T_d (what TextAttack sees, saturating at T_d=0.005); confidences, "
+        "ECE/MCE and calibration use float64 logits, so ↓conf reports ~50.0000x % rather than 50 %.",
+        "Adversarial examples found on the temperature-modified model are always scored on the served model.",
+        "The word-swap attack draws substitutes from the base model's input-embedding neighbours (offline stand-in "
+        "for counter-fitted synonyms); pwws/textfooler/bae need downloads and are opt-in via `attacks`.",
+    ]
+    if ddi_info is not None:
+        notes.append(f"ddi-at: fine-tuned from base with DDi-AT (M={p['ddi_m']}, K={p['ddi_k']}, "
+                     f"{p['ddi_normalization']}) for {p['ddi_epochs']} epoch(s) on {min(int(p['ddi_train_size']), len(ds.train.x))} "
+                     f"texts; mean simplex weights {ddi_info.get('mean_simplex_weights')}.")
+    return Section(title=TITLE, summary=summary, metrics=metrics, tables=tables, figures=figures, notes=notes)
+
+
+def _vision(ctx, p, work: Path) -> Table:
+    import iortemp
+
+    def unit():
+        net = ctx.model(p["vision_model"])
+        ds = ctx.dataset(p["vision_dataset"])
+        n = min(int(p["vision_n"]), ds.test.x.shape[0])
+        x, y = ds.test.x[:n], ds.test.y[:n]
+        pgd = iortemp.PGDLinf(eps=float(p["vision_eps"]), steps=int(p["vision_steps"]), random_start=False)
+        out = []
+        for label, model in (("base", net), ("↑conf (T_d=0.005)", iortemp.TemperatureScaled(net, 0.005))):
+            rep = iortemp.detect_ior(model, x, y, pgd, val_inputs=ds.val.x[:n], val_labels=ds.val.y[:n],
+                                     threshold=float(p["threshold"]), max_evaluations=int(p["max_evaluations"]),
+                                     seed=ctx.seed)
+            out.append([label, rep.plain.clean_accuracy, rep.plain.adversarial_accuracy,
+                        rep.cal.adversarial_accuracy, rep.opt.adversarial_accuracy, rep.illusion])
+        return out
+
+    rows = _cached(work / "vision.json", unit)
+    return Table("vision_ior", f"IOR check on {p['vision_model']} with L∞ PGD (eps {p['vision_eps']}, "
+                 f"{p['vision_steps']} steps): accuracy (%)",
+                 ["model", "clean", "plain PGD", "cal", "opt", "illusion"],
+                 [[r[0], _pct(r[1]), _pct(r[2]), _pct(r[3]), _pct(r[4]), bool(r[5])] for r in rows])
+
