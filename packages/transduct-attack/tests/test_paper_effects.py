@@ -1,6 +1,6 @@
 """The paper's orderings reproduced at small scale on scikit-learn's digits (Tables 1, 3 and 4).
 
-Budgets are tiny (PGD 10–20 steps, T = 2–3, a few epochs), so the margins asserted are the ones
+Budgets are tiny (PGD 10–20 steps, T = 2–8, a few epochs), so the margins asserted are the ones
 measured to hold with room at this scale, not the paper's magnitudes; see the README for the numbers.
 """
 
@@ -36,6 +36,9 @@ def test_table1_rmc_with_standard_base_is_broken_by_fpa_and_gmsa(digits, mlp_std
 @pytest.mark.slow
 def test_table3_dann_under_gmsa_below_transfer(digits):
     xtr, ytr, xte, yte = digits
+    # eps 0.2 is the smallest L∞ budget at which white-box PGD drives the standard 8×8 CNN to ~0 (at 0.1 it
+    # keeps ~55%, so no attack, adaptive or not, can go far below transfer there); T = 8 follows the paper's
+    # T = 9 more closely than the T = 2–4 that left GMSA level with transfer.
     eps = 0.2
     x, y = xte[:100], yte[:100]
     g = torch.Generator().manual_seed(1)
@@ -46,12 +49,16 @@ def test_table3_dann_under_gmsa_below_transfer(digits):
 
     dann = DANN(xtr, ytr, base_model=std, make_network=net, epochs=20, alpha_max=1.0)
     pgd = PGD(steps=20)
+    white_box = play_game(TransferPGD(solver=pgd), StaticDefense(std), x, y, eps=eps, batch_size=100).accuracy
     transfer = play_game(TransferPGD(solver=pgd), dann, x, y, eps=eps, batch_size=100).accuracy
-    gmsa = play_game(GMSA(mode="min", T=4, solver=pgd, scale_min_steps=False), dann, x, y, eps=eps,
-                     batch_size=100).accuracy
-    # measured 0.16 vs 0.26; at this scale DANN's transfer robustness is only that of any independently
-    # trained network (about 0.23), so the gap is smaller than the paper's 97% -> 6% on MNIST
-    assert gmsa < transfer - 0.05, (gmsa, transfer)
+    result = play_game(GMSA(mode="avg", T=8, solver=pgd), dann, x, y, eps=eps, batch_size=100)
+    gmsa = result.accuracy
+    assert white_box < 0.1, white_box          # the budget breaks the static base model ...
+    assert transfer > white_box + 0.15, (transfer, white_box)  # ... DANN retrained on U' keeps some robustness
+    # ... which GMSA-AVG removes: measured 0.26 -> 0.17 here (other seeds: 0.31 -> 0.11, 0.33 -> 0.20,
+    # 0.30 -> 0.20); the paper's MNIST gap (96.7% -> 6.2%) does not reproduce on 8×8 digits: transfer PGD already drops any independently
+    # trained net to ~0.25 at this budget, and below it the white-box floor rises (README, "DANN on 8×8 digits")
+    assert gmsa < transfer - 0.08, (gmsa, transfer, result.selected_rounds)
 
 
 def test_table4_tadv_above_static_adversarial_training_under_gmsa(digits):

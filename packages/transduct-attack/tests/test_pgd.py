@@ -105,3 +105,24 @@ def test_bad_solver_arguments(data):
         PGD(steps=1).run(_models(1), x, y, eps=0.1, generator=torch.Generator(), aggregate="max")
     with pytest.raises(ValueError, match="eps"):
         PGD(steps=1).run(_models(1), x, y, eps=-1, generator=torch.Generator())
+
+
+@pytest.mark.parametrize("scale", [1, 3])
+def test_steps_scale_adds_steps_of_the_base_size(data, monkeypatch, scale):
+    # A.1.3: GMSA-MIN multiplies the number of PGD steps by (i + 1) at a fixed step size; the default step
+    # 2.5 * eps / steps must use the base ``steps``, not the scaled count (which would shrink every step).
+    import transduct_attack.pgd as pgd_module
+
+    x, y = data
+    moves: list[float] = []
+    project = pgd_module._project
+
+    def spy(x_new, x_orig, eps):
+        moves.append(float((x_new - x_orig).abs().max()) if not moves else float("nan"))
+        return project(x_new, x_orig, eps)
+
+    monkeypatch.setattr(pgd_module, "_project", spy)
+    PGD(steps=10, random_start=False).run([TwoLayer(0)], x, y, eps=0.2, steps_scale=scale,
+                                         generator=torch.Generator().manual_seed(0))
+    assert len(moves) == 10 * scale
+    assert moves[0] == pytest.approx(2.5 * 0.2 / 10)

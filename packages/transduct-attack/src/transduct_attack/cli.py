@@ -16,10 +16,10 @@ import os
 import sys
 
 PRESETS = {
-    # eps, PGD steps, PGD step size, T (paper A.2, A.4, A.5)
-    "digits": {"eps": 0.2, "steps": 10, "step_size": None, "T": 2},
-    "mnist": {"eps": 0.3, "steps": 100, "step_size": 0.01, "T": 9},
-    "cifar10": {"eps": 8 / 255, "steps": 40, "step_size": 1 / 255, "T": 9},
+    # eps, PGD steps, PGD step size, T, DANN's alpha_max (paper A.2, A.4, A.5)
+    "digits": {"eps": 0.2, "steps": 10, "step_size": None, "T": 2, "dann_alpha": 1.0},
+    "mnist": {"eps": 0.3, "steps": 100, "step_size": 0.01, "T": 9, "dann_alpha": 0.1},
+    "cifar10": {"eps": 8 / 255, "steps": 40, "step_size": 1 / 255, "T": 9, "dann_alpha": 1.0},
 }
 DEFENSES = ("rmc", "dent", "dann", "tadv", "urejectron", "static")
 ATTACKS = ("none", "pgd", "aa", "fpa", "gmsa-avg", "gmsa-min")
@@ -98,7 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     elif args.defense == "dent":
         defense = ta.DENT(base)
     elif args.defense == "dann":
-        defense = ta.DANN(xtr, ytr, base_model=base, epochs=args.epochs, alpha_max=1.0)
+        defense = ta.DANN(xtr, ytr, base_model=base, epochs=args.epochs,
+                          alpha_max=preset["dann_alpha"])
     elif args.defense == "tadv":
         defense = ta.TADV(xtr, ytr, base_model=base, eps=eps, epochs=args.epochs, adv_steps=5)
     elif args.defense == "urejectron":

@@ -93,8 +93,9 @@ class PGD:
     """L-infinity PGD (Madry et al., 2018) on the aggregated loss of a model set.
 
     Hyper-parameters are keyword-only; :meth:`run` takes the models, the data and the budget ``eps``.
-    ``step_size=None`` means ``2.5 * eps / steps``. ``restarts`` random restarts keep, per sample,
-    the restart with the largest aggregated attack loss.
+    ``step_size=None`` means ``2.5 * eps / steps`` (``steps`` before any ``steps_scale``, which adds steps of
+    the same size). ``restarts`` random restarts keep, per sample, the restart with the largest aggregated
+    attack loss.
     """
 
     def __init__(self, *, steps: int = 100, step_size: float | None = None, random_start: bool = True,
@@ -133,7 +134,9 @@ class PGD:
         else:
             loss_fn = _losses.cross_entropy
         x = x.detach()
-        alpha = self._step_size(eps, steps)
+        # The step size is that of the *base* schedule: A.1.3 scales GMSA-MIN's number of steps by (i + 1) at
+        # a fixed step size (0.01 on MNIST), so the extra steps lengthen the search instead of shrinking it.
+        alpha = self._step_size(eps, self.steps)
         best, best_val = x.clone(), None
         for _ in range(self.restarts):
             x_adv = _random_start(x, eps, generator) if (self.random_start and eps > 0) else x.clone()

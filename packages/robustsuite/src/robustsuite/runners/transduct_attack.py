@@ -26,10 +26,10 @@ DEFAULTS: dict = {
     "eps": 0.2,                             # L∞ budget of the RMC and DANN tables (breaks the standard CNN)
     "tadv_eps": 0.1,                        # L∞ budget of the TADV table (adversarial training at 0.1)
     "T": 2,                                 # FPA/GMSA iterations (paper: 9)
-    "dann_T": 3,
+    "dann_T": 8,                            # DANN: GMSA needs T near the paper's 9 (T <= 4 left it level with transfer)
     "pgd_steps": 10,                        # paper: 100–200
     "rmc_points": 24, "rmc_batch": 6, "rmc_k": 128, "rmc_epochs": 10,
-    "dann_points": 100, "dann_epochs": 10, "dann_train": 1200, "dann_width": 8,
+    "dann_points": 100, "dann_epochs": 20, "dann_train": 1200, "dann_width": 16,
     "tadv_points": 100, "tadv_epochs": 10, "tadv_train": 1200,
     "tables": ["rmc", "dann", "tadv"],
 }
@@ -156,8 +156,13 @@ def run(ctx, params: dict) -> Section:
         ax.set_title(f"Transductive defenses on {p['dataset']} (L∞ eps {eps}; TADV {p['tadv_eps']})")
         figures.append(ctx.figure(fig, "robustness", "Robust accuracy of each transductive defense under the "
                                   "transfer PGD attack, FPA, GMSA-AVG and GMSA-MIN"))
-    notes.append(f"Budgets are scaled down from the paper (T={p['T']} instead of 9, PGD {p['pgd_steps']} steps, few "
-                 "epochs); the game is naturally ordered and non-leaking, with private randomness per round.")
+    notes.append(f"Budgets are scaled down from the paper (T={p['T']} for RMC/TADV and {p['dann_T']} for DANN instead "
+                 f"of 9, PGD {p['pgd_steps']} steps, few epochs); the game is naturally ordered and non-leaking, "
+                 "with private randomness per round.")
+    if "dann" in p["tables"]:
+        notes.append("DANN on 8×8 digits: examples crafted on the standard CNN already transfer to any retrained "
+                     "network at eps 0.2 (and at smaller eps white-box PGD itself fails), so the GMSA-vs-transfer "
+                     "gap is ~0.1–0.2 here instead of the paper's ~90 points on MNIST (see the package README).")
     notes.append("RMC rounds carry several points (the paper adapts on one point per round) to fit the demo budget.")
     worst = {k: min(v) for k, v in bars.items()}
     summary = "; ".join(f"{k}: worst robust accuracy {v:.0%}" for k, v in worst.items()) or "no table selected"
