@@ -45,6 +45,7 @@ def test_write_validates_and_embeds_figures(tmp_path):
     html = paths["html"].read_text()
     png = (tmp_path / figure.path).read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (tmp_path / figure.path).stat().st_mode & 0o044  # readable by others, not mkstemp's 0600
     assert base64.b64encode(png).decode() in html  # self-contained
     assert "src='figures/" not in html
     md = paths["md"].read_text()

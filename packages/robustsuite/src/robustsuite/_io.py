@@ -26,11 +26,18 @@ def atomic_write(path: Path, writer: Callable[[Path], Any]) -> Path:
     os.close(fd)
     try:
         writer(Path(tmp))
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_text(path: Path, text: str) -> Path:

@@ -47,6 +47,7 @@ def run(ctx, params: dict) -> Section:
     ax_hist.legend()
     diagram.plot(ax_rel, title=f"reliability (ECE {100 * diagram.ece:.2f} %)")
     fig.suptitle(f"{model_spec} on {data_spec} ({split_name})")
+    fig.tight_layout()
     slug = model_spec.replace(":", "-").replace("/", "-")
     figure = ctx.figure(fig, f"confidence-{slug}",
                         f"Confidence histogram and reliability diagram of {model_spec} on the {data_spec} {split_name} split")
