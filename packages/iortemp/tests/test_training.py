@@ -75,7 +75,9 @@ def test_ddi_at_global_normalisation_makes_the_model_overconfident(tiny_text, co
     out = {}
     for norm in ("normalise", "none"):
         model = copy.deepcopy(tiny_text.model)
-        cfg = iortemp.TrainingConfig(lr=3e-3, batch_size=16, epochs=4, max_length=32, ddi_m=2, ddi_k=2,
+        # App. C's batch size 8 and the demo's lr 1e-3 (measured: normalise 98.2 % vs none 92.0 % mean
+        # confidence, both 90.0 % accurate; base 87.7 %)
+        cfg = iortemp.TrainingConfig(lr=1e-3, batch_size=8, epochs=4, max_length=32, ddi_m=2, ddi_k=2,
                                      ddi_normalization=norm, adv_scale="embedding")
         iortemp.train_classifier(model, tiny_text.tokenizer, xtr[:400], ytr[:400], method="ddi-at", config=cfg,
                                  seed=0)
@@ -83,9 +85,9 @@ def test_ddi_at_global_normalisation_makes_the_model_overconfident(tiny_text, co
         out[norm] = iortemp.calibration_error(z, yte)
     base = iortemp.calibration_error(iortemp.logits64(tiny_text, xte), yte)
     norm, none = out["normalise"], out["none"]
-    assert norm.mean_confidence > none.mean_confidence + 0.03
-    assert norm.mean_confidence > base.mean_confidence + 0.05
-    assert norm.mean_confidence > norm.accuracy + 0.02  # overconfident, not just more accurate
+    assert norm.mean_confidence > none.mean_confidence + 0.04
+    assert norm.mean_confidence > base.mean_confidence + 0.08
+    assert norm.mean_confidence > norm.accuracy + 0.05  # overconfident, not just more accurate
     assert abs(norm.accuracy - none.accuracy) <= 0.05 and norm.accuracy >= base.accuracy - 0.05
 
 

@@ -220,7 +220,10 @@ def train_classifier(
       K steps each; the M parameter gradients are combined with the min-norm simplex weights alpha*
       (:func:`min_norm_simplex`) and the combined gradient is globally normalised to unit L2 norm
       (``ddi_normalization="normalise"``, Eq. 12), clipped to ``ddi_clip_norm`` ("clip") or left ("none")
-      — the Table 5 ablation. The optimiser (AdamW, App. C) then steps along it, as Phi in Eq. 12.
+      — the Table 5 ablation. The optimiser (AdamW, App. C) then steps along it, as Phi in Eq. 12. Adam
+      is invariant to a constant gradient scale; what the per-step normalisation changes is that steps
+      never shrink as the adversarial loss falls (Adam's second moment would otherwise still hold the large
+      early gradients), so the logit margins keep growing: the overconfidence of Table 1 / App. B.
     * ``pgd``: PGD-K adversarial training in the embedding space (loss on the final perturbation).
     * ``freelb``: FreeLB (Zhu et al., 2020): parameter gradients accumulated over the K ascent steps.
 
