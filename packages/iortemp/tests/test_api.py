@@ -6,7 +6,7 @@ EXPECTED = {
     "TemperatureScaled", "TemperatureScaledModule", "TemperatureScaledText", "TemperatureSearchResult",
     "TextAttackRecipe", "TrainingConfig", "TrainingResult", "__version__", "adversarial_augmentation",
     "calibrate_temperature", "calibration_error", "confidence_stats", "detect_ior", "evaluate_attack",
-    "illusion_table", "logits64", "min_norm_simplex", "optimize_temperature", "predict", "search_temperature",
+    "illusion_table", "logits64", "mean_embedding_norm", "min_norm_simplex", "optimize_temperature", "predict", "search_temperature",
     "temperature_nll", "temperature_sweep", "train_classifier", "transfer_attack",
 }
 

@@ -20,6 +20,7 @@ from .training import (
     TrainingConfig,
     TrainingResult,
     adversarial_augmentation,
+    mean_embedding_norm,
     min_norm_simplex,
     train_classifier,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "evaluate_attack",
     "illusion_table",
     "logits64",
+    "mean_embedding_norm",
     "min_norm_simplex",
     "optimize_temperature",
     "predict",

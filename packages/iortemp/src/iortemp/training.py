@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import numpy as np
 import torch
@@ -24,17 +24,27 @@ __all__ = [
     "TrainingConfig",
     "TrainingResult",
     "adversarial_augmentation",
+    "mean_embedding_norm",
     "min_norm_simplex",
     "train_classifier",
 ]
 
 METHODS = ("base", "ddi-at", "pgd", "freelb")
 NORMALIZATIONS = ("normalise", "clip", "none")
+ADV_SCALES = ("absolute", "embedding")
 
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    """Hyper-parameters (Appendix C defaults). ``ddi_normalization`` is the Table 5 switch."""
+    """Hyper-parameters (Appendix C defaults). ``ddi_normalization`` is the Table 5 switch.
+
+    ``adv_scale`` says how ``adv_init_mag``, ``adv_lr`` and ``adv_max_norm`` are read: ``"absolute"`` (the
+    paper / TextDefender: plain L2 norms over the perturbed sequence of token embeddings, tuned for base-size
+    models whose input-embedding vectors have norms of about 1) or ``"embedding"`` (the same numbers in units
+    of the model's mean input-embedding-vector L2 norm, measured when training starts, so that one setting
+    means the same relative perturbation for a base-size model and a tiny one; for a model whose mean
+    embedding norm is 1 both readings coincide).
+    """
 
     lr: float = 1e-5
     batch_size: int = 8
@@ -53,9 +63,11 @@ class TrainingConfig:
     ddi_normalization: str = "normalise"
     ddi_clip_norm: float = 1.0
     ddi_solver: str = "auto"
+    adv_scale: str = "absolute"
 
     def __post_init__(self):
         check_choice(self.ddi_normalization, NORMALIZATIONS, "ddi_normalization")
+        check_choice(self.adv_scale, ADV_SCALES, "adv_scale")
         check_choice(self.ddi_solver, ("auto", "exact", "cvxpy"), "ddi_solver")
         for name in ("batch_size", "epochs", "max_length", "adv_steps", "ddi_m", "ddi_k"):
             check_positive_int(getattr(self, name), name)
@@ -79,9 +91,11 @@ class TrainingResult:
     epoch_losses: tuple[float, ...]
     mean_simplex_weights: tuple[float, ...] | None  # DDi-AT: average alpha* over steps
     config: TrainingConfig
+    adv_unit: float = 1.0  # L2 norm that one unit of adv_init_mag / adv_lr / adv_max_norm stood for
 
     def to_dict(self) -> dict:
         return {
+            "adv_unit": self.adv_unit,
             "method": self.method,
             "steps": self.steps,
             "epoch_losses": list(self.epoch_losses),
@@ -138,6 +152,14 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
             best, best_val = alpha, val
     assert best is not None  # every vertex (single support) is feasible
     return best
+
+
+def mean_embedding_norm(model: nn.Module) -> float:
+    """Mean L2 norm of the rows of ``model``'s input-embedding matrix: the unit of
+    ``TrainingConfig(adv_scale="embedding")`` (about 1 for BERT-base, ~0.1-0.3 for tiny models)."""
+    with torch.no_grad():
+        w = model.get_input_embeddings().weight
+        return float(w.double().norm(dim=1).mean())
 
 
 def _forward(model: nn.Module, embeds: torch.Tensor, batch: dict) -> torch.Tensor:
@@ -198,7 +220,10 @@ def train_classifier(
       K steps each; the M parameter gradients are combined with the min-norm simplex weights alpha*
       (:func:`min_norm_simplex`) and the combined gradient is globally normalised to unit L2 norm
       (``ddi_normalization="normalise"``, Eq. 12), clipped to ``ddi_clip_norm`` ("clip") or left ("none")
-      — the Table 5 ablation. The optimiser (AdamW, App. C) then steps along it, as Phi in Eq. 12.
+      — the Table 5 ablation. The optimiser (AdamW, App. C) then steps along it, as Phi in Eq. 12. Adam
+      is invariant to a constant gradient scale; what the per-step normalisation changes is that steps
+      never shrink as the adversarial loss falls (Adam's second moment would otherwise still hold the large
+      early gradients), so the logit margins keep growing: the overconfidence of Table 1 / App. B.
     * ``pgd``: PGD-K adversarial training in the embedding space (loss on the final perturbation).
     * ``freelb``: FreeLB (Zhu et al., 2020): parameter gradients accumulated over the K ascent steps.
 
@@ -235,6 +260,10 @@ def train_classifier(
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / cfg.warmup_steps) if cfg.warmup_steps else 1.0
     )
+    unit = mean_embedding_norm(model) if cfg.adv_scale == "embedding" else 1.0
+    # the adversary's magnitudes in absolute L2 units (``cfg`` itself is reported unchanged)
+    acfg = replace(cfg, adv_init_mag=cfg.adv_init_mag * unit, adv_lr=cfg.adv_lr * unit,
+                   adv_max_norm=cfg.adv_max_norm * unit, adv_scale="absolute")
     gen = torch.Generator().manual_seed(int(seed))
     devices = [device.index or 0] if device.type == "cuda" else []
     epoch_losses, alphas, step = [], [], 0
@@ -258,14 +287,14 @@ def train_classifier(
                     loss = nn.functional.cross_entropy(model(**batch).logits, yb)
                     loss.backward()
                 elif method == "pgd":
-                    delta = _pgd(model, batch, yb, cfg.adv_steps, cfg, gen)
+                    delta = _pgd(model, batch, yb, cfg.adv_steps, acfg, gen)
                     emb = model.get_input_embeddings()(batch["input_ids"])
                     loss = nn.functional.cross_entropy(_forward(model, emb + delta, batch), yb)
                     loss.backward()
                 elif method == "freelb":
                     with torch.no_grad():
                         emb0 = model.get_input_embeddings()(batch["input_ids"])
-                    delta = _init_delta(emb0, batch["attention_mask"], cfg, gen)
+                    delta = _init_delta(emb0, batch["attention_mask"], acfg, gen)
                     loss_sum = 0.0
                     for _k in range(cfg.adv_steps):
                         delta.requires_grad_(True)
@@ -276,12 +305,12 @@ def train_classifier(
                         )
                         lk.backward()
                         loss_sum += float(lk.detach())
-                        delta = _ascend(delta, delta.grad, cfg)
+                        delta = _ascend(delta, delta.grad, acfg)
                     loss = torch.tensor(loss_sum)
                 else:  # ddi-at
                     vecs, losses = [], []
                     for _m in range(cfg.ddi_m):
-                        delta = _pgd(model, batch, yb, cfg.ddi_k, cfg, gen)
+                        delta = _pgd(model, batch, yb, cfg.ddi_k, acfg, gen)
                         emb = model.get_input_embeddings()(batch["input_ids"])
                         lm = nn.functional.cross_entropy(_forward(model, emb + delta, batch), yb)
                         grads = torch.autograd.grad(lm, params, allow_unused=True)
@@ -318,7 +347,7 @@ def train_classifier(
     model.eval()
     del n_steps
     mean_alpha = tuple(float(v) for v in np.mean(alphas, axis=0)) if alphas else None
-    return TrainingResult(method, step, tuple(epoch_losses), mean_alpha, cfg)
+    return TrainingResult(method, step, tuple(epoch_losses), mean_alpha, cfg, float(unit))
 
 
 def adversarial_augmentation(
