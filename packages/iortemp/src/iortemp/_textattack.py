@@ -8,6 +8,7 @@ an NLTK corpus under a cache directory and mark the post-install step as done. I
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import tempfile
 from pathlib import Path
@@ -60,6 +61,10 @@ def import_textattack():
         raise ImportError("TextAttack support needs the extra: pip install 'iortemp[textattack]'") from e
     prepare_offline()
     try:
-        return importlib.import_module("textattack")
+        ta = importlib.import_module("textattack")
     except ImportError as e:  # pragma: no cover
         raise ImportError("TextAttack support needs the extra: pip install 'iortemp[textattack]'") from e
+    # TextAttack logs an INFO line per attack built ("Goal function ... compatible with model"); keep
+    # warnings only, so library calls stay quiet
+    logging.getLogger("textattack.shared.utils.install").setLevel(logging.WARNING)
+    return ta

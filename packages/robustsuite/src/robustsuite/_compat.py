@@ -6,6 +6,7 @@ Each shim is the narrowest fix measured to work; all are idempotent and safe to 
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 import sys
 from pathlib import Path
@@ -86,4 +87,6 @@ def import_robustbench():
 def import_textattack(cache_dir: Path):
     """Import textattack offline (slow: about 15 s on two cores; import lazily)."""
     prepare_textattack(cache_dir)
-    return importlib.import_module("textattack")
+    ta = importlib.import_module("textattack")
+    logging.getLogger("textattack.shared.utils.install").setLevel(logging.WARNING)  # per-attack INFO lines
+    return ta

@@ -8,6 +8,7 @@ stopword list as an NLTK corpus through ``nltk.data.path`` and mark the one-time
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from pathlib import Path
 
@@ -53,6 +54,10 @@ def import_textattack():
         raise ImportError("TextAttack integration needs: pip install 'zeroe-perturb[textattack]'") from e
     prepare_textattack()
     try:
-        return importlib.import_module("textattack")
+        ta = importlib.import_module("textattack")
     except ImportError as e:
         raise ImportError("TextAttack integration needs: pip install 'zeroe-perturb[textattack]'") from e
+    # TextAttack logs an INFO line per attack built ("Goal function ... compatible with model"); keep
+    # warnings only, so library calls stay quiet
+    logging.getLogger("textattack.shared.utils.install").setLevel(logging.WARNING)
+    return ta
