@@ -34,6 +34,14 @@ def test_builtin_vision_cache_is_reused_and_corruption_rebuilds(tiny_cache):
     assert manifest["recipe"]["epochs"] == 2 and 0 < manifest["test_accuracy"] <= 1
 
 
+def test_first_use_training_works_inside_no_grad(tiny_cache):
+    with torch.no_grad():  # a caller evaluating under no_grad triggers training on a cold cache
+        model = models.builtin_vision("digits-cnn")
+    ds = load_dataset("builtin:digits")
+    with torch.no_grad():
+        assert (model(ds.test.x).argmax(1) == ds.test.y).float().mean() > 0.5
+
+
 def test_recipe_change_changes_cache_key(tiny_cache, monkeypatch):
     a = models._entry_dir(models.VISION_RECIPES["digits-cnn"])
     b = models._entry_dir(replace(models.VISION_RECIPES["digits-cnn"], lr=1e-3))

@@ -87,6 +87,7 @@ def pgd_linf(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, eps: float, 
     return x_adv.detach()
 
 
+@torch.enable_grad()  # builtin models train on first use, possibly from a caller inside torch.no_grad()
 def train_vision(recipe: VisionRecipe, dataset: _data.Dataset, progress: Callable[[int, int], None] | None = None
                  ) -> nn.Module:
     """Train a :class:`DigitsCNN` by ``recipe`` (standard or PGD adversarial training); deterministic."""
@@ -219,6 +220,7 @@ def train_tokenizer(texts: Sequence[str], vocab_size: int):
     return BertTokenizerFast(tokenizer_object=tok, do_lower_case=True)
 
 
+@torch.enable_grad()
 def train_text(recipe: TextRecipe, dataset: _data.Dataset, progress: Callable[[int, int], None] | None = None
                ) -> TextClassifier:
     """Train a tiny ``BertForSequenceClassification`` from scratch on ``dataset`` (deterministic)."""
