@@ -1,4 +1,5 @@
 import json
+import shutil
 from dataclasses import replace
 
 import numpy as np
@@ -115,3 +116,43 @@ def test_torch_loader_state_dict_torchscript_and_pickle_opt_in(tmp_path):
 def test_model_spec_errors(spec, match):
     with pytest.raises(ModelSpecError, match=match):
         load_model(spec)
+
+
+def test_text_tokenizer_is_identical_across_processes():
+    """Same corpus, same vocabulary in every process (tokenizers' trainer is not: hash-map order)."""
+    import subprocess
+    import sys
+
+    code = ("import hashlib; from robustsuite import data, models; ds = data.sentiment_mini(); "
+            "tok = models.train_tokenizer(list(ds.train.x), 2000); "
+            "print(hashlib.sha256(repr(sorted(tok.get_vocab().items(), key=lambda kv: kv[1])).encode()).hexdigest())")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+               for _ in range(2)}
+    assert len(digests) == 1
+
+
+def test_wordpiece_vocab_falls_back_to_characters():
+    vocab = models.wordpiece_vocab(["the movie was great.", "the plot was dull!"], 100)
+    assert list(vocab)[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    assert {"the", "was", "t", "##t", "!"} <= set(vocab)
+    assert list(vocab).index("the") < list(vocab).index("movie")  # by frequency, then alphabetically
+    tok = models.train_tokenizer(["the movie was great."], 100)
+    pieces = tok.tokenize("the mvoie")  # a typo is spelt out in known pieces, never [UNK]
+    assert pieces[0] == "the" and "[UNK]" not in pieces and "".join(p.lstrip("#") for p in pieces[1:]) == "mvoie"
+
+
+def test_builtin_training_is_bit_identical_whatever_the_thread_count(tiny_cache):
+    before = torch.get_num_threads()
+    weights = []
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            for entry in (tiny_cache / "models").glob("digits-cnn-*"):
+                if entry.is_dir():
+                    shutil.rmtree(entry)
+            weights.append(models.builtin_vision("digits-cnn").state_dict())
+            assert torch.get_num_threads() == threads  # the caller's setting is restored
+    finally:
+        torch.set_num_threads(before)
+    for a, b in zip(weights[0].values(), weights[1].values(), strict=True):
+        assert torch.equal(a, b)

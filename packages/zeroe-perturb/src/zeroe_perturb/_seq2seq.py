@@ -190,4 +190,8 @@ class Seq2Seq:
             hist = np.concatenate([hist[new_src], new_y[:, None]], axis=1)
             if not np.isfinite(score).any():
                 break
+        for b in range(bsz):  # nothing finished within max_len: the live beams are the (truncated) answers
+            if not finished[b]:
+                finished[b] = [([self.tgt_vocab[t] for t in hist[r]], float(score[r]))
+                               for r in range(b * k, (b + 1) * k) if np.isfinite(score[r])]
         return [sorted(f, key=lambda t: -t[1]) for f in finished]
