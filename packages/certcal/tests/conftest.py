@@ -7,6 +7,8 @@ import pytest
 import torch
 from sklearn.datasets import load_digits
 
+from certcal._demo import train_with_noise
+
 
 class TinyNet(torch.nn.Module):
     def __init__(self) -> None:
@@ -19,21 +21,10 @@ class TinyNet(torch.nn.Module):
 
 
 def train_tiny(x: torch.Tensor, y: torch.Tensor, sigma: float, epochs: int = 25, seed: int = 0) -> TinyNet:
-    g = torch.Generator().manual_seed(seed)
     with torch.random.fork_rng():
         torch.manual_seed(seed)
         model = TinyNet()
-    opt = torch.optim.Adam(model.parameters(), 1e-2)
-    for _ in range(epochs):
-        perm = torch.randperm(x.shape[0], generator=g)
-        for i in range(0, x.shape[0], 128):
-            idx = perm[i:i + 128]
-            xb = x[idx] + sigma * torch.randn(x[idx].shape, generator=g)
-            loss = torch.nn.functional.cross_entropy(model(xb), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return model.eval()
+    return train_with_noise(model, x, y, sigma, epochs=epochs, lr=1e-2, batch_size=128, seed=seed)
 
 
 @pytest.fixture(scope="session")

@@ -35,20 +35,26 @@ def load_digits_split(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.
     return x[tr], y[tr], x[te], y[te]
 
 
-def train_digits_cnn(x: torch.Tensor, y: torch.Tensor, sigma: float, epochs: int = 15, seed: int = 0) -> DigitsCNN:
-    """Gaussian-noise training (Cohen et al.'s recipe) of the demo CNN; a few seconds on CPU."""
-    with torch.random.fork_rng():
-        torch.manual_seed(seed)
-        model = DigitsCNN()
+def train_with_noise(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigma: float, *, epochs: int,
+                     lr: float, batch_size: int, seed: int = 0) -> torch.nn.Module:
+    """Gaussian-noise training (Cohen et al.'s recipe) with Adam; seeded through a private generator."""
     g = torch.Generator().manual_seed(seed)
-    opt = torch.optim.Adam(model.parameters(), 3e-3)
+    opt = torch.optim.Adam(model.parameters(), lr)
     for _ in range(epochs):
         perm = torch.randperm(x.shape[0], generator=g)
-        for i in range(0, x.shape[0], 64):
-            idx = perm[i:i + 64]
+        for i in range(0, x.shape[0], batch_size):
+            idx = perm[i:i + batch_size]
             xb = x[idx] + sigma * torch.randn(x[idx].shape, generator=g)
             loss = torch.nn.functional.cross_entropy(model(xb), y[idx])
             opt.zero_grad()
             loss.backward()
             opt.step()
     return model.eval()
+
+
+def train_digits_cnn(x: torch.Tensor, y: torch.Tensor, sigma: float, epochs: int = 15, seed: int = 0) -> DigitsCNN:
+    """The demo CNN trained with Gaussian noise; a few seconds on CPU."""
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = DigitsCNN()
+    return train_with_noise(model, x, y, sigma, epochs=epochs, lr=3e-3, batch_size=64, seed=seed)
