@@ -196,9 +196,10 @@ def assemble(records: list[dict], *, config: dict, seed: int, device: str, creat
         key = u["method"] if per_method[u["method"]] == 1 else f"{u['method']}:{u['model']}"
         mod = runners.get(u["method"])
         sec = dict(r["section"])
-        if per_method[u["method"]] > 1 or u["method"] == "overview":
-            sec["title"] = f"{mod.TITLE} — {sec['title']}" if u["method"] == "overview" else \
-                f"{sec['title']} ({u['model']})"
+        if u["method"] == "overview":  # overview titles name model and data; prefix the section's title
+            sec["title"] = f"{mod.TITLE} — {sec['title']}"
+        elif per_method[u["method"]] > 1:  # the same method on several models: tell the sections apart
+            sec["title"] = f"{sec['title']} ({u['model']})"
         sections[key] = sec | {"paper": getattr(mod, "PAPER", None), "model": u["model"], "dataset": u["dataset"],
                                "seconds": round(r["seconds"], 3)}
     return {

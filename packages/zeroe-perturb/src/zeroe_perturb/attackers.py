@@ -42,14 +42,17 @@ class Attacker(ABC):
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         """Perturb one eligible word with character-level probability ``phi``."""
 
-    def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
-        """Attack ``text`` at word-level perturbation probability ``p`` (§3.1)."""
+    def _prepare(self, text: str, p: float, seed: SeedLike):
+        """Validate the call and return (p, rng, phi, gaps, words) for one text."""
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         p = check_p(p)
-        rng = make_rng(seed)
-        phi = p if self.phi is None else self.phi
         gaps, words = split_words(text)
+        return p, make_rng(seed), (p if self.phi is None else self.phi), gaps, words
+
+    def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
+        """Attack ``text`` at word-level perturbation probability ``p`` (§3.1)."""
+        p, rng, phi, gaps, words = self._prepare(text, p, seed)
         new = list(words)
 
         def attack(i: int, budget: int) -> int:
@@ -173,12 +176,7 @@ class Segment(Attacker):
         return word
 
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
-        if not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        p = check_p(p)
-        rng = make_rng(seed)
-        phi = p if self.phi is None else self.phi
-        gaps, words = split_words(text)
+        p, rng, phi, gaps, words = self._prepare(text, p, seed)
         n = len(words)
         joined = [False] * n  # joined[i]: gap before word i removed
         removed = 0

@@ -7,6 +7,7 @@ discovered by name; those starting with ``_`` are private helpers.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import re
@@ -86,8 +87,9 @@ class RunContext:
 _REQUIRED = ("NAME", "TITLE", "DEFAULTS", "run")
 
 
+@functools.cache
 def available() -> dict[str, ModuleType]:
-    """All runner modules by ``NAME``: ``overview`` first, then the methods alphabetically."""
+    """All runner modules by ``NAME``: ``overview`` first, then the methods alphabetically (scanned once)."""
     found = {}
     for info in pkgutil.iter_modules(__path__):
         if info.name.startswith("_"):
