@@ -10,7 +10,8 @@ def test_public_names_pinned():
         "expected_calibration_error", "plot_entropy_distributions", "plot_reliability_diagrams",
         "KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
         "LeaderboardRow", "Leaderboard", "rank_models", "robustbench_checkpoint_path",
-        "load_robustbench_models", "robustbench_leaderboard",
+        "load_robustbench_models", "robustbench_leaderboard", "STRONGEST_UNDER_OBJECTIVES", "clopper_pearson",
+        "bootstrap_mean_ci", "paired_difference_ci", "leaderboard_row", "robustbench_timm_name",
     ])
     for name in uncspan.__all__:
         assert hasattr(uncspan, name)

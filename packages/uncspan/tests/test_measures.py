@@ -123,3 +123,59 @@ def test_attacks_run_on_bayesian_wrappers(make_linear):
     a = UnderConfidenceAttack(steps=5)(mc, x, 0.1)
     b = UnderConfidenceAttack(steps=5)(mc, x, 0.1)
     np.testing.assert_array_equal(a.entropy_adv, b.entropy_adv)  # fixed masks: deterministic target
+
+
+def test_mc_dropout_estimate_does_not_depend_on_batch_size():
+    """Issue 14, defect 4: the dropout masks are drawn per MC sample and shared by every input, so each
+    input's estimate is a function of that input alone: any batching gives the same output."""
+    net = _dropout_net()
+    x = torch.rand(10, 1, 2, 2, generator=torch.Generator().manual_seed(0))
+    mc = MCDropoutModel(net, n_samples=6, seed=5)
+    full = mc(x)
+    for bs in (1, 3, 4):
+        parts = torch.cat([mc(x[i : i + bs]) for i in range(0, 10, bs)])
+        torch.testing.assert_close(parts, full, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(mc(x.flip(0)).flip(0), full, rtol=1e-6, atol=1e-6)  # order does not matter
+
+
+def test_mc_dropout_wrapper_starts_in_eval_mode_and_keeps_batchnorm_frozen():
+    import warnings
+
+    from uncspan import OverConfidenceAttack
+
+    g = torch.Generator().manual_seed(2)
+    net = nn.Sequential(nn.Flatten(), nn.Linear(4, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Dropout(0.3),
+                        nn.Linear(16, 3))
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.randn(p.shape, generator=g))
+        net[2].running_mean.copy_(torch.randn(16, generator=g))
+    net.train()  # the user hands over a model in training mode
+    mc = MCDropoutModel(net, n_samples=4, seed=0)
+    assert not mc.training
+    stats = net[2].running_mean.clone()
+    x = torch.rand(6, 1, 2, 2, generator=g)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "training mode" warning from the attack
+        OverConfidenceAttack(steps=2)(mc, x, 0.1)
+    assert torch.equal(net[2].running_mean, stats)  # batch norm used its running statistics
+
+
+def test_mc_dropout_masks_drop_the_configured_fraction():
+    """Each MC sample zeroes a Binomial(width, p) number of units of a dropout layer: the pooled fraction's
+    Clopper-Pearson 95 % interval contains p."""
+    p, width, m = 0.3, 400, 50
+    net = nn.Sequential(nn.Flatten(), nn.Linear(4, width), nn.Dropout(p), nn.Linear(width, 2))
+    with torch.no_grad():
+        net[1].weight.zero_()
+        net[1].bias.fill_(1.0)  # every unit outputs 1 before dropout
+    seen = []
+    net[3].register_forward_pre_hook(lambda mod, inp: seen.append(inp[0].detach()))  # what dropout passed on
+    MCDropoutModel(net, n_samples=m, seed=0)(torch.zeros(3, 1, 2, 2))
+    out = torch.stack(seen)  # (M, 3, width)
+    assert torch.equal(out[:, 0], out[:, 1])  # the same mask for every input of one MC sample
+    dropped = int((out[:, 0] == 0).sum())
+    ci = scipy.stats.binomtest(dropped, m * width).proportion_ci(0.95)
+    assert ci.low <= p <= ci.high
+    kept = out[:, 0][out[:, 0] != 0]
+    torch.testing.assert_close(kept, torch.full_like(kept, 1 / (1 - p)))  # inverted-dropout scaling

@@ -29,6 +29,17 @@ def test_detection_metrics_against_brute_force(s_in, s_out):
     assert 0 <= m.aupr_in <= 1 and 0 <= m.aupr_out <= 1
 
 
+def test_aupr_in_and_out_hand_computed_asymmetric_case():
+    """In-distribution entropies 1, 2, 3 and one outlier at 2.5. AUPR-OUT (outliers positive, ranked by
+    entropy descending): 3 (in), 2.5 (out) -> precision 1/2 at recall 1, AP = 1/2. AUPR-IN (in-distribution
+    positive, ranked by entropy ascending): 1, 2 (precision 1 at recall 1/3, 2/3), then 2.5 (out), 3 ->
+    precision 3/4 at recall 1, AP = 1/3 + 1/3 + 1/3 * 3/4 = 11/12. A swap of the two fails here."""
+    m = detection_metrics([1.0, 2.0, 3.0], [2.5])
+    assert m.aupr_out == pytest.approx(0.5)
+    assert m.aupr_in == pytest.approx(11 / 12)
+    assert m.auroc == pytest.approx(2 / 3)  # the outlier scores above two of the three in-distribution inputs
+
+
 def test_detection_metrics_perfect_and_inverted():
     m = detection_metrics([0.1, 0.2, 0.3], [1.0, 2.0])
     assert (m.auroc, m.aupr_in, m.aupr_out, m.fpr_at_95_tpr) == (1.0, 1.0, 1.0, 0.0)

@@ -9,6 +9,7 @@ under attack (Table V), a MUS leaderboard (Table IV) and the paper's figures.
 from importlib.metadata import version as _version
 
 from .attacks import (
+    STRONGEST_UNDER_OBJECTIVES,
     AttackResult,
     MisclassificationAttack,
     OverConfidenceAttack,
@@ -16,13 +17,16 @@ from .attacks import (
     UnderConfidenceAttack,
 )
 from .calibration import ReliabilityBins, expected_calibration_error, reliability_bins, signed_ece
+from .intervals import bootstrap_mean_ci, clopper_pearson, paired_difference_ci
 from .leaderboard import (
     Leaderboard,
     LeaderboardRow,
+    leaderboard_row,
     load_robustbench_models,
     rank_models,
     robustbench_checkpoint_path,
     robustbench_leaderboard,
+    robustbench_timm_name,
 )
 from .measures import (
     DeepEnsemble,
@@ -61,6 +65,11 @@ __all__ = [
     "OverConfidenceAttack",
     "UnderConfidenceAttack",
     "MisclassificationAttack",
+    "STRONGEST_UNDER_OBJECTIVES",
+    # intervals
+    "clopper_pearson",
+    "bootstrap_mean_ci",
+    "paired_difference_ci",
     # span
     "UncertaintySpan",
     "SpanStatistic",
@@ -86,7 +95,9 @@ __all__ = [
     "LeaderboardRow",
     "Leaderboard",
     "rank_models",
+    "leaderboard_row",
     "robustbench_checkpoint_path",
+    "robustbench_timm_name",
     "load_robustbench_models",
     "robustbench_leaderboard",
 ]

@@ -7,7 +7,7 @@ rows sorted by MUS μ ascending (smaller span = more robust uncertainty).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,33 +16,40 @@ import torch
 from torch import nn
 
 from ._compat import import_robustbench
+from ._data import check_data, labels_of
 from ._validation import (
     check_choice,
     check_eps,
-    check_images,
     check_model,
     check_norm,
     check_positive_int,
     check_seed,
 )
-from .attacks import MisclassificationAttack
+from .attacks import STRONGEST_UNDER_OBJECTIVES, MisclassificationAttack, UnderConfidenceAttack
+from .intervals import clopper_pearson
 from .span import UncertaintySpan, uncertainty_span
 
 __all__ = [
     "LeaderboardRow",
     "Leaderboard",
     "rank_models",
+    "leaderboard_row",
     "robustbench_checkpoint_path",
     "load_robustbench_models",
+    "robustbench_timm_name",
     "robustbench_leaderboard",
 ]
 
-COLUMNS = ["rank", "model", "clean_acc", "robust_acc", "mus_mean", "mus_std", "msus_mean", "msus_std"]
+COLUMNS = ["rank", "model", "adversarially_trained", "clean_acc", "clean_acc_ci_low", "clean_acc_ci_high",
+           "robust_acc", "robust_acc_ci_low", "robust_acc_ci_high", "mus_mean", "mus_mean_ci_low",
+           "mus_mean_ci_high", "mus_std", "msus_mean", "msus_std"]
 
 
 @dataclass(frozen=True)
 class LeaderboardRow:
-    """One model's Table IV row."""
+    """One model's Table IV row: accuracies with Clopper-Pearson 95 % intervals, MUS μ with its bootstrap
+    95 % interval, MUS σ, MSUS μ/σ; ``adversarially_trained`` is what the caller declared (``None``:
+    not stated)."""
 
     model: str
     clean_acc: float
@@ -51,6 +58,13 @@ class LeaderboardRow:
     mus_std: float
     msus_mean: float
     msus_std: float
+    clean_acc_ci_low: float = float("nan")
+    clean_acc_ci_high: float = float("nan")
+    robust_acc_ci_low: float = float("nan")
+    robust_acc_ci_high: float = float("nan")
+    mus_mean_ci_low: float = float("nan")
+    mus_mean_ci_high: float = float("nan")
+    adversarially_trained: bool | None = None
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in COLUMNS[1:]}
@@ -80,10 +94,31 @@ class Leaderboard:
                 "rows": [r.to_dict() for r in self.rows], "skipped": dict(self.skipped)}
 
 
+def leaderboard_row(name: str, span: UncertaintySpan, y: object, pred_robust: object, *,
+                    adversarially_trained: bool | None = None, seed: int = 0) -> LeaderboardRow:
+    """Table IV row from a span, the true labels and the predictions under the misclassification attack."""
+    y_np = np.asarray(y.cpu().numpy() if isinstance(y, torch.Tensor) else y)
+    pred_robust = np.asarray(pred_robust)
+    if y_np.shape != span.pred_clean.shape or pred_robust.shape != y_np.shape:
+        raise ValueError("y and pred_robust must have one entry per sample of the span")
+    n = int(y_np.size)
+    k_clean, k_rob = int(np.sum(span.pred_clean == y_np)), int(np.sum(pred_robust == y_np))
+    m, s = span.mus, span.msus
+    mlo, mhi = span.mus_ci(seed=seed)
+    clo, chi = clopper_pearson(k_clean, n)
+    rlo, rhi = clopper_pearson(k_rob, n)
+    return LeaderboardRow(
+        model=name, clean_acc=k_clean / n, robust_acc=k_rob / n, mus_mean=m.mean, mus_std=m.std,
+        msus_mean=s.mean, msus_std=s.std, clean_acc_ci_low=clo, clean_acc_ci_high=chi, robust_acc_ci_low=rlo,
+        robust_acc_ci_high=rhi, mus_mean_ci_low=mlo, mus_mean_ci_high=mhi,
+        adversarially_trained=None if adversarially_trained is None else bool(adversarially_trained),
+    )
+
+
 def rank_models(
     models: Mapping[str, nn.Module],
-    x: torch.Tensor,
-    y: torch.Tensor,
+    x: torch.Tensor | Iterable,
+    y: torch.Tensor | None,
     eps: float,
     *,
     norm: str = "Linf",
@@ -91,20 +126,30 @@ def rank_models(
     robust_steps: int | None = None,
     seed: int | None = 0,
     optimizer: str = "pgd",
+    restarts: int = 1,
+    under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
+    adversarially_trained: Mapping[str, bool] | None = None,
     batch_size: int = 256,
     progress: bool = False,
 ) -> Leaderboard:
     """Rank arbitrary torch classifiers by MUS on ``(x, y)`` under budget ``eps`` (Table IV).
 
-    ``robust_steps`` (default ``steps``) sets the misclassification PGD used for robust accuracy.
+    ``x`` is a tensor with labels ``y``, or a re-iterable loader of ``(x, y)`` batches (``y=None``).
+    The span uses the strongest under-confidence setting by default (both objectives, ``restarts`` random
+    restarts, per-sample best; see :func:`uncertainty_span`). ``robust_steps`` (default ``steps``) sets the
+    misclassification PGD used for robust accuracy. ``adversarially_trained`` declares, per model name,
+    whether it was adversarially trained (carried into the rows; never guessed from the name).
     """
     if not isinstance(models, Mapping) or not models:
         raise TypeError("models must be a non-empty mapping name -> torch.nn.Module")
     for name, m in models.items():
         check_model(m, f"models[{name!r}]")
-    check_images(x)
-    if not isinstance(y, torch.Tensor) or y.dtype not in (torch.int64, torch.int32) or y.shape != (x.shape[0],):
-        raise TypeError(f"y must be an integer tensor of shape ({x.shape[0]},)")
+    check_data(x, reiterable=True)
+    y = labels_of(x, y)
+    if adversarially_trained is None:
+        adversarially_trained = {}
+    if not isinstance(adversarially_trained, Mapping) or not set(adversarially_trained) <= set(models):
+        raise ValueError("adversarially_trained must map names of models to bool")
     norm = check_norm(norm)
     e = check_eps(eps)
     if not isinstance(e, float):
@@ -113,20 +158,16 @@ def rank_models(
     robust_steps = steps if robust_steps is None else check_positive_int(robust_steps, "robust_steps", minimum=0)
     seed = check_seed(seed)
     optimizer = check_choice(optimizer, "optimizer", ("pgd", "apgd"))
-    y_np = y.cpu().numpy()
+    UnderConfidenceAttack(objective=under_objective, restarts=restarts)  # validate before any attack runs
+    y_arg = y if isinstance(x, torch.Tensor) else None
     rows, spans = [], {}
     for name, model in models.items():
-        sp = uncertainty_span(model, x, e, norm, steps, seed, optimizer=optimizer, batch_size=batch_size, progress=progress)
-        adv = MisclassificationAttack(steps=robust_steps, optimizer=optimizer, batch_size=batch_size, progress=progress)(
-            model, x, e, norm=norm, seed=seed, y=y
-        )
-        m, s = sp.mus, sp.msus
-        rows.append(LeaderboardRow(
-            model=name,
-            clean_acc=float(np.mean(sp.pred_clean == y_np)),
-            robust_acc=float(np.mean(adv.pred_adv == y_np)),
-            mus_mean=m.mean, mus_std=m.std, msus_mean=s.mean, msus_std=s.std,
-        ))
+        sp = uncertainty_span(model, x, e, norm, steps, seed, optimizer=optimizer, restarts=restarts,
+                              under_objective=under_objective, batch_size=batch_size, progress=progress)
+        adv = MisclassificationAttack(steps=robust_steps, optimizer=optimizer, batch_size=batch_size,
+                                      progress=progress, keep_adv=False)(model, x, e, norm=norm, seed=seed, y=y_arg)
+        rows.append(leaderboard_row(name, sp, y, adv.pred_adv, adversarially_trained=adversarially_trained.get(name),
+                                    seed=0 if seed is None else seed))
         spans[name] = sp
     rows.sort(key=lambda r: r.mus_mean)
     return Leaderboard(e, norm, steps, tuple(rows), spans, {})
@@ -154,8 +195,9 @@ def load_robustbench_models(
     """Load the RobustBench models whose checkpoints are already in ``model_dir`` (nothing is downloaded:
     a model without a local checkpoint is skipped with a reason). Returns ``(models, skipped)``.
 
-    Note: RobustBench's own loader calls ``torch.load`` on the checkpoint files; only use a
-    ``model_dir`` you trust.
+    Entries RobustBench routes through timm are built by timm without weights and loaded from the local
+    checkpoint (RobustBench itself would download them). Note: for the other entries RobustBench's own
+    loader calls ``torch.load`` on the checkpoint files; only use a ``model_dir`` you trust.
     """
     check_choice(dataset, "dataset", ("cifar10", "cifar100", "imagenet"))
     check_choice(threat_model, "threat_model", ("Linf", "L2", "corruptions"))
@@ -172,30 +214,76 @@ def load_robustbench_models(
     for n, p in present.items():
         if p is None:
             continue
-        models[n] = load_model(model_name=n, model_dir=str(model_dir), dataset=dataset, threat_model=threat_model).to(device).eval()
+        timm_name = robustbench_timm_name(n, dataset, threat_model)
+        if timm_name is not None:
+            # RobustBench's load_model calls timm.create_model(pretrained=True) for these entries, which
+            # downloads the weights even with the checkpoint on disk; build the architecture without weights
+            # and load the local file instead (tensors only: weights_only=True).
+            model = _load_timm_checkpoint(timm_name, p, _NUM_CLASSES[dataset])
+        else:
+            model = load_model(model_name=n, model_dir=str(model_dir), dataset=dataset, threat_model=threat_model)
+        models[n] = model.to(device).eval()
     return models, skipped
+
+
+_NUM_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet": 1000}
+
+
+def robustbench_timm_name(name: str, dataset: str = "cifar10", threat_model: str = "Linf") -> str | None:
+    """The timm architecture RobustBench routes ``name`` to (its rule: lower-cased name, ``-`` → ``_``,
+    then ``_<dataset>_<threat>``), or ``None`` when timm has no such model (or is not installed)."""
+    try:
+        import timm
+    except ImportError:
+        return None
+    candidate = f"{name.lower().replace('-', '_')}_{dataset.lower()}_{threat_model.lower()}"
+    return candidate if timm.is_model(candidate) else None
+
+
+def _load_timm_checkpoint(timm_name: str, path: Path, num_classes: int) -> nn.Module:
+    import timm
+
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    for key in ("state_dict", "model"):
+        if isinstance(state, Mapping) and key in state and isinstance(state[key], Mapping):
+            state = state[key]
+    if not isinstance(state, Mapping):
+        raise ValueError(f"checkpoint {path} holds no state dict")
+    state = {(k[len("module."):] if k.startswith("module.") else k): v for k, v in state.items()}
+    model = timm.create_model(timm_name, num_classes=num_classes, pretrained=False)
+    model.load_state_dict(state)
+    return model
 
 
 def robustbench_leaderboard(
     names: Sequence[str],
-    x: torch.Tensor,
-    y: torch.Tensor,
+    x: torch.Tensor | Iterable,
+    y: torch.Tensor | None,
     *,
     model_dir: str | Path,
     dataset: str = "cifar10",
     threat_model: str = "Linf",
     eps: float = 8 / 255,
     steps: int = 150,
+    robust_steps: int | None = None,
     seed: int | None = 0,
+    optimizer: str = "pgd",
+    restarts: int = 1,
+    under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
+    adversarially_trained: Mapping[str, bool] | None = None,
     device: str | torch.device = "cpu",
     batch_size: int = 256,
     progress: bool = False,
 ) -> Leaderboard:
     """Table IV for RobustBench models present in ``model_dir`` (paper: CIFAR-10 at 8/255, ImageNet at
-    4/255, L∞, 150 steps, 8000 test points). Models without a checkpoint are listed in ``skipped``."""
+    4/255, L∞, 150 steps, 8000 test points), with the strongest under-confidence attack by default and 95 %
+    intervals. Models without a checkpoint are listed in ``skipped``; nothing is downloaded."""
     models, skipped = load_robustbench_models(names, model_dir, dataset=dataset, threat_model=threat_model, device=device)
     if not models:
         return Leaderboard(float(eps), threat_model, steps, (), {}, skipped)
     norm = threat_model if threat_model in ("Linf", "L2") else "Linf"
-    board = rank_models(models, x, y, eps, norm=norm, steps=steps, seed=seed, batch_size=batch_size, progress=progress)
+    flags = {k: v for k, v in (adversarially_trained or {}).items() if k in models}
+    board = rank_models(models, x, y, eps, norm=norm, steps=steps, robust_steps=robust_steps, seed=seed,
+                        optimizer=optimizer, restarts=restarts, under_objective=under_objective,
+                        adversarially_trained=flags, batch_size=batch_size, progress=progress)
     return Leaderboard(board.eps, board.norm, board.steps, board.rows, board.spans, skipped)

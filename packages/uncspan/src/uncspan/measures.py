@@ -112,46 +112,79 @@ class _BMAModel(nn.Module):
         return epistemic_decomposition(self.member_log_probs(x).exp())
 
 
-class MCDropoutModel(_BMAModel):
-    """MC-dropout (Gal & Ghahramani) wrapper: ``n_samples`` stochastic passes with dropout active and every
-    other layer (e.g. batch norm) in eval mode.
+_MC_DROPOUT_LAYERS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d)
 
-    The dropout masks are drawn under ``seed`` inside a forked RNG so the global generator is left
-    untouched; by default the same masks are reused on every call (``fixed_masks=True``), which makes the
-    wrapper a deterministic function that gradient attacks can optimise against. With
-    ``fixed_masks=False`` each call advances an internal counter (fresh masks, still reproducible).
+
+class MCDropoutModel(_BMAModel):
+    """MC-dropout (Gal & Ghahramani) wrapper: ``n_samples`` passes, each with its own dropout masks, every
+    other layer (batch norm included) in eval mode; the wrapper itself starts in eval mode.
+
+    The masks are drawn per MC sample from ``(seed, layer, sample index)`` with private generators (global
+    RNG untouched) and shared by all inputs of a call, so an input's estimate depends on that input alone,
+    never on the batch it came in or the batch size (issue 14). ``nn.Dropout`` masks features,
+    ``nn.Dropout1d/2d/3d`` whole channels, with inverted-dropout scaling ``1/(1−p)``. By default the same
+    masks are reused on every call (``fixed_masks=True``), which makes the wrapper a deterministic function
+    that gradient attacks can optimise against; with ``fixed_masks=False`` each call advances an internal
+    counter (fresh masks, still reproducible).
     """
 
     def __init__(self, model: nn.Module, *, n_samples: int = 16, seed: int = 0, fixed_masks: bool = True):
         super().__init__()
-        if not any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules()):
+        layers = [m for m in model.modules() if isinstance(m, nn.modules.dropout._DropoutNd)]
+        if not layers:
             raise ValueError("model must contain at least one dropout layer for MC-dropout")
+        other = sorted({type(m).__name__ for m in layers if type(m) not in _MC_DROPOUT_LAYERS})
+        if other:
+            raise ValueError(f"model has dropout layers MC-dropout does not support: {other}; supported: "
+                             f"{[c.__name__ for c in _MC_DROPOUT_LAYERS]}")
         self.model = model
         self.n_samples = check_positive_int(n_samples, "n_samples")
         self.seed = check_seed(seed) or 0
         self.fixed_masks = bool(fixed_masks)
         self._calls = 0
+        self._layers = layers
+        self._masks: dict[tuple, torch.Tensor] = {}
+        self.eval()
+
+    def _mask(self, layer: int, sample: int, out: torch.Tensor, call_seed: int) -> torch.Tensor:
+        mod = self._layers[layer]
+        shape = (1, *out.shape[1:]) if type(mod) is nn.Dropout else (1, out.shape[1]) + (1,) * (out.dim() - 2)
+        key = (call_seed, layer, sample, shape, out.device, out.dtype)
+        mask = self._masks.get(key)
+        if mask is None:
+            p = float(mod.p)
+            gen = torch.Generator(device=out.device)
+            gen.manual_seed(int(np.random.SeedSequence([call_seed, layer, sample]).generate_state(1, np.uint64)[0] >> 1))
+            keep = torch.rand(shape, generator=gen, device=out.device) >= p
+            mask = keep.to(out.dtype) / (1.0 - p) if p < 1 else torch.zeros(shape, dtype=out.dtype, device=out.device)
+            if self.fixed_masks:
+                self._masks[key] = mask
+        return mask
 
     def member_log_probs(self, x: torch.Tensor) -> torch.Tensor:
-        was_training = self.model.training
-        self.model.eval()
-        for m in self.model.modules():
-            if isinstance(m, nn.modules.dropout._DropoutNd):
-                m.train()
-        seed = self.seed if self.fixed_masks else self.seed + self._calls
+        call_seed = self.seed if self.fixed_masks else self.seed + self._calls
         self._calls += 1
-        devices = [x.device.index or 0] if x.device.type == "cuda" else []
+        state = {"sample": 0}
+        was_training = self.model.training
+        self.model.eval()  # dropout layers become the identity; the hooks below apply the masks
+        hooks = [layer.register_forward_hook(lambda mod, inp, out, i=i: out * self._mask(i, state["sample"], out,
+                                                                                          call_seed))
+                 for i, layer in enumerate(self._layers)]
         try:
-            with torch.random.fork_rng(devices=devices, device_type=x.device.type if devices else "cuda"):
-                torch.manual_seed(seed)
-                outs = [F.log_softmax(self.model(x), dim=-1) for _ in range(self.n_samples)]
+            outs = []
+            for m in range(self.n_samples):
+                state["sample"] = m
+                outs.append(F.log_softmax(self.model(x), dim=-1))
         finally:
+            for h in hooks:
+                h.remove()
             self.model.train(was_training)
         return torch.stack(outs)
 
 
 class DeepEnsemble(_BMAModel):
-    """Deep ensemble (Lakshminarayanan et al.): members' softmax outputs averaged (BMA, Eq. 2)."""
+    """Deep ensemble (Lakshminarayanan et al.): members' softmax outputs averaged (BMA, Eq. 2). The wrapper
+    and its members start in eval mode."""
 
     def __init__(self, members: Sequence[nn.Module]):
         super().__init__()
@@ -159,6 +192,7 @@ class DeepEnsemble(_BMAModel):
         if len(members) < 2 or not all(isinstance(m, nn.Module) for m in members):
             raise ValueError("members must be a sequence of at least two torch.nn.Module classifiers")
         self.members = nn.ModuleList(members)
+        self.eval()  # members in eval mode (batch norm on running statistics); call .train() to undo
 
     def member_log_probs(self, x: torch.Tensor) -> torch.Tensor:
         return torch.stack([F.log_softmax(m(x), dim=-1) for m in self.members])

@@ -150,7 +150,8 @@ def ood_under_attack(
     steps = check_positive_int(steps, "steps", minimum=0)
     seed = check_seed(seed)
     h_in = _entropies(model, x_in, batch_size)
-    attack = OverConfidenceAttack(steps=steps, optimizer=optimizer, batch_size=batch_size, progress=progress)
+    attack = OverConfidenceAttack(steps=steps, optimizer=optimizer, batch_size=batch_size, progress=progress,
+                                  keep_adv=False)
     rows = []
     for e in budgets:
         h_out = _entropies(model, x_out, batch_size) if e == 0 else attack(model, x_out, e, norm=norm, seed=seed).entropy_adv

@@ -3,14 +3,17 @@ statistics MUS (Eq. 12) and MSUS (Eq. 13) with the standard deviations of Table 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
-from ._validation import check_eps, check_images, check_model, check_norm, check_positive_int, check_seed
-from .attacks import AttackResult, OverConfidenceAttack, UnderConfidenceAttack
+from ._data import check_data
+from ._validation import check_eps, check_model, check_norm, check_positive_int, check_seed
+from .attacks import STRONGEST_UNDER_OBJECTIVES, AttackResult, OverConfidenceAttack, UnderConfidenceAttack
+from .intervals import bootstrap_mean_ci
 
 __all__ = ["UncertaintySpan", "SpanStatistic", "uncertainty_span", "mus", "msus"]
 
@@ -97,6 +100,10 @@ class UncertaintySpan:
     def msus(self) -> SpanStatistic:
         return msus(self.entropy_under, self.entropy_over)
 
+    def mus_ci(self, *, seed: int = 0, n_boot: int = 2000, level: float = 0.95) -> tuple[float, float]:
+        """Percentile-bootstrap interval of MUS (the mean of the per-sample spans)."""
+        return bootstrap_mean_ci(self.span, seed=seed, n_boot=n_boot, level=level)
+
     @classmethod
     def from_dict(cls, d: dict) -> UncertaintySpan:
         """Rebuild from :meth:`to_dict` output (e.g. a checkpoint of a finished unit of work)."""
@@ -117,7 +124,7 @@ class UncertaintySpan:
 
 def uncertainty_span(
     model: nn.Module,
-    x: torch.Tensor,
+    x: torch.Tensor | Iterable,
     eps: float,
     norm: str = "Linf",
     steps: int = 150,
@@ -125,29 +132,34 @@ def uncertainty_span(
     *,
     optimizer: str = "pgd",
     random_start: bool = False,
+    restarts: int = 1,
     step_size: float | None = None,
-    under_objective: str = "cross_entropy",
+    under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
     batch_size: int = 256,
     progress: bool = False,
 ) -> UncertaintySpan:
-    """Run the over- (Eq. 10) and under-confidence (Eq. 11) attacks on ``x`` and return the per-sample
-    entropies bounding its uncertainty span (Eq. 9). ``seed`` drives the random starts (the under attack
-    uses ``seed + 1`` so the two starts differ). ``under_objective="entropy"`` maximises the entropy
-    directly instead of Eq. 11 (see :class:`UnderConfidenceAttack`)."""
+    """Run the over- (Eq. 10) and under-confidence attacks on ``x`` and return the per-sample entropies
+    bounding its uncertainty span (Eq. 9).
+
+    ``x``: a tensor (N, C, H, W) in [0, 1] or a re-iterable loader of batches (streamed to the model's
+    device; only per-sample numbers are kept). By default the under-confidence side is the strongest
+    setting: per sample the highest entropy over Eq. 11 and the entropy objective, each from the clean
+    input and from ``restarts`` random starts (``under_objective="cross_entropy", restarts=0`` is the
+    paper's single Eq. 11 run). The over side also keeps its best over the same starts. ``seed`` drives the
+    random starts (the under attack uses ``seed + 1`` so the two differ)."""
     check_model(model)
-    check_images(x)
+    check_data(x, reiterable=True)
     norm = check_norm(norm)
     e = check_eps(eps)
     if not isinstance(e, float):
         raise TypeError("eps must be a scalar budget for uncertainty_span")
     steps = check_positive_int(steps, "steps", minimum=0)
     seed = check_seed(seed)
-    kw = dict(steps=steps, step_size=step_size, random_start=random_start, optimizer=optimizer,
-              batch_size=batch_size, progress=progress)
+    kw = dict(steps=steps, step_size=step_size, random_start=random_start, restarts=restarts,
+              optimizer=optimizer, batch_size=batch_size, progress=progress, keep_adv=False)
+    under_attack = UnderConfidenceAttack(objective=under_objective, **kw)
     over: AttackResult = OverConfidenceAttack(**kw)(model, x, e, norm=norm, seed=seed)
-    under: AttackResult = UnderConfidenceAttack(objective=under_objective, **kw)(
-        model, x, e, norm=norm, seed=None if seed is None else seed + 1
-    )
+    under: AttackResult = under_attack(model, x, e, norm=norm, seed=None if seed is None else seed + 1)
     return UncertaintySpan(
         eps=e, norm=norm, steps=steps, optimizer=optimizer,
         entropy_clean=over.entropy_clean, entropy_over=over.entropy_adv, entropy_under=under.entropy_adv,
