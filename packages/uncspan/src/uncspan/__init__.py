@@ -43,10 +43,13 @@ from .ood import (
     OODRow,
     OODUnderAttack,
     detection_metrics,
+    match_images,
     ood_under_attack,
+    open_set_split,
 )
 from .plots import plot_entropy_distributions, plot_reliability_diagrams
 from .span import SpanStatistic, UncertaintySpan, msus, mus, uncertainty_span
+from .sweep import EpsSweep, EpsSweepRow, eps_sweep, plot_eps_sweep
 
 __version__ = _version("uncspan")
 __all__ = [
@@ -91,6 +94,13 @@ __all__ = [
     "OODRow",
     "OODUnderAttack",
     "ood_under_attack",
+    "open_set_split",
+    "match_images",
+    # eps sweeps
+    "EpsSweepRow",
+    "EpsSweep",
+    "eps_sweep",
+    "plot_eps_sweep",
     # leaderboard
     "LeaderboardRow",
     "Leaderboard",

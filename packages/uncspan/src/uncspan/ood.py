@@ -20,7 +20,8 @@ from ._validation import check_eps, check_images, check_model, check_norm, check
 from .attacks import OverConfidenceAttack
 from .measures import entropy_from_logits
 
-__all__ = ["KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack"]
+__all__ = ["KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
+           "open_set_split", "match_images"]
 
 
 @dataclass(frozen=True)
@@ -157,3 +158,53 @@ def ood_under_attack(
         h_out = _entropies(model, x_out, batch_size) if e == 0 else attack(model, x_out, e, norm=norm, seed=seed).entropy_adv
         rows.append(OODRow(e, detection_metrics(h_in, h_out), float(h_in.mean()), float(h_out.mean())))
     return OODUnderAttack(norm, steps, tuple(rows))
+
+
+def open_set_split(
+    x: torch.Tensor, y: torch.Tensor, open_classes: Sequence[int]
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple[int, ...]]:
+    """Split a labelled set into known classes and an open set (Table V's OSR protocol on any data):
+    returns ``(x_known, y_known, x_open, known_classes)`` with ``y_known`` renumbered ``0..len(known)-1`` in
+    the order of ``known_classes`` (the remaining labels, ascending)."""
+    check_images(x)
+    if not isinstance(y, torch.Tensor) or y.dtype not in (torch.int64, torch.int32) or y.shape != (x.shape[0],):
+        raise TypeError(f"y must be an integer tensor of shape ({x.shape[0]},)")
+    if isinstance(open_classes, str | bytes) or not isinstance(open_classes, Sequence):
+        raise TypeError("open_classes must be a sequence of class labels")
+    opened = sorted({int(c) for c in open_classes})
+    present = sorted({int(c) for c in y.tolist()})
+    if not opened or not set(opened) <= set(present):
+        raise ValueError(f"open_classes must be a non-empty subset of the labels present {present}; got {opened}")
+    known = tuple(c for c in present if c not in opened)
+    if len(known) < 2:
+        raise ValueError("at least two classes must stay known")
+    is_open = torch.isin(y, torch.tensor(opened, dtype=y.dtype))
+    remap = torch.full((max(present) + 1,), -1, dtype=torch.long)
+    remap[list(known)] = torch.arange(len(known))
+    return x[~is_open], remap[y[~is_open].long()], x[is_open], known
+
+
+def match_images(x: torch.Tensor, like: torch.Tensor | Sequence[int]) -> torch.Tensor:
+    """Bring outlier images to the in-distribution sample shape ``(C, H, W)`` (of ``like``, a tensor or the
+    shape itself): area/bilinear resize to H×W, grey → C channels by repetition, C → 1 by averaging. Values
+    stay in [0, 1]. Used to pair any OOD dataset with any in-distribution one (e.g. 8×8 digits as OOD for
+    28×28 Fashion-MNIST)."""
+    import torch.nn.functional as F
+
+    check_images(x)
+    shape = tuple(like.shape[1:]) if isinstance(like, torch.Tensor) else tuple(int(s) for s in like)
+    if len(shape) != 3 or x.dim() != 4:
+        raise ValueError(f"images must be (N, C, H, W) and like a (C, H, W) shape; got {tuple(x.shape)} and {shape}")
+    c, h, w = shape
+    if x.shape[1] != c:
+        if x.shape[1] == 1:
+            x = x.repeat(1, c, 1, 1)
+        elif c == 1:
+            x = x.mean(1, keepdim=True)
+        else:
+            raise ValueError(f"cannot map {x.shape[1]} channels to {c}")
+    if tuple(x.shape[2:]) != (h, w):
+        mode = "area" if x.shape[2] >= h and x.shape[3] >= w else "bilinear"
+        kw = {} if mode == "area" else {"align_corners": False}
+        x = F.interpolate(x, size=(h, w), mode=mode, **kw).clamp(0.0, 1.0)
+    return x
