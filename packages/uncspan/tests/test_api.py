@@ -12,7 +12,7 @@ def test_public_names_pinned():
         "LeaderboardRow", "Leaderboard", "rank_models", "robustbench_checkpoint_path",
         "load_robustbench_models", "robustbench_leaderboard", "STRONGEST_UNDER_OBJECTIVES", "clopper_pearson",
         "bootstrap_mean_ci", "paired_difference_ci", "leaderboard_row", "robustbench_timm_name",
-        "open_set_split", "match_images", "EpsSweepRow", "EpsSweep", "eps_sweep", "plot_eps_sweep",
+        "open_set_split", "match_images", "auroc_ci", "EpsSweepRow", "EpsSweep", "eps_sweep", "plot_eps_sweep",
     ])
     for name in uncspan.__all__:
         assert hasattr(uncspan, name)

@@ -29,6 +29,21 @@ def test_detection_metrics_against_brute_force(s_in, s_out):
     assert 0 <= m.aupr_in <= 1 and 0 <= m.aupr_out <= 1
 
 
+def test_auroc_ci_brackets_the_auroc_and_narrows_with_data():
+    from uncspan import auroc_ci
+
+    rng = np.random.default_rng(0)
+    small_in, small_out = rng.normal(0, 1, 30), rng.normal(1, 1, 30)
+    big_in, big_out = rng.normal(0, 1, 600), rng.normal(1, 1, 600)
+    lo, hi = auroc_ci(small_in, small_out)
+    assert lo <= detection_metrics(small_in, small_out).auroc <= hi
+    blo, bhi = auroc_ci(big_in, big_out)
+    assert blo <= detection_metrics(big_in, big_out).auroc <= bhi
+    assert bhi - blo < hi - lo
+    # the population AUROC of N(1,1) vs N(0,1) is Phi(1/sqrt 2) = 0.7602
+    assert blo <= 0.7602 <= bhi
+
+
 def test_aupr_in_and_out_hand_computed_asymmetric_case():
     """In-distribution entropies 1, 2, 3 and one outlier at 2.5. AUPR-OUT (outliers positive, ranked by
     entropy descending): 3 (in), 2.5 (out) -> precision 1/2 at recall 1, AP = 1/2. AUPR-IN (in-distribution

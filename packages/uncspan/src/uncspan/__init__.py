@@ -42,6 +42,7 @@ from .ood import (
     KnownClassesModel,
     OODRow,
     OODUnderAttack,
+    auroc_ci,
     detection_metrics,
     match_images,
     ood_under_attack,
@@ -96,6 +97,7 @@ __all__ = [
     "ood_under_attack",
     "open_set_split",
     "match_images",
+    "auroc_ci",
     # eps sweeps
     "EpsSweepRow",
     "EpsSweep",
