@@ -3,7 +3,8 @@ forward+backward passes (gradient w.r.t. the input) on the same model and batch.
 
 Each measurement runs in a fresh subprocess so that its peak memory is its own (CPU: growth of the
 process's peak RSS over its level after imports and warm-up; CUDA: torch.cuda.max_memory_allocated). Printed figures are ratios to the floor measured in the
-same run, plus the entropy reached by PGD and APGD (quality at equal cost).
+same run, plus the entropy reached by PGD and APGD (quality at equal cost), and by the strongest under-confidence
+setting (Eq. 11 + entropy objectives, one random restart each, per-sample best: 4 runs, so about 4x the floor).
 
     uv run python tools/bench/bench_uncspan.py            # small: 64 CIFAR-sized inputs, 30 steps (~1 min)
     uv run python tools/bench/bench_uncspan.py --paper    # paper's attack length: 150 steps, 256 inputs
@@ -68,8 +69,12 @@ def measure(kind: str, n: int, steps: int, width: int, device: str) -> dict:
             xa = (xa - 1e-3 * g.sign()).clamp(0, 1)
     else:
         goal, optimizer = kind.split("-")
-        cls = uncspan.OverConfidenceAttack if goal == "over" else uncspan.UnderConfidenceAttack
-        res = cls(steps=steps, optimizer=optimizer, batch_size=n)(model, x, eps)
+        if goal == "strongest":  # issue 14: both under-confidence objectives, one random restart each
+            res = uncspan.UnderConfidenceAttack(steps=steps, optimizer=optimizer, batch_size=n, restarts=1,
+                                                objective=uncspan.STRONGEST_UNDER_OBJECTIVES)(model, x, eps, seed=0)
+        else:
+            cls = uncspan.OverConfidenceAttack if goal == "over" else uncspan.UnderConfidenceAttack
+            res = cls(steps=steps, optimizer=optimizer, batch_size=n)(model, x, eps)
         out["mean_entropy"] = float(res.entropy_adv.mean())
     if dev.type == "cuda":
         torch.cuda.synchronize()
@@ -96,7 +101,7 @@ def main() -> None:
     if a.measure:
         print(json.dumps(measure(a.measure, n, steps, width, a.device)))
         return
-    kinds = ["floor", "over-pgd", "under-pgd", "over-apgd", "under-apgd"]
+    kinds = ["floor", "over-pgd", "under-pgd", "over-apgd", "under-apgd", "strongest-pgd"]
     res = {}
     for k in kinds:
         cmd = [sys.executable, __file__, "--measure", k, "--n", str(n), "--steps", str(steps), "--width", str(width),
