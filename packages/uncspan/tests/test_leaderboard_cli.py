@@ -44,6 +44,7 @@ def zoo(tmp_path, monkeypatch, registered_timm):
     return tmp_path / "models", data, names
 
 
+@pytest.mark.slow  # imports RobustBench (tens of seconds on a loaded machine)
 def test_leaderboard_command_offline(zoo, no_network, tmp_path, capsys):
     model_dir, data, names = zoo
     out = tmp_path / "board.json"

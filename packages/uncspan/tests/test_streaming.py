@@ -84,6 +84,7 @@ def _growth_kb(n: int) -> int:
     return json.loads(out.stdout.strip().splitlines()[-1])["growth_kb"]
 
 
+@pytest.mark.slow  # two fresh interpreters importing torch
 def test_peak_memory_flat_for_ten_times_the_data():
     """Peak RSS growth for 2,000 images over 200 images is far below the size of the extra images (the
     2,000 float32 3×32×32 images are 24 MB; holding them, or their adversarial copies, would show)."""
