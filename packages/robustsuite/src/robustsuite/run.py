@@ -368,13 +368,17 @@ def _aggregate_seeds(group: list[dict]) -> dict:
     names = [k for k, v in base["metrics"].items()
              if not k.endswith(("_ci_low", "_ci_high")) and all(_is_number(s["metrics"].get(k)) for s in secs)]
     metrics: dict[str, Any] = {}
-    rows = []
+    rows, fixed = [], []
     for k in names:
-        vals = [float(s["metrics"][k]) for s in secs]
-        m, lo, hi = t_interval(vals)
-        if all(float(v).is_integer() for v in vals) and len(set(vals)) == 1:  # counts (num_samples ...)
-            metrics[k] = int(vals[0])
+        vals = [s["metrics"][k] for s in secs]
+        if len(set(vals)) == 1:  # does not depend on the seed: keep the value and its per-sample interval
+            metrics[k] = vals[0]
+            for suffix in ("_ci_low", "_ci_high"):
+                if k + suffix in base["metrics"]:
+                    metrics[k + suffix] = base["metrics"][k + suffix]
+            fixed.append(k)
             continue
+        m, lo, hi = t_interval([float(v) for v in vals])
         metrics[k], metrics[f"{k}_ci_low"], metrics[f"{k}_ci_high"] = m, lo, hi
         rows.append([k, *vals, m, lo, hi])
     for k, v in base["metrics"].items():  # non-numeric metrics of the first seed
@@ -383,19 +387,25 @@ def _aggregate_seeds(group: list[dict]) -> dict:
     table = {"name": "seeds", "title": f"Per-seed values (seeds {', '.join(map(str, seeds))}) and Student-t 95 % "
              "interval across seeds", "columns": ["metric", *[f"seed {s}" for s in seeds], "mean", "mean_ci_low",
                                                   "mean_ci_high"], "rows": rows}
-    spread = ", ".join(f"{k} {metrics[k]:.4g} [{metrics[k + '_ci_low']:.4g}, {metrics[k + '_ci_high']:.4g}]"
-                       for k in names[:3] if k + "_ci_low" in metrics)
-    base["summary"] = (f"Mean over {len(seeds)} seeds ({', '.join(map(str, seeds))}): {spread or 'no numeric metrics'}"
-                       f". Seed {seeds[0]}: {secs[0]['summary']}")
+    varying = [k for k in names if k not in fixed]
+    spread = ", ".join(_fmt_ci(metrics, k) if k + "_ci_low" in metrics else f"{k} {metrics[k]:.4g}"
+                       for k in varying[:3])
+    base["summary"] = (f"Over {len(seeds)} seeds ({', '.join(map(str, seeds))}): "
+                       + (f"mean {spread} (Student-t 95 % interval across seeds)" if varying else
+                          "every numeric metric is identical across seeds")
+                       + f". Seed {seeds[0]}: {secs[0]['summary']}")
     base["metrics"] = metrics
-    base["tables"] = [*base["tables"], table]
-    base["notes"] = [*base["notes"], f"Intervals in the metrics are across {len(seeds)} seeds (Student-t, 95 %); "
-                     f"tables and figures show seed {seeds[0]}."]
+    if rows:
+        base["tables"] = [*base["tables"], table]
+    base["notes"] = [*base["notes"], f"{len(seeds)} seeds: metrics that vary with the seed show their mean and a "
+                     "Student-t 95 % interval across seeds (per-seed values in the seeds table); metrics identical "
+                     f"across seeds ({', '.join(fixed) or 'none'}) keep their per-sample interval; tables and figures "
+                     f"show seed {seeds[0]}."]
     return base
 
 
-def _fmt_ci(m: dict, k: str) -> str:
-    return f"{m[k]:.4g} [{m[k + '_ci_low']:.4g}, {m[k + '_ci_high']:.4g}]"
+def _fmt_ci(m: dict, k: str, name: bool = True) -> str:
+    return (f"{k} " if name else "") + f"{m[k]:.4g} [{m[k + '_ci_low']:.4g}, {m[k + '_ci_high']:.4g}]"
 
 
 def _comparison_notes(sections: dict[str, dict]) -> None:
@@ -420,8 +430,8 @@ def _comparison_notes(sections: dict[str, dict]) -> None:
                     sep = separated((ma[f"{k}_ci_low"], ma[f"{k}_ci_high"]), (mb[f"{k}_ci_low"], mb[f"{k}_ci_high"]))
                     verdict = "separated by their 95 % intervals" if sep else \
                         "NOT separated: their 95 % intervals overlap, so this difference is not established"
-                    note = (f"{k}: {sections[a]['model']} {_fmt_ci(ma, k)} vs {sections[b]['model']} "
-                            f"{_fmt_ci(mb, k)} — {verdict}.")
+                    note = (f"{k}: {sections[a]['model']} {_fmt_ci(ma, k, False)} vs {sections[b]['model']} "
+                            f"{_fmt_ci(mb, k, False)} — {verdict}.")
                     for key in (a, b):
                         sections[key]["notes"] = [*sections[key]["notes"], note]
 
