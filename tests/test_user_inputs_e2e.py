@@ -22,6 +22,7 @@ from robustsuite import load_model, read_samples  # noqa: E402
 from robustsuite.cli import app  # noqa: E402
 
 
+@pytest.mark.slow
 def test_user_inputs_end_to_end(tmp_path):
     # text: a tiny HF model with labels {0: zebra, 1: apple}; the CSV holds the model's own predictions by name
     sample = uf.texts(40, seed=5)

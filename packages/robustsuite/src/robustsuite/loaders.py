@@ -134,7 +134,7 @@ def load_torch(value: str, *, trust_checkpoint: bool = False) -> torch.nn.Module
     State dicts load with ``weights_only=True``; a full pickled module needs ``trust_checkpoint=True``,
     because unpickling a file from the internet can execute code.
     """
-    path_s, _, arch = value.partition("#")
+    path_s, _, arch = value.rpartition("#") if "#" in value and not Path(value).is_file() else (value, "", "")
     path = Path(path_s)
     if not path.is_file():
         raise ModelSpecError(f"torch: checkpoint file not found: {path}")
@@ -258,5 +258,7 @@ def local_path(spec: str) -> Path | None:
     scheme, _, value = spec.partition(":")
     if scheme not in LOCAL_SCHEMES:
         return None
-    path = Path(value.split("?", 1)[0].split("#", 1)[0])
-    return path if value and path.exists() else None
+    for candidate in (value, value.split("?", 1)[0], value.rpartition("#")[0]):
+        if candidate and Path(candidate).exists():
+            return Path(candidate)
+    return None

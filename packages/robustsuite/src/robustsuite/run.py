@@ -56,7 +56,7 @@ class Unit:
 
     @property
     def id(self) -> str:
-        return (f"{self.method}--{safe_name(self.model, 32)}--{safe_name(self.dataset, 32)}--s{self.seed}--"
+        return (f"{self.method}--{_short(self.model)}--{_short(self.dataset)}--s{self.seed}--"
                 f"{stable_hash(self.identity or self.params, 12)}")
 
     @property
@@ -67,6 +67,14 @@ class Unit:
     def to_dict(self) -> dict:
         return {"id": self.id, "method": self.method, "model": self.model, "dataset": self.dataset,
                 "seed": self.seed, "params": self.params, "identity": self.identity, "group": self.group}
+
+
+def _short(spec: str) -> str:
+    """A readable file-name part for a spec: local paths shortened to their last component."""
+    scheme, _, value = spec.partition(":")
+    if "/" in value:
+        value = value.rstrip("/").rsplit("/", 1)[-1]
+    return safe_name(f"{scheme}-{value}" if value else spec, 32)
 
 
 def _version(pkg: str) -> str | None:
