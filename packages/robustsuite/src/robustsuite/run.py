@@ -334,6 +334,7 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
             on_unit(unit, "start")
         ctx = runners.RunContext(run_dir=run_dir, method=unit.method, seed=unit.seed, device=device,
                                  progress=progress, _cache=shared_cache, unit_id=unit.id, model_spec=unit.model,
+                                 dataset_spec=unit.dataset,
                                  labels=unit.params.get("labels"), limit=limit, allowed_models=unit.allowed_models,
                                  log_format=log_format)
         t0 = time.perf_counter()

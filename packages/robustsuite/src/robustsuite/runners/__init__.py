@@ -37,7 +37,8 @@ class RunContext:
     progress: bool = False
     _cache: dict[str, Any] = field(default_factory=dict)
     unit_id: str = ""
-    model_spec: str | None = None      # the unit's main model: datasets are aligned to its label names
+    model_spec: str | None = None      # the unit's main model: its dataset is aligned to the model's label names
+    dataset_spec: str | None = None    # the unit's main dataset (None: align every dataset requested)
     labels: list[str] | None = None    # explicit ``labels = [...]`` from the config (wins over the model's)
     limit: int | None = None           # first N samples of every split (``--limit``)
     allowed_models: frozenset[str] | None = None  # builtin models a user run may load (None: any)
@@ -88,8 +89,10 @@ class RunContext:
         return None, "the model"
 
     def dataset(self, spec: str):
-        """The dataset for ``spec``: labels mapped through the model's/config's label names, cut to ``limit``."""
-        names, source = self.label_names()
+        """The dataset for ``spec``, cut to ``limit``; the unit's own dataset has its labels mapped through the
+        config's ``labels`` or the unit model's label names (:func:`robustsuite.userdata.align_labels`)."""
+        main = self.dataset_spec is None or spec == self.dataset_spec
+        names, source = self.label_names() if main else (None, "the model")
         key = f"dataset::{spec}::{names}::{self.limit}"
         if key not in self._cache:
             from ..loaders import load_dataset
