@@ -68,3 +68,42 @@ def test_renderers_show_value_with_interval():
     assert rows == {"accuracy": "0.9 [0.85, 0.94]", "n": "3"}
     cols, cells = table_cells(["model", "acc", "acc_ci_low", "acc_ci_high"], [["a", 0.5, 0.4, 0.6]])
     assert cols == ["model", "acc"] and cells == [["a", "0.5 [0.4, 0.6]"]]
+
+
+def _record(model, seed, metrics, dataset="builtin:digits"):
+    from robustsuite.report import Section
+
+    return {"unit": {"id": f"u-{model}-{seed}", "method": "overview", "model": model, "dataset": dataset,
+                     "seed": seed, "group": f"g-{model}"},
+            "status": "done", "seconds": 1.0, "error": None, "samples": [],
+            "section": Section("t", "s", metrics=metrics).to_dict()}
+
+
+def test_seed_groups_report_mean_and_t_interval_and_keep_seed_free_intervals():
+    from robustsuite import run as run_mod
+
+    recs = [_record("m", s, {"accuracy": 0.8, "accuracy_ci_low": 0.7, "accuracy_ci_high": 0.9, "ece": e})
+            for s, e in ((0, 0.10), (1, 0.14))]
+    rep = run_mod.assemble(recs, config={}, seed=0, device="cpu", created="now", command="x")
+    (sec,) = rep["sections"].values()
+    m = sec["metrics"]
+    assert (m["accuracy"], m["accuracy_ci_low"], m["accuracy_ci_high"]) == (0.8, 0.7, 0.9)  # seed-free
+    mean, lo, hi = intervals.t_interval([0.10, 0.14])
+    assert (m["ece"], m["ece_ci_low"], m["ece_ci_high"]) == pytest.approx((mean, lo, hi))
+    assert sec["seeds"] == [0, 1] and "2 seeds" in sec["summary"] and "0.12" in sec["summary"]
+
+
+def test_comparisons_say_when_intervals_overlap():
+    from robustsuite import run as run_mod
+
+    def acc(v, lo, hi):
+        return {"accuracy": v, "accuracy_ci_low": lo, "accuracy_ci_high": hi}
+
+    recs = [_record("a", 0, acc(0.90, 0.85, 0.94)), _record("b", 0, acc(0.88, 0.83, 0.92)),
+            _record("c", 0, acc(0.50, 0.40, 0.60))]
+    rep = run_mod.assemble(recs, config={}, seed=0, device="cpu", created="now", command="x")
+    notes = {k: " ".join(s["notes"]) for k, s in rep["sections"].items()}
+    assert "NOT separated" in notes["overview:a"] and "b 0.88" in notes["overview:a"]
+    ab_note = next(n for n in rep["sections"]["overview:a"]["notes"] if "vs b" in n)
+    ac_note = next(n for n in rep["sections"]["overview:a"]["notes"] if "vs c" in n)
+    assert "NOT separated" in ab_note and "NOT" not in ac_note and "separated" in ac_note
