@@ -102,7 +102,7 @@ def run(ctx, params: dict) -> Section:
         summary=f"Clean accuracy {k / n:.2%} (95 % CI {acc_ci[0]:.2%}–{acc_ci[1]:.2%}) on {n} {split_name} samples; "
                 f"mean confidence {conf.mean():.3f}"
                 + (f" ({wrong_conf:.3f} on wrong predictions)" if wrong_conf is not None else "")
-                + f", {direction} by {abs(gap):.3f}; ECE {100 * diagram.ece:.2f} % "
+                + f", {direction} by {abs(gap):.4f}; ECE {100 * diagram.ece:.2f} % "
                   f"(95 % CI {100 * boot['ece'][0]:.2f}–{100 * boot['ece'][1]:.2f} %).",
         metrics=metrics, tables=[table], figures=[figure],
         notes=["Intervals: Clopper-Pearson for accuracy; percentile bootstrap over the samples "
