@@ -291,3 +291,18 @@ def test_config_errors_are_not_masked(tmp_path):
     with pytest.raises(ConfigError):
         run_mod.plan({"methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits",
                                                "n_bin": 3}}})
+
+
+def test_local_paths_behind_every_spec_form_are_found(tmp_path, monkeypatch):
+    from robustsuite.loaders import local_path
+
+    ckpt = uf.digits_cnn_checkpoint(tmp_path / "a #b.pt")
+    assert local_path(f"torch:{ckpt}#digits-cnn") == ckpt
+    assert local_path(f"torch:{ckpt}") == ckpt
+    (tmp_path / "d.csv").write_text("text,label\n")
+    assert local_path(f"csv:{tmp_path / 'd.csv'}?text=t") == tmp_path / "d.csv"
+    monkeypatch.setenv("ROBUSTBENCH_MODEL_DIR", str(tmp_path / "rb"))
+    (tmp_path / "rb" / "cifar10" / "Linf").mkdir(parents=True)
+    (tmp_path / "rb" / "cifar10" / "Linf" / "Standard.pt").write_bytes(b"x")
+    assert local_path("robustbench:cifar10/Linf/Standard") == tmp_path / "rb" / "cifar10" / "Linf" / "Standard.pt"
+    assert local_path("builtin:digits-cnn") is None and local_path("hf:some/hub-name") is None

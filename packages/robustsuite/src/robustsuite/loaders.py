@@ -252,10 +252,14 @@ LOCAL_SCHEMES = {"torch", "hf", *userdata.LOADERS}
 
 
 def local_path(spec: str) -> Path | None:
-    """The local file or directory a spec reads (``torch:P#arch``, ``hf:DIR``, ``csv:P?...``), if it exists."""
+    """The local file or directory a spec reads (``torch:P#arch``, ``hf:DIR``, ``csv:P?...``, a RobustBench
+    checkpoint in the model dir), if it exists."""
     if not isinstance(spec, str) or ":" not in spec:
         return None
     scheme, _, value = spec.partition(":")
+    if scheme == "robustbench" and value.count("/") == 2:  # the zoo checkpoint read from the model dir
+        ckpt = robustbench_model_dir() / f"{value}.pt"
+        return ckpt if ckpt.is_file() else None
     if scheme not in LOCAL_SCHEMES:
         return None
     for candidate in (value, value.split("?", 1)[0], value.rpartition("#")[0]):
