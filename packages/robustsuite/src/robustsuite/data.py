@@ -1,4 +1,4 @@
-"""Datasets: the embedded defaults (no network) and loaders for user data.
+"""Datasets: the embedded defaults (no network); user-data loaders live in :mod:`robustsuite.userdata`.
 
 A :class:`Dataset` has train/val/test :class:`Split`\\ s plus named extras (``open_set``, ``ood``).
 Vision inputs are float32 tensors in [0, 1] of shape (N, C, H, W); text inputs are lists of strings;
@@ -7,18 +7,14 @@ labels are int64 tensors (-1 for out-of-distribution samples that belong to no c
 
 from __future__ import annotations
 
-import csv
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import torch
 
 from . import _corpus
-from .errors import DatasetSpecError
 
 Modality = Literal["vision", "text"]
 
@@ -167,134 +163,3 @@ BUILTIN_DATASETS = {
     "sentiment-mini": (sentiment_mini, "4,000 generated binary sentiment sentences (4 % label noise)"),
     "sentiment-mini-multi": (sentiment_mini_multi, "4,000 generated 4-class emotion sentences"),
 }
-
-
-# --- user data ------------------------------------------------------------------------------------
-
-def _labels_to_index(raw: Sequence) -> tuple[np.ndarray, list[str]]:
-    if all(isinstance(v, int | np.integer) or (isinstance(v, str) and v.lstrip("-").isdigit()) for v in raw):
-        ints = np.asarray([int(v) for v in raw], dtype=np.int64)
-        return ints, [str(i) for i in range(int(ints.max()) + 1)]
-    classes = sorted({str(v) for v in raw})
-    lookup = {c: i for i, c in enumerate(classes)}
-    return np.asarray([lookup[str(v)] for v in raw], dtype=np.int64), classes
-
-
-def _records_dataset(name: str, records: list[dict], path: Path) -> Dataset:
-    if not records:
-        raise DatasetSpecError(f"{path} holds no records")
-    missing = {"text", "label"} - set(records[0])
-    if missing:
-        raise DatasetSpecError(f"{path} needs columns 'text' and 'label' (and optionally 'split'); "
-                               f"missing {sorted(missing)}")
-    texts = [str(r["text"]) for r in records]
-    y, classes = _labels_to_index([r["label"] for r in records])
-    if "split" in records[0]:
-        splits = {}
-        for part in ("train", "val", "test"):
-            idx = np.asarray([i for i, r in enumerate(records) if r.get("split") in _SPLIT_ALIASES[part]],
-                             dtype=np.int64)
-            if len(idx) == 0:
-                raise DatasetSpecError(f"{path}: column 'split' has no rows for {part!r} "
-                                       f"(accepted values: {sorted(_SPLIT_ALIASES[part])})")
-            splits[part] = _take(texts, y, idx)
-        return Dataset(name, "text", tuple(classes), splits["train"], splits["val"], splits["test"])
-    return _from_arrays(name, "text", classes, texts, y)
-
-
-_SPLIT_ALIASES = {"train": {"train"}, "val": {"val", "valid", "validation", "dev"}, "test": {"test"}}
-
-
-def load_csv(path: str | Path) -> Dataset:
-    """A CSV with columns ``text``, ``label`` and optionally ``split`` (train/val/test)."""
-    path = Path(path)
-    with open(path, newline="", encoding="utf-8") as f:
-        records = list(csv.DictReader(f))
-    return _records_dataset(f"csv:{path}", records, path)
-
-
-def load_jsonl(path: str | Path) -> Dataset:
-    """A JSON-lines file of objects with ``text``, ``label`` and optionally ``split``."""
-    path = Path(path)
-    records = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise DatasetSpecError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
-    return _records_dataset(f"jsonl:{path}", records, path)
-
-
-def _torchvision_split(ds) -> tuple[torch.Tensor, np.ndarray]:
-    data = ds.data if isinstance(ds.data, np.ndarray) else ds.data.numpy()
-    x = torch.tensor(data, dtype=torch.float32) / 255.0
-    x = x.permute(0, 3, 1, 2) if x.ndim == 4 else x.unsqueeze(1)
-    return x.contiguous(), np.asarray(ds.targets, dtype=np.int64)
-
-
-def _torchvision_dataset(name: str, cls_name: str, root: str | Path, expected: str) -> Dataset:
-    import torchvision
-
-    root = Path(root)
-    cls = getattr(torchvision.datasets, cls_name)
-    try:
-        train = cls(str(root), train=True, download=False)
-        test = cls(str(root), train=False, download=False)
-    except RuntimeError as e:
-        raise DatasetSpecError(
-            f"{name}: no {cls_name} data under {root} ({e}). Put the extracted files at {root / expected} "
-            f"(on a machine with network: torchvision.datasets.{cls_name}({str(root)!r}, download=True))."
-        ) from e
-    x, y = _torchvision_split(train)
-    x_test, y_test = _torchvision_split(test)
-    tr, va = stratified_split(y, fractions=(0.9, 0.1))
-    return Dataset(name, "vision", tuple(train.classes), _take(x, y, tr), _take(x, y, va),
-                   Split(x_test, torch.as_tensor(y_test)))
-
-
-def load_cifar10(root: str | Path) -> Dataset:
-    """CIFAR-10 from a local torchvision root (``<root>/cifar-10-batches-py``); never downloads."""
-    return _torchvision_dataset(f"cifar10:{root}", "CIFAR10", root, "cifar-10-batches-py")
-
-
-def load_mnist(root: str | Path) -> Dataset:
-    """MNIST from a local torchvision root (``<root>/MNIST/raw``); never downloads."""
-    return _torchvision_dataset(f"mnist:{root}", "MNIST", root, "MNIST/raw")
-
-
-def load_hf_dataset(name: str) -> Dataset:
-    """A Hugging Face dataset with a text column (``text``/``sentence``) and a ``label`` column."""
-    try:
-        import datasets
-    except ImportError as e:  # pragma: no cover - datasets is a dependency of robustsuite
-        raise ImportError("hf-datasets specs need the 'datasets' package") from e
-    try:
-        dd = datasets.load_dataset(name)
-    except Exception as e:  # the hub raises many types (ConnectionError, FileNotFoundError, ...)
-        raise DatasetSpecError(
-            f"hf-datasets:{name} could not be loaded ({type(e).__name__}: {e}). Offline, the dataset must be "
-            f"in the Hugging Face cache (run `datasets.load_dataset({name!r})` once with network, or set "
-            f"HF_DATASETS_OFFLINE=1 with a populated HF_HOME)."
-        ) from e
-    first = dd[next(iter(dd))]
-    text_col = next((c for c in ("text", "sentence", "content") if c in first.column_names), None)
-    if text_col is None or "label" not in first.column_names:
-        raise DatasetSpecError(f"hf-datasets:{name} needs a text column (text/sentence/content) and 'label'; "
-                               f"has {first.column_names}")
-    names = getattr(first.features["label"], "names", None)
-    records = []
-    for split_name, part in dd.items():
-        alias = next((k for k, v in _SPLIT_ALIASES.items() if split_name in v), None)
-        if alias is not None:
-            records += [{"text": t, "label": int(lab), "split": alias}
-                        for t, lab in zip(part[text_col], part["label"], strict=True)]
-    present = {r["split"] for r in records}
-    if present != {"train", "val", "test"}:
-        for r in records:
-            r.pop("split")
-    ds = _records_dataset(f"hf-datasets:{name}", records, Path(name))
-    if names:
-        ds = Dataset(ds.name, ds.modality, tuple(names), ds.train, ds.val, ds.test)
-    return ds

@@ -129,15 +129,40 @@ class TextClassifier:
     TextAttack recipes accept it directly.
     """
 
-    def __init__(self, model, tokenizer, *, max_length: int = 64, batch_size: int = 64):
+    def __init__(self, model, tokenizer, *, max_length: int | None = None, batch_size: int = 64,
+                 max_length_cap: int = 512):
         self.model = model.eval()
         self.tokenizer = tokenizer
+        if max_length is None:  # the tokenizer's own limit; "unset" tokenizers report a huge sentinel
+            limit = getattr(tokenizer, "model_max_length", None)
+            positions = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+            candidates = [v for v in (limit, positions, max_length_cap) if isinstance(v, int) and v > 0]
+            max_length = min(candidates)
+        if not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
         self.max_length = max_length
         self.batch_size = batch_size
+        if tokenizer.pad_token is None:  # GPT-2 family: pad with EOS (the model reads the last non-pad token)
+            if tokenizer.eos_token is None:
+                raise ValueError("tokenizer has neither a pad token nor an EOS token to pad batches with; "
+                                 "set tokenizer.pad_token before wrapping it")
+            tokenizer.pad_token = tokenizer.eos_token
+        if getattr(model.config, "pad_token_id", None) is None:
+            model.config.pad_token_id = tokenizer.pad_token_id
 
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
+
+    @property
+    def labels(self) -> list[str] | None:
+        """The model's class names in id order (``config.id2label``), or ``None`` when they are only
+        transformers' placeholders ``LABEL_0, LABEL_1, ...``."""
+        id2label = getattr(self.model.config, "id2label", None) or {}
+        names = [str(id2label.get(i, id2label.get(str(i), ""))) for i in range(self.num_classes)]
+        if not all(names) or names == [f"LABEL_{i}" for i in range(self.num_classes)]:
+            return None
+        return names
 
     @property
     def num_classes(self) -> int:
