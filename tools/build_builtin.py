@@ -6,7 +6,8 @@
 
 Steps (in this order by default): ``data`` (Fashion-MNIST subset + full index order from
 /usr/share/datasets/fashion-mnist; WordNet topics from /usr/share/wordnet), one step per shipped model
-(``fashion-cnn`` first: the AT and noise models fine-tune it), ``manifest`` (SHA-256 and size of every file,
+(``fashion-cnn`` first: the AT, noise and open-set models fine-tune it), ``evaluate`` (re-measure every
+model's record from its saved weights), ``manifest`` (SHA-256 and size of every file,
 each model's recipe and test accuracy). Training runs on one thread with fixed seeds, so a re-run on the same
 machine writes byte-identical files; each model's accuracy is printed and recorded in ``<name>.json``.
 Steps of different models may run in parallel processes (each only reads what it depends on).
@@ -71,17 +72,50 @@ def build_vision(name: str, out: Path) -> dict:
     x, y = full["train"]
     log(f"{name}: training on {len(y):,} images, recipe {_shipped.recipe_dict(name)}")
     model = _shipped.train_fashion(recipe, x, y, init_state=init, log=log)
-    path = models_dir / f"{name}.safetensors"
-    _shipped.save_vision(model, path)
-    reloaded = _shipped.load_vision(name, models_dir)
+    _shipped.save_vision(model, models_dir / f"{name}.safetensors")
+    return evaluate_vision(name, out, full, shipped)
+
+
+PGD_EVAL = {"eps": 0.1, "steps": 10, "step_size": 0.025, "n": 1000}  # robust accuracy on the shipped test head
+
+
+@torch.no_grad()
+def _noisy_correct(model, x, y, sigma: float, seed: int = 0) -> int:
+    gen = torch.Generator().manual_seed(seed)
+    return _shipped.correct_count(model, x + sigma * torch.randn(x.shape, generator=gen), y)
+
+
+def evaluate_vision(name: str, out: Path, full=None, shipped=None) -> dict:
+    """The record of a trained vision model: clean accuracy on the shipped and the full test split; for the
+    noise models also under the training noise (one fixed draw); for the standard and AT models PGD accuracy."""
+    from robustsuite.models import pgd_linf
+
+    recipe = _shipped.FASHION_RECIPES[name]
+    full = full or fashion_splits(out, True, recipe.known)
+    shipped = shipped or fashion_splits(out, False, recipe.known)
+    model = _shipped.load_vision(name, out / "models")
+    (xs, ys), (xf, yf) = shipped["test"], full["test"]
     record = {
         "name": name, "kind": "vision", "dataset": _shipped.SHIPPED_MODELS[name][1], "recipe": _shipped.recipe_dict(name),
-        "params": sum(p.numel() for p in reloaded.parameters()),
-        "train_size": len(y),
-        "test_shipped": accuracy_record(_shipped.correct_count(reloaded, *shipped["test"]), len(shipped["test"][1])),
-        "test_full": accuracy_record(_shipped.correct_count(reloaded, *full["test"]), len(full["test"][1])),
+        "params": sum(p.numel() for p in model.parameters()), "train_size": len(full["train"][1]),
+        "test_shipped": accuracy_record(_shipped.correct_count(model, xs, ys), len(ys)),
+        "test_full": accuracy_record(_shipped.correct_count(model, xf, yf), len(yf)),
     }
+    if recipe.noise_sigma > 0:
+        record["test_shipped_noisy"] = accuracy_record(_noisy_correct(model, xs, ys, recipe.noise_sigma), len(ys))
+        record["test_full_noisy"] = accuracy_record(_noisy_correct(model, xf, yf, recipe.noise_sigma), len(yf))
+    if name in ("fashion-cnn", "fashion-cnn-at"):
+        n = PGD_EVAL["n"]
+        x_adv = pgd_linf(model, xs[:n], ys[:n], eps=PGD_EVAL["eps"], steps=PGD_EVAL["steps"],
+                         step_size=PGD_EVAL["step_size"], generator=torch.Generator().manual_seed(0))
+        record["pgd_shipped"] = {**accuracy_record(_shipped.correct_count(model, x_adv, ys[:n]), n), **PGD_EVAL}
     return record
+
+
+def evaluate(name: str, out: Path) -> dict:
+    if _shipped.SHIPPED_MODELS[name][0] == "vision":
+        return evaluate_vision(name, out)
+    return evaluate_text(name, out)
 
 
 def build_text(name: str, out: Path) -> dict:
@@ -94,11 +128,16 @@ def build_text(name: str, out: Path) -> dict:
     target.mkdir(parents=True, exist_ok=True)
     clf.model.save_pretrained(target, safe_serialization=True)
     clf.tokenizer.save_pretrained(target)
+    return evaluate_text(name, out)
+
+
+def evaluate_text(name: str, out: Path) -> dict:
+    topics = _wordnet.load_topics(out / _wordnet.TOPICS_FILE.name)
     reloaded = _shipped.load_text(name, out / "models")
     test_x, test_y = topics["test"]["text"], torch.tensor(topics["test"]["label"])
     rec = accuracy_record(_shipped.correct_count(reloaded, test_x, test_y, batch_size=256), len(test_y))
     return {"name": name, "kind": "text", "dataset": "wordnet-topics", "recipe": _shipped.recipe_dict(name),
-            "params": sum(p.numel() for p in reloaded.model.parameters()), "train_size": len(texts),
+            "params": sum(p.numel() for p in reloaded.model.parameters()), "train_size": len(topics["train"]["text"]),
             "vocab_size": len(reloaded.tokenizer), "test_shipped": rec, "test_full": rec}
 
 
@@ -121,8 +160,24 @@ def build_manifest(out: Path) -> dict:
     return manifest
 
 
+def report(name: str, rec: dict, seconds: float | None = None) -> None:
+    def one(r: dict) -> str:
+        return f"{r['accuracy']:.4f} ({r['correct']}/{r['n']}, 95% CI [{r['ci_low']:.4f}, {r['ci_high']:.4f}])"
+
+    parts = [f"{rec['params']:,} params", f"clean test accuracy on the shipped subset {one(rec['test_shipped'])}",
+             f"on the full test split {one(rec['test_full'])}"]
+    if "test_full_noisy" in rec:
+        parts.append(f"under its training noise (full test) {one(rec['test_full_noisy'])}")
+    if "pgd_shipped" in rec:
+        parts.append(f"PGD-{rec['pgd_shipped']['steps']} eps {rec['pgd_shipped']['eps']} on the first "
+                     f"{rec['pgd_shipped']['n']} shipped test images {one(rec['pgd_shipped'])}")
+    if seconds is not None:
+        parts.append(f"{seconds:.0f}s")
+    log(f"{name}: " + "; ".join(parts))
+
+
 def main(argv: list[str] | None = None) -> int:
-    steps_all = ["data", *_shipped.SHIPPED_MODELS, "manifest"]
+    steps_all = ["data", *_shipped.SHIPPED_MODELS, "evaluate", "manifest"]
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", type=Path, default=_shipped.RESOURCES, help="output directory (default: the package)")
     ap.add_argument("--steps", default=",".join(steps_all), help=f"comma-separated subset of {steps_all}")
@@ -139,6 +194,12 @@ def main(argv: list[str] | None = None) -> int:
             continue
         if step == "data":
             build_data(out)
+        elif step == "evaluate":  # re-measure every present model's record from its saved weights
+            for name in _shipped.SHIPPED_MODELS:
+                if (out / "models" / f"{name}.json").is_file():
+                    rec = evaluate(name, out)
+                    write_json(out / "models" / f"{name}.json", rec)
+                    report(name, rec)
         elif step == "manifest":
             m = build_manifest(out)
             for rel, info in m["files"].items():
@@ -149,10 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             kind = _shipped.SHIPPED_MODELS[step][0]
             rec = build_vision(step, out) if kind == "vision" else build_text(step, out)
             write_json(out / "models" / f"{step}.json", rec)
-            s, f = rec["test_shipped"], rec["test_full"]
-            log(f"{step}: {rec['params']:,} params; test accuracy shipped subset {s['accuracy']:.4f} "
-                f"({s['correct']}/{s['n']}, 95% CI [{s['ci_low']:.4f}, {s['ci_high']:.4f}]); full test "
-                f"{f['accuracy']:.4f} ({f['correct']}/{f['n']}); {time.time() - t:.0f}s")
+            report(step, rec, time.time() - t)
     return 0
 
 

@@ -81,12 +81,22 @@ class ManifestTable:
             full, ship = m["test_full"], m["test_shipped"]
             files = [info["bytes"] for rel, info in manifest["files"].items()
                      if rel == f"models/{name}.safetensors" or rel.startswith(f"models/{name}/")]
+            other = []
+            if "test_full_noisy" in m:
+                r = m["test_full_noisy"]
+                other.append(f"under its training noise σ = {m['recipe']['noise_sigma']}: "
+                             f"{pct(r['accuracy'], r['ci_low'], r['ci_high'])}")
+            if "pgd_shipped" in m:
+                r = m["pgd_shipped"]
+                other.append(f"PGD-{r['steps']} L∞ ε = {r['eps']} (first {r['n']:,} shipped test images): "
+                             f"{pct(r['accuracy'], r['ci_low'], r['ci_high'])}")
             rows.append([f"`builtin:{name}`", f"{m['train_size']:,}", f"{m['params']:,}",
                          f"{sum(files) / 1e6:.2f} MB",
                          f"{pct(full['accuracy'], full['ci_low'], full['ci_high'])} (n = {full['n']:,})",
-                         f"{pct(ship['accuracy'], ship['ci_low'], ship['ci_high'])} (n = {ship['n']:,})"])
+                         f"{pct(ship['accuracy'], ship['ci_low'], ship['ci_high'])} (n = {ship['n']:,})",
+                         "; ".join(other) or "–"])
         return markdown_table(["model", "trained on", "parameters", "weights", "clean test accuracy [95 % CI]",
-                               "on the shipped test subset"], rows)
+                               "on the shipped test subset", "also measured"], rows)
 
 
 @dataclass(frozen=True)

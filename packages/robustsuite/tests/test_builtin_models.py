@@ -13,10 +13,13 @@ from robustsuite import _shipped as sh
 from robustsuite.data import fashion_mnist, fashion_mnist_osr, wordnet_topics
 from robustsuite.loaders import DATASET_SPECS, MODEL_SPECS
 
-MANIFEST = sh.manifest()
+
+@pytest.fixture(scope="module")
+def MANIFEST():  # noqa: N802 - reads like the constant it is
+    return sh.manifest()
 
 
-def test_every_shipped_file_matches_the_manifest_hash():
+def test_every_shipped_file_matches_the_manifest_hash(MANIFEST):
     from robustsuite._io import sha256_file
 
     listed = MANIFEST["files"]
@@ -35,7 +38,7 @@ def eval_data():
 
 
 @pytest.mark.parametrize("name", sorted(sh.SHIPPED_MODELS))
-def test_shipped_model_accuracy_agrees_with_the_build_record(name, eval_data):
+def test_shipped_model_accuracy_agrees_with_the_build_record(name, eval_data, MANIFEST):
     """Same weights, same shipped test subset: another CPU may flip a few borderline predictions, so the
     recorded accuracy must lie in the 95 % Clopper-Pearson interval of the count measured here; a wrong
     loader or preprocessing (unnormalised pixels, another tokenizer) falls far outside."""
@@ -48,7 +51,7 @@ def test_shipped_model_accuracy_agrees_with_the_build_record(name, eval_data):
     assert ci.low <= record["accuracy"] <= ci.high, (name, correct, record)
 
 
-def test_accuracy_check_catches_wrong_preprocessing(eval_data):
+def test_accuracy_check_catches_wrong_preprocessing(eval_data, MANIFEST):
     """The interval test above is not vacuous: pixels in [0, 255] instead of [0, 1] fail it."""
     split = eval_data["fashion-mnist"]
     record = MANIFEST["models"]["fashion-cnn"]["test_shipped"]
@@ -57,7 +60,7 @@ def test_accuracy_check_catches_wrong_preprocessing(eval_data):
     assert not ci.low <= record["accuracy"] <= ci.high
 
 
-def test_recorded_accuracies_meet_the_stated_floors():
+def test_recorded_accuracies_meet_the_stated_floors(MANIFEST):
     acc = {n: MANIFEST["models"][n]["test_full"]["accuracy"] for n in sh.SHIPPED_MODELS}
     assert acc["fashion-cnn"] >= 0.90  # issue 11: standard CNN ≥ 90 % on the 10,000 test images
     assert min(acc.values()) > 0.5  # every model far above chance (1/10, 1/6, 1/8)
