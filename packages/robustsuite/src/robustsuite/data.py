@@ -47,6 +47,7 @@ class Dataset:
     val: Split
     test: Split
     extras: Mapping[str, Split] = field(default_factory=dict)
+    source: str = ""  # where the data came from (e.g. the shipped subset or a full local copy), for the report
 
     @property
     def num_classes(self) -> int:
@@ -57,6 +58,7 @@ class Dataset:
             "name": self.name,
             "modality": self.modality,
             "num_classes": self.num_classes,
+            "source": self.source,
             "sizes": {k: len(s) for k, s in {"train": self.train, "val": self.val, "test": self.test,
                                               **self.extras}.items()},
         }
@@ -157,7 +159,78 @@ def sentiment_mini_multi(n: int = 4000) -> Dataset:
                         np.asarray(labels))
 
 
+# --- shipped real data: Fashion-MNIST and WordNet glosses -----------------------------------------
+
+def _fashion_splits(root, full) -> tuple[dict[str, Split], str]:
+    from . import _fashion_mnist
+
+    arrays, source = _fashion_mnist.load_arrays(root, full=full)
+    splits = {name: Split(torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1), torch.from_numpy(y))
+              for name, (x, y) in arrays.items()}
+    return splits, source
+
+
+def fashion_mnist(root: str | Path | None = None, *, full: bool | None = None) -> Dataset:
+    """Fashion-MNIST (Xiao et al. 2017, MIT licence), (N, 1, 28, 28) floats in [0, 1], 10 classes.
+
+    The shipped stratified subset (9,000/1,000/2,000 train/val/test) is used unless the official IDX files are
+    found (``root``, ``$ROBUSTSUITE_DATA`` or Debian's ``/usr/share/datasets/fashion-mnist``): then the full
+    55,000/5,000/10,000 split, each split starting with the shipped subset in the same order, so
+    ``split.head(n)`` is identical either way. ``full=False`` forces the subset, ``full=True`` requires the
+    files. ``Dataset.source`` says which was used.
+    """
+    from ._fashion_mnist import CLASSES
+
+    s, source = _fashion_splits(root, full)
+    return Dataset("builtin:fashion-mnist", "vision", CLASSES, s["train"], s["val"], s["test"], source=source)
+
+
+def _upsampled_digits(size: int = 28) -> torch.Tensor:
+    x, _ = _digits_arrays()
+    return torch.nn.functional.interpolate(x, size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)
+
+
+def fashion_mnist_osr(root: str | Path | None = None, *, full: bool | None = None, known: int = 6) -> Dataset:
+    """Open-set Fashion-MNIST: classes ``0..known-1`` (default 0–5) known; test images of the other classes
+    as ``extras["open_set"]``; ``extras["ood"]`` = scikit-learn's 1,797 8×8 digits upsampled (bilinear) to
+    28×28, label -1. Splits keep the order of :func:`fashion_mnist` (so ``head(n)`` is source-independent)."""
+    from ._fashion_mnist import CLASSES
+
+    if not isinstance(known, int) or not 2 <= known < len(CLASSES):
+        raise ValueError(f"known must be an int in [2, {len(CLASSES) - 1}], got {known!r}")
+    s, source = _fashion_splits(root, full)
+
+    def keep(split: Split, mask: torch.Tensor) -> Split:
+        return Split(split.x[mask], split.y[mask])
+
+    parts = {k: keep(v, v.y < known) for k, v in s.items()}
+    open_set = keep(s["test"], s["test"].y >= known)
+    ood_x = _upsampled_digits()
+    ood = Split(ood_x, torch.full((len(ood_x),), -1, dtype=torch.int64))
+    return Dataset("builtin:fashion-mnist-osr", "vision", CLASSES[:known], parts["train"], parts["val"],
+                   parts["test"], {"open_set": open_set, "ood": ood}, source=source)
+
+
+def wordnet_topics() -> Dataset:
+    """WordNet 3.0 noun glosses (definition + example sentences, cased) labelled by 8 lexicographer files
+    (artifact, person, plant, animal, act, communication, location, food); balanced 14,000/1,000/2,000
+    train/val/test split shipped in the package (WordNet 3.0 licence)."""
+    from . import _wordnet
+
+    t = _wordnet.load_topics()
+    splits = {s: Split(list(t[s]["text"]), torch.tensor(t[s]["label"], dtype=torch.int64))
+              for s in ("train", "val", "test")}
+    return Dataset("builtin:wordnet-topics", "text", tuple(t["classes"]), splits["train"], splits["val"],
+                   splits["test"], source="shipped balanced subset of WordNet 3.0 noun glosses")
+
+
 BUILTIN_DATASETS = {
+    "fashion-mnist": (fashion_mnist, "Fashion-MNIST, 10 classes, 28×28 (shipped 9k/1k/2k subset; full 55k/5k/10k "
+                                     "when the IDX files are found)"),
+    "fashion-mnist-osr": (fashion_mnist_osr, "Fashion-MNIST classes 0–5 known; 6–9 as extras['open_set']; "
+                                             "upsampled 8×8 digits as extras['ood']"),
+    "wordnet-topics": (wordnet_topics, "WordNet 3.0 noun glosses, 8 lexicographer-file topics, 14k/1k/2k "
+                                       "(shipped)"),
     "digits": (digits, "scikit-learn 8×8 digits, 10 classes, 1,797 images (real data)"),
     "digits-osr": (digits_osr, "digits 0–7 known; 8–9 as extras['open_set']; photo patches as extras['ood']"),
     "sentiment-mini": (sentiment_mini, "4,000 generated binary sentiment sentences (4 % label noise)"),

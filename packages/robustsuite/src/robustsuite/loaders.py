@@ -32,6 +32,13 @@ class SpecInfo:
 
 
 MODEL_SPECS = [
+    SpecInfo("builtin:fashion-cnn", "vision", "CNN on Fashion-MNIST, standard training (shipped weights)"),
+    SpecInfo("builtin:fashion-cnn-at", "vision", "the same CNN, PGD adversarial training, L∞ eps 0.1 (shipped)"),
+    SpecInfo("builtin:fashion-cnn-noise-0.25", "vision", "the same CNN, Gaussian noise training σ=0.25 (shipped)"),
+    SpecInfo("builtin:fashion-cnn-noise-0.5", "vision", "the same CNN, Gaussian noise training σ=0.5 (shipped)"),
+    SpecInfo("builtin:fashion-osr-cnn", "vision", "the same CNN on the known classes 0–5 of "
+             "builtin:fashion-mnist-osr (shipped)"),
+    SpecInfo("builtin:wordnet-roberta", "text", "tiny RoBERTa + byte-level BPE on builtin:wordnet-topics (shipped)"),
     SpecInfo("builtin:digits-cnn", "vision", "CNN on 8×8 digits, standard training (trained on first use, cached)"),
     SpecInfo("builtin:digits-cnn-at", "vision", "the same CNN, PGD adversarial training, L∞ eps 0.1"),
     SpecInfo("builtin:digits-osr-cnn", "vision", "the same CNN trained on the known classes 0–7 of builtin:digits-osr"),
@@ -217,8 +224,10 @@ def load_model(spec: str, *, device: str | torch.device = "cpu", progress: Calla
             model = models.builtin_vision(value, progress=progress)
         elif value in models.TEXT_RECIPES:
             model = models.builtin_text(value, progress=progress)
+        elif value in models.SHIPPED_MODELS:
+            model = models.load_shipped(value)
         else:
-            known = sorted([*models.VISION_RECIPES, *models.TEXT_RECIPES])
+            known = sorted([*models.VISION_RECIPES, *models.TEXT_RECIPES, *models.SHIPPED_MODELS])
             raise ModelSpecError(f"unknown builtin model {value!r}; known: {known}")
     elif scheme == "hf":
         model = load_hf(value)

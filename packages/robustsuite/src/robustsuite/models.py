@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import _shipped
 from . import data as _data
 from ._io import cache_dir, sha256_file, stable_hash, write_json
 
@@ -45,7 +46,31 @@ class DigitsCNN(nn.Module):
         return self.head(self.features((x - self.mean) / self.std))
 
 
-ARCHITECTURES: dict[str, Callable[..., nn.Module]] = {"digits-cnn": DigitsCNN}
+class FashionCNN(nn.Module):
+    """Three-conv CNN with BatchNorm for grey or colour images of any size ≥ 4×4 (adaptive pooling), in [0, 1];
+    input normalisation inside (RobustBench style). ~157k parameters for 1 channel and 10 classes. The
+    BatchNorm layers are what DENT adapts (transduct-attack)."""
+
+    def __init__(self, num_classes: int = 10, in_channels: int = 1, widths: tuple[int, int, int] = (16, 32, 64),
+                 mean: float = 0.286, std: float = 0.353):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor(float(mean)))
+        self.register_buffer("std", torch.tensor(float(std)))
+        a, b, c = widths
+        self.features = nn.Sequential(
+            nn.Conv2d(in_channels, a, 3, padding=1), nn.BatchNorm2d(a), nn.ReLU(), nn.MaxPool2d(2, ceil_mode=True),
+            nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU(), nn.MaxPool2d(2, ceil_mode=True),
+            nn.Conv2d(b, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(),
+            nn.AdaptiveAvgPool2d(4), nn.Flatten(),
+            nn.Linear(16 * c, 128), nn.ReLU(),
+        )
+        self.head = nn.Linear(128, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features((x - self.mean) / self.std))
+
+
+ARCHITECTURES: dict[str, Callable[..., nn.Module]] = {"digits-cnn": DigitsCNN, "fashion-cnn": FashionCNN}
 
 
 @dataclass(frozen=True)
@@ -410,8 +435,20 @@ def builtin_text(name: str, *, progress: Callable[[int, int], None] | None = Non
     return _cached(recipe, build, lambda entry: load_text_dir(entry, max_length=recipe.max_length))
 
 
+SHIPPED_MODELS = _shipped.SHIPPED_MODELS
+
+
+def load_shipped(name: str) -> nn.Module | TextClassifier:
+    """A builtin model shipped as weights in ``robustsuite/resources/models`` (``builtin:fashion-cnn`` ...,
+    ``builtin:wordnet-roberta``), loaded from safetensors; see :mod:`robustsuite._shipped` for the recipes."""
+    return _shipped.load(name)
+
+
 def builtin_manifest(name: str) -> dict | None:
-    """The cached manifest (recipe, measured test accuracy) of a builtin model, if it has been trained."""
+    """The manifest (recipe, measured test accuracy) of a builtin model: for a shipped model its record in
+    ``resources/manifest.json``; for a model trained on first use its cache entry's, if it has been trained."""
+    if name in SHIPPED_MODELS:
+        return _shipped.manifest()["models"].get(name)
     recipe = VISION_RECIPES.get(name) or TEXT_RECIPES.get(name)
     if recipe is None:
         raise KeyError(name)
