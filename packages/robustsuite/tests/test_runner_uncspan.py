@@ -1,5 +1,6 @@
 """The uncspan runner: mechanics on tiny parameters (digits), the explicit adversarial-training field, Table V on
-a dataset split by classes with another dataset as OOD, and resume."""
+a dataset split by classes with another dataset as OOD, resume, and the paper's effects on the Fashion-MNIST demo
+defaults."""
 
 import json
 
@@ -8,6 +9,9 @@ import pytest
 from robustsuite.runners import RunContext
 from robustsuite.runners import uncspan as runner
 
+DIGITS = {"model": "builtin:digits-cnn", "dataset": "builtin:digits",
+          "compare": [{"spec": "builtin:digits-cnn-at", "adversarially_trained": True}],
+          "osr_models": ["builtin:digits-osr-cnn"], "osr_dataset": "builtin:digits-osr"}
 TINY = {"n": 80, "steps": 8, "n_outliers": 60, "osr_eps": [0.0, 0.1], "sweep_eps": [0.0, 0.1], "sweep_n": 30,
         "sweep_steps": 4, "restarts": 0, "n_boot": 300}
 
@@ -15,7 +19,7 @@ TINY = {"n": 80, "steps": 8, "n_outliers": 60, "osr_eps": [0.0, 0.1], "sweep_eps
 @pytest.fixture(scope="module")
 def section(tmp_path_factory):
     ctx = RunContext(run_dir=tmp_path_factory.mktemp("run"), method=runner.NAME, seed=0)
-    params = {**runner.DEFAULTS, **TINY}
+    params = {**runner.DEFAULTS, **DIGITS, **TINY}
     return ctx, params, runner.run(ctx, params)
 
 
@@ -38,10 +42,10 @@ def test_section_well_formed(section):
     for r in sec.tables[1].rows:
         assert all(-1 <= v <= 1 for v in r[1:])
     sweep = sec.tables[2]
-    assert {r[0] for r in sweep.rows} == {runner.DEFAULTS["model"], runner.DEFAULTS["compare"][0]["spec"]}
+    assert {r[0] for r in sweep.rows} == {DIGITS["model"], DIGITS["compare"][0]["spec"]}
     ood = sec.tables[3]
     assert {r[1] for r in ood.rows} == {"open_set", "ood"}
-    assert {r[0] for r in ood.rows} == set(runner.DEFAULTS["osr_models"])
+    assert {r[0] for r in ood.rows} == set(DIGITS["osr_models"])
     for r in ood.rows:
         assert all(0 <= v <= 1 for v in r[3:9]) and r[4] <= r[3] <= r[5]
     assert len(sec.figures) == 3
@@ -49,7 +53,7 @@ def test_section_well_formed(section):
         assert (ctx.run_dir / f.path).stat().st_size > 1000
 
 
-def test_paper_effects_with_intervals(section):
+def test_paper_effects_with_intervals_digits(section):
     """On the digits models: both attacks move the entropy (paired bootstrap intervals above 0); the adversarially
     trained model's span is smaller (paired difference interval below 0); open-set AUROC falls under attack
     (disjoint bootstrap intervals)."""
@@ -66,7 +70,7 @@ def test_adversarial_training_is_an_explicit_field(tmp_path):
     """A model whose name ends in "-at" but is declared not adversarially trained is not compared as such (and
     today's "-at" suffix guess would have)."""
     ctx = RunContext(run_dir=tmp_path, method=runner.NAME, seed=0)
-    params = {**runner.DEFAULTS, **TINY, "n": 30, "sweep_eps": [], "osr_eps": [0.0],
+    params = {**runner.DEFAULTS, **DIGITS, **TINY, "n": 30, "sweep_eps": [], "osr_eps": [0.0],
               "compare": [{"spec": "builtin:digits-cnn-at", "adversarially_trained": False}]}
     sec = runner.run(ctx, params)
     assert "adv_trained_smaller_mus" not in sec.metrics
@@ -81,7 +85,8 @@ def test_table5_on_a_class_split_with_another_dataset_as_ood(tmp_path):
     0-7) and the 8x8 photo patches of builtin:digits-osr... replaced here by a dataset spec (builtin:digits-osr's
     test split) as OOD, resized by match_images when shapes differ."""
     ctx = RunContext(run_dir=tmp_path, method=runner.NAME, seed=0)
-    params = {**runner.DEFAULTS, **TINY, "n": 40, "sweep_eps": [], "compare": [], "osr_models": ["builtin:digits-cnn"],
+    params = {**runner.DEFAULTS, **DIGITS, **TINY, "n": 40, "sweep_eps": [], "compare": [],
+              "osr_models": ["builtin:digits-cnn"],
               "osr_dataset": "builtin:digits", "open_set_classes": [8, 9], "ood_dataset": "builtin:digits-osr"}
     sec = runner.run(ctx, params)
     ood = sec.tables[-1]
@@ -95,3 +100,20 @@ def test_resume_uses_checkpoints(section):
     again = runner.run(ctx, params)
     assert again.tables[0].rows == sec.tables[0].rows
     assert again.tables[2].rows == sec.tables[2].rows
+
+
+@pytest.mark.slow  # the demo section on its Fashion-MNIST defaults
+def test_paper_effects_on_fashion_defaults(tmp_path):
+    """The demo's defaults (builtin:fashion-cnn / -at, builtin:fashion-mnist-osr + builtin:fashion-osr-cnn): the
+    over and under attacks widen the span (paired bootstrap intervals above 0), adversarial training lowers MUS
+    (Table I direction: paired-difference interval below 0) and open-set / OOD AUROC falls under attack
+    (disjoint bootstrap intervals)."""
+    ctx = RunContext(run_dir=tmp_path, method=runner.NAME, seed=0)
+    sec = runner.run(ctx, dict(runner.DEFAULTS))
+    m = sec.metrics
+    for s in ("fashion_cnn", "fashion_cnn_at"):
+        assert m[f"{s}_under_widening_ci_low"] > 0 and m[f"{s}_over_widening_ci_low"] > 0
+    assert m["mus_diff_fashion_cnn_at_minus_fashion_cnn_ci_high"] < 0
+    assert m["adv_trained_smaller_mus"] is True
+    assert m["fashion_osr_cnn_open_set_auroc_falls"] is True
+    assert m["fashion_osr_cnn_ood_auroc_falls"] is True

@@ -15,31 +15,31 @@ NAME = "uncspan"
 TITLE = "Uncertainty span under over- and under-confidence attacks"
 PAPER = "001"
 DEFAULTS: dict = {
-    "model": "builtin:digits-cnn",
+    "model": "builtin:fashion-cnn",
     "model_adversarially_trained": False,  # explicit field of the "model" entry (never guessed from its name)
-    "dataset": "builtin:digits",
+    "dataset": "builtin:fashion-mnist",
     # ranked together with "model" (Table IV); entries are {"spec", "adversarially_trained"} tables
-    "compare": [{"spec": "builtin:digits-cnn-at", "adversarially_trained": True}],
-    "n": 200,  # test points attacked (paper: 8000)
+    "compare": [{"spec": "builtin:fashion-cnn-at", "adversarially_trained": True}],
+    "n": 100,  # test points attacked (paper: 8000)
     "eps": 0.1,  # L∞ budget in [0, 1] pixel units (paper: 8/255 CIFAR-10, 4/255 ImageNet)
     "norm": "Linf",
-    "steps": 50,  # paper: 150
+    "steps": 20,  # paper: 150
     "optimizer": "pgd",  # or "apgd"
     "restarts": 1,  # random restarts per objective; per-sample best kept (issue 14)
     "under_objective": ["cross_entropy", "entropy"],  # strongest setting; ["cross_entropy"] = the paper's Eq. 11
     "n_bins": 15,
     "sweep_eps": [0.0, 0.05, 0.1, 0.2],  # ε-sweep budgets (paper's figures over ε)
-    "sweep_n": 100,
-    "sweep_steps": 20,
+    "sweep_n": 50,
+    "sweep_steps": 10,
     # Table V: in-distribution = the test split of osr_dataset; open set = its extras["open_set"], or, when
     # open_set_classes is non-empty, those classes of its test split (the rest are the known classes);
     # OOD = "extras:ood" of osr_dataset or the test split of any dataset spec (resized to the ID shape)
-    "osr_models": ["builtin:digits-osr-cnn"],
-    "osr_dataset": "builtin:digits-osr",
+    "osr_models": ["builtin:fashion-osr-cnn"],
+    "osr_dataset": "builtin:fashion-mnist-osr",
     "open_set_classes": [],
     "ood_dataset": "extras:ood",
     "osr_eps": [0.0, 0.05, 0.1],
-    "n_outliers": 200,
+    "n_outliers": 100,
     "n_boot": 2000,  # bootstrap replicates of the MUS intervals
 }
 
