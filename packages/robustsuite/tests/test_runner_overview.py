@@ -26,3 +26,13 @@ def test_overview_rejects_unknown_split(tmp_path):
     with pytest.raises(ValueError, match="split"):
         overview.run(RunContext(run_dir=tmp_path, method="overview"),
                      {"model": "builtin:digits-cnn", "dataset": "builtin:digits", "split": "dev"})
+
+
+def test_overview_demo_defaults_name_the_shipped_benchmarks_and_their_data_source(tmp_path):
+    """The demo's overview runs on the shipped Fashion-MNIST / WordNet models and says which data it used."""
+    assert ["builtin:fashion-cnn", "builtin:fashion-mnist"] in overview.DEFAULTS["targets"]
+    assert ["builtin:wordnet-roberta", "builtin:wordnet-topics"] in overview.DEFAULTS["targets"]
+    ctx = RunContext(run_dir=tmp_path, method="overview")
+    sec = overview.run(ctx, {**overview.DEFAULTS, "model": "builtin:fashion-cnn", "dataset": "builtin:fashion-mnist"})
+    assert "Fashion-MNIST" in sec.metrics["data_source"]
+    assert any(note.startswith("Data: ") for note in sec.notes)

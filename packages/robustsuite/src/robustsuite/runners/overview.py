@@ -17,8 +17,8 @@ PAPER = None
 PACKAGES = ("certcal",)  # computes the calibration metrics
 LOGS_SAMPLES = True
 DEFAULTS = {
-    "targets": [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", "builtin:digits"],
-                ["builtin:text-tiny", "builtin:sentiment-mini"]],
+    "targets": [["builtin:fashion-cnn", "builtin:fashion-mnist"], ["builtin:fashion-cnn-at", "builtin:fashion-mnist"],
+                ["builtin:wordnet-roberta", "builtin:wordnet-topics"]],
     "split": "test",
     "n_bins": 15,
     "n_boot": 1000,  # bootstrap resamples for the ECE and Brier intervals
@@ -95,6 +95,9 @@ def run(ctx, params: dict) -> Section:
     metrics["ada_ece"] = certcal.adaptive_calibration_error(conf, correct, n_bins=n_bins)
     with_interval(metrics, "brier", certcal.brier_score(conf, correct), *boot["brier"])
     metrics |= {"num_samples": n, "num_classes": int(probs.shape[1])}
+    source = ds.summary().get("source")
+    if source:
+        metrics["data_source"] = source
     gap = float(conf.mean()) - k / n
     direction = "over-confident" if gap > 0 else "under-confident" if gap < 0 else "exactly calibrated on average"
     return Section(
@@ -105,5 +108,6 @@ def run(ctx, params: dict) -> Section:
                 + f", {direction} by {abs(gap):.4f}; ECE {100 * diagram.ece:.2f} % "
                   f"(95 % CI {100 * boot['ece'][0]:.2f}–{100 * boot['ece'][1]:.2f} %).",
         metrics=metrics, tables=[table], figures=[figure],
-        notes=["Intervals: Clopper-Pearson for accuracy; percentile bootstrap over the samples "
-               f"({n_boot} resamples, seed {ctx.seed}) for ECE and Brier."])
+        notes=([f"Data: {source}."] if source else [])
+        + ["Intervals: Clopper-Pearson for accuracy; percentile bootstrap over the samples "
+           f"({n_boot} resamples, seed {ctx.seed}) for ECE and Brier."])
