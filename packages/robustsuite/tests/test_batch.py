@@ -42,7 +42,9 @@ def test_plan_run_unit_collect_gives_the_report_of_a_plain_run(tmp_path, cfg):
     assert res.exit_code == 0, res.output
 
     out = tmp_path / "batch"
-    res = cli.invoke(app, ["plan", str(cfg), "--out", str(out)])
+    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out)]).exit_code == 0
+    assert not out.exists()  # without --write, plan only reads OUT
+    res = cli.invoke(app, ["plan", str(cfg), "--out", str(out), "--write"])
     assert res.exit_code == 0, res.output
     ids = json.loads((out / "plan.json").read_text())["units"]
     assert ids == [u.id for u in run_mod.plan(run_mod.load_config(cfg))] and len(ids) == 4
@@ -69,7 +71,7 @@ def test_plan_run_unit_collect_gives_the_report_of_a_plain_run(tmp_path, cfg):
 
 def test_collect_lists_missing_units_and_flags_the_report(tmp_path, cfg):
     out = tmp_path / "batch"
-    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out)]).exit_code == 0
+    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out), "--write"]).exit_code == 0
     ids = json.loads((out / "plan.json").read_text())["units"]
     assert cli.invoke(app, ["run-unit", str(out), "0"]).exit_code == 0
     res = cli.invoke(app, ["collect", str(out)])
@@ -88,18 +90,22 @@ def test_collect_a_plain_run_directory(tmp_path, cfg, monkeypatch):
 
     monkeypatch.setattr(runners.get("overview"), "run", lambda ctx, params: Section("t", f"seed {ctx.seed}"))
     out = tmp_path / "run"
-    report = run_mod.execute(run_mod.load_config(cfg), out, progress=False)
+    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out), "--write"]).exit_code == 0  # 4 units
+    config = run_mod.load_config(cfg) | {"seeds": 1}
+    report = run_mod.execute(config, out, progress=False)  # a later run with another config: 2 units
     collected, missing = run_mod.collect(out)
-    assert missing == [] and _content(collected) == _content(report)
+    assert missing == [] and _content(collected) == _content(report) and len(collected["units"]) == 2
 
 
 def test_run_unit_bad_inputs(tmp_path, cfg, monkeypatch):
     out = tmp_path / "batch"
     res = cli.invoke(app, ["run-unit", str(out), "0"])
     assert res.exit_code == 2 and "no plan.json" in _text(res)
+    res = cli.invoke(app, ["plan", str(cfg), "--write"])
+    assert res.exit_code == 2 and "--write needs --out" in _text(res)
     res = cli.invoke(app, ["collect", str(out)])
     assert res.exit_code == 2 and "neither plan.json nor run.json" in _text(res)
-    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out)]).exit_code == 0
+    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out), "--write"]).exit_code == 0
     res = cli.invoke(app, ["run-unit", str(out), "4"])
     assert res.exit_code == 2 and "out of range" in _text(res) and "4 units" in _text(res)
     res = cli.invoke(app, ["run-unit", str(out), "overview--nope"])

@@ -8,7 +8,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -114,7 +113,7 @@ def test_run_unit_refuses_a_unit_computed_elsewhere_with_a_clear_message(tmp_pat
     cfg = tmp_path / "c.toml"
     cfg.write_text('[methods.overview]\nmodel = "builtin:digits-cnn"\ndataset = "builtin:digits"\nn_boot = 100\n')
     out = tmp_path / "run"
-    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out)]).exit_code == 0
+    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out), "--write"]).exit_code == 0
     (uid,) = json.loads((out / "plan.json").read_text())["units"]
     with try_acquire(out / "units" / f"{uid}.lock"):
         res = cli.invoke(app, ["run-unit", str(out), uid])

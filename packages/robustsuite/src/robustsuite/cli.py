@@ -173,14 +173,15 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
 
 @app.command("plan")
 def plan_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods"),
-                out: Path | None = typer.Option(None, "--out", "-o", help="run directory: check it for cached units "
-                                                "and write the plan there (plan.json, plan/<unit>.json)"),
+                out: Path | None = typer.Option(None, "--out", "-o", help="run directory to check for cached units"),
+                write: bool = typer.Option(False, "--write", help="write the plan into OUT (plan.json, "
+                                           "plan/<unit>.json) for run-unit and collect"),
                 seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
                 sets: list[str] = SET) -> None:
     """List the units CONFIG would run and which are already cached in OUT; runs nothing.
 
-    With --out, the plan is written into OUT for `robustsuite run-unit OUT UNIT_ID` (one unit per job of a batch
-    scheduler) and `robustsuite collect OUT`.
+    With --out OUT --write, the plan is written into OUT for `robustsuite run-unit OUT UNIT_ID` (one unit per job
+    of a batch scheduler) and `robustsuite collect OUT`.
     """
     from rich.markup import escape
 
@@ -205,7 +206,9 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
 
         Console(width=200).print(t)
         typer.echo(f"{cached} cached, {len(units) - cached} to run")
-        if out is not None:
+        if write and out is None:
+            raise ConfigError("--write needs --out DIR (the run directory the plan is written to)")
+        if write:
             _run.write_plan(cfg, out)
             typer.echo(f"plan written: {out / _run.PLAN_FILE} and {len(units)} unit files in {out / 'plan'}; "
                        f"run one with `robustsuite run-unit {out} UNIT_ID`, assemble with `robustsuite collect {out}`")
@@ -237,7 +240,7 @@ def run_unit(run_dir: Path = typer.Argument(..., help="run directory holding a p
             plan_file = run_dir / _run.PLAN_FILE
             if not plan_file.is_file():
                 raise ConfigError(f"no {_run.PLAN_FILE} in {run_dir}; write one with `robustsuite plan CONFIG "
-                                  f"--out {run_dir}`")
+                                  f"--out {run_dir} --write`")
             ids = json.loads(plan_file.read_text())["units"]
             if int(uid) >= len(ids):
                 raise ConfigError(f"unit index {uid} out of range: the plan has {len(ids)} units (0..{len(ids) - 1})")

@@ -468,7 +468,8 @@ def load_planned_unit(run_dir: Path, unit_id: str) -> tuple[Unit, dict]:
     run_dir = Path(run_dir)
     path = run_dir / "plan" / f"{unit_id}.json"
     if not (run_dir / PLAN_FILE).is_file():
-        raise ConfigError(f"no {PLAN_FILE} in {run_dir}; write one with `robustsuite plan CONFIG --out {run_dir}`")
+        raise ConfigError(f"no {PLAN_FILE} in {run_dir}; "
+                          f"write one with `robustsuite plan CONFIG --out {run_dir} --write`")
     if not path.is_file():
         ids = json.loads((run_dir / PLAN_FILE).read_text())["units"]
         raise ConfigError(f"unit {unit_id!r} is not in the plan of {run_dir} ({len(ids)} units; "
@@ -503,12 +504,14 @@ def run_planned_unit(run_dir: Path, unit_id: str, *, progress: bool = False) -> 
 def collect(run_dir: Path, *, command: str = "") -> tuple[dict, list[str]]:
     """Assemble the report of ``run_dir`` from its finished units (``robustsuite collect``).
 
-    Units come from ``plan.json`` (else from the config in ``run.json``, re-planned); returns the report (written
+    Units come from ``plan.json`` (else, or when a later ``run`` rewrote ``run.json``, from the config in
+    ``run.json``, re-planned); returns the report (written
     to ``run_dir``) and the ids of the units that are neither done nor failed, listed in the report with status
     "pending".
     """
     run_dir = Path(run_dir)
-    if (run_dir / PLAN_FILE).is_file():
+    plan_file, run_file = run_dir / PLAN_FILE, run_dir / "run.json"
+    if plan_file.is_file() and (not run_file.is_file() or plan_file.stat().st_mtime >= run_file.stat().st_mtime):
         meta = json.loads((run_dir / PLAN_FILE).read_text())
         units = [load_planned_unit(run_dir, uid)[0] for uid in meta["units"]]
     elif (run_dir / "run.json").is_file():
@@ -516,7 +519,7 @@ def collect(run_dir: Path, *, command: str = "") -> tuple[dict, list[str]]:
         units = plan(meta["config"])
     else:
         raise ConfigError(f"{run_dir} holds neither {PLAN_FILE} nor run.json; "
-                          f"write a plan with `robustsuite plan CONFIG --out {run_dir}`")
+                          f"write a plan with `robustsuite plan CONFIG --out {run_dir} --write`")
     config = meta["config"]
     log_format = _log_format(config)
     records, missing = [], []
