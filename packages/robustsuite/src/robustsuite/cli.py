@@ -1,4 +1,4 @@
-"""``robustsuite`` command line: demo, run, plan, report, models, datasets, methods.
+"""``robustsuite`` command line: demo, run, plan, run-unit, collect, report, models, datasets, methods.
 
 Imports are lazy: ``robustsuite --help`` loads neither torch nor the method packages.
 """
@@ -94,6 +94,9 @@ def _execute(config: dict, out: Path, progress: bool) -> int:
         def on_unit(unit, status):
             if status == "start":
                 bar.update(task, description=escape(f"{unit.method} · {unit.model} · seed {unit.seed}"))
+            elif status == "waiting":
+                console.print(f"[yellow]{escape(_locked_message(out, unit))}[/yellow]; waiting for it after the "
+                              "other units")
             else:
                 bar.advance(task)
                 if status == "failed":
@@ -108,6 +111,19 @@ def _execute(config: dict, out: Path, progress: bool) -> int:
     console.print(f"report written: {escape(str(out / 'report.html'))}, {escape(str(out / 'report.md'))}, "
                   f"{escape(str(out / 'report.json'))}")
     return 1 if failed else 0
+
+
+def _locked_message(out: Path, unit) -> str:
+    import json
+
+    from ._lock import describe
+    from .run import lock_path
+
+    try:
+        owner = json.loads(lock_path(out, unit).read_text())
+    except (OSError, ValueError):
+        owner = {}
+    return f"unit {unit.id} is being computed elsewhere ({describe(owner)})"
 
 
 def _guard(fn):
@@ -158,9 +174,15 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
 @app.command("plan")
 def plan_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods"),
                 out: Path | None = typer.Option(None, "--out", "-o", help="run directory to check for cached units"),
+                write: bool = typer.Option(False, "--write", help="write the plan into OUT (plan.json, "
+                                           "plan/<unit>.json) for run-unit and collect"),
                 seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
                 sets: list[str] = SET) -> None:
-    """List the units CONFIG would run and which are already cached in OUT; runs nothing."""
+    """List the units CONFIG would run and which are already cached in OUT; runs nothing.
+
+    With --out OUT --write, the plan is written into OUT for `robustsuite run-unit OUT UNIT_ID` (one unit per job
+    of a batch scheduler) and `robustsuite collect OUT`.
+    """
     from rich.markup import escape
 
     from . import run as _run
@@ -184,8 +206,95 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
 
         Console(width=200).print(t)
         typer.echo(f"{cached} cached, {len(units) - cached} to run")
+        if write and out is None:
+            raise ConfigError("--write needs --out DIR (the run directory the plan is written to)")
+        if write:
+            _run.write_plan(cfg, out)
+            typer.echo(f"plan written: {out / _run.PLAN_FILE} and {len(units)} unit files in {out / 'plan'}; "
+                       f"run one with `robustsuite run-unit {out} UNIT_ID`, assemble with `robustsuite collect {out}`")
 
     _guard(go)
+
+
+@app.command("run-unit")
+def run_unit(run_dir: Path = typer.Argument(..., help="run directory holding a plan (robustsuite plan --out)"),
+             unit_id: str = typer.Argument(..., help="a unit id of the plan (see plan.json), or its 0-based index "
+                                           "(e.g. $SLURM_ARRAY_TASK_ID)"),
+             wait: bool = typer.Option(False, "--wait/--no-wait", help="if the unit is being computed elsewhere, "
+                                       "wait for it instead of exiting with status 3"),
+             progress: bool = typer.Option(False, "--progress/--no-progress")) -> None:
+    """Run one planned unit into RUN_DIR (for a batch-scheduler job); exits 0 done or already finished, 1 failed,
+    2 bad input, 3 being computed elsewhere."""
+    from rich.markup import escape
+
+    from . import run as _run
+    from ._lock import UnitLocked, wait_released
+
+    console = _console()
+
+    def go() -> int:
+        uid = unit_id
+        if uid.isdigit():
+            import json
+
+            plan_file = run_dir / _run.PLAN_FILE
+            if not plan_file.is_file():
+                raise ConfigError(f"no {_run.PLAN_FILE} in {run_dir}; write one with `robustsuite plan CONFIG "
+                                  f"--out {run_dir} --write`")
+            ids = json.loads(plan_file.read_text())["units"]
+            if int(uid) >= len(ids):
+                raise ConfigError(f"unit index {uid} out of range: the plan has {len(ids)} units (0..{len(ids) - 1})")
+            uid = ids[int(uid)]
+        while True:
+            try:
+                record, status = _run.run_planned_unit(run_dir, uid, progress=progress)
+                break
+            except UnitLocked as e:
+                if not wait:
+                    console.print(f"[yellow]{escape(str(e))}[/yellow]")
+                    return 3
+                console.print(f"[yellow]{escape(str(e))}[/yellow]; waiting")
+                wait_released(e.path)
+        if status == "failed":
+            console.print(f"[red]unit failed:[/red] {escape(uid)}: {escape(record['error'] or '')} (traceback: "
+                          f"{escape(str(run_dir / 'units' / (uid + '.failed.json')))})")
+            return 1
+        console.print(f"unit {escape(uid)}: " + ("already finished" if status == "skip" else
+                                                  f"done in {record['seconds']:.1f} s"))
+        return 0
+
+    raise typer.Exit(_guard(go))
+
+
+@app.command()
+def collect(run_dir: Path = typer.Argument(..., help="run directory (a plan, or a run started with run)"),
+            allow_missing: bool = typer.Option(False, "--allow-missing", help="exit 0 even when units are missing")
+            ) -> None:
+    """Assemble the report from the finished units of RUN_DIR and list the missing ones; exits 3 when units are
+    missing (unless --allow-missing), 1 when a unit failed."""
+    from rich.markup import escape
+
+    from . import run as _run
+
+    console = _console()
+
+    def go() -> int:
+        report, missing = _run.collect(run_dir, command=" ".join(["robustsuite", *sys.argv[1:]]))
+        failed = [u["id"] for u in report["units"] if u["status"] == "failed"]
+        done = len(report["units"]) - len(failed) - len(missing)
+        console.print(f"report written: {escape(str(run_dir / 'report.html'))}, {escape(str(run_dir / 'report.md'))}, "
+                      f"{escape(str(run_dir / 'report.json'))}: {done} done, {len(failed)} failed, "
+                      f"{len(missing)} missing of {len(report['units'])} units")
+        for uid in failed:
+            console.print(f"[red]failed:[/red] {escape(uid)}")
+        for uid in missing:
+            console.print(f"[yellow]missing:[/yellow] {escape(uid)}")
+        if missing:
+            console.print("[yellow]INCOMPLETE[/yellow]: the report lists the missing units as pending")
+            return 0 if allow_missing else 3
+        return 1 if failed else 0
+
+    raise typer.Exit(_guard(go))
 
 
 @app.command()

@@ -304,37 +304,49 @@ def _preflight(ctx, unit: Unit) -> None:
                           f"(dataset classes: {list(ds.classes)})")
 
 
-def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str = "",
-            on_unit: Callable[[Unit, str], None] | None = None) -> dict:
-    """Run every unfinished unit of ``config`` in ``run_dir``, then write the report; returns it.
+def lock_path(run_dir: Path, unit: Unit) -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}.lock"
 
-    ``on_unit(unit, status)`` is called with status "start", "skip", "done" or "failed" (with the error message
-    in ``unit_errors[unit.id]`` of the returned report's units).
-    """
-    units = plan(config)
-    device = resolve_device(str(config.get("device", "cpu")))
-    log_format = _log_format(config)
-    limit = config.get("limit")
-    run_dir = Path(run_dir)
+
+def failed_path(run_dir: Path, unit: Unit) -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}.failed.json"
+
+
+def _prepare_dir(config: dict, run_dir: Path) -> str:
+    """Create the run directory and ``run.json`` (keeping the first ``created``); returns ``created``."""
     (run_dir / "units").mkdir(parents=True, exist_ok=True)
     meta_path = run_dir / "run.json"
-    created = json.loads(meta_path.read_text())["created"] if meta_path.is_file() else \
-        _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    created = None
+    if meta_path.is_file():
+        try:
+            created = json.loads(meta_path.read_text())["created"]
+        except (json.JSONDecodeError, KeyError):
+            created = None
+    created = created or _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     write_json(meta_path, {"created": created, "config": config})
-    shared_cache: dict[str, Any] = {}
-    records = []
-    for unit in units:
-        record = cached_record(run_dir, unit, log_format)
+    return created
+
+
+def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, limit: int | None,
+                 progress: bool = False, cache: dict[str, Any] | None = None,
+                 on_start: Callable[[], None] | None = None) -> tuple[dict, str]:
+    """Compute one unit under its lock and write its record; returns ``(record, status)``.
+
+    ``status`` is "done", "failed" or "skip" (finished by another process while this one waited for the lock).
+    Raises :class:`robustsuite._lock.UnitLocked` when a live process elsewhere holds the unit's lock.
+    """
+    from ._lock import try_acquire
+
+    run_dir = Path(run_dir)
+    with try_acquire(lock_path(run_dir, unit)):
+        record = cached_record(run_dir, unit, log_format)  # finished while we were not holding the lock
         if record is not None:
-            records.append(record)
-            if on_unit:
-                on_unit(unit, "skip")
-            continue
-        if on_unit:
-            on_unit(unit, "start")
+            return record, "skip"
+        if on_start:
+            on_start()
         ctx = runners.RunContext(run_dir=run_dir, method=unit.method, seed=unit.seed, device=device,
-                                 progress=progress, _cache=shared_cache, unit_id=unit.id, model_spec=unit.model,
-                                 dataset_spec=unit.dataset,
+                                 progress=progress, _cache={} if cache is None else cache, unit_id=unit.id,
+                                 model_spec=unit.model, dataset_spec=unit.dataset,
                                  labels=unit.params.get("labels"), limit=limit, allowed_models=unit.allowed_models,
                                  log_format=log_format)
         t0 = time.perf_counter()
@@ -346,20 +358,185 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
             record = {"unit": unit.to_dict(), "status": "done", "seconds": time.perf_counter() - t0,
                       "section": section.to_dict(), "error": None, "samples": list(ctx.samples)}
             write_json(unit_path(run_dir, unit), record)
-            (run_dir / "units" / f"{unit.id}.failed.json").unlink(missing_ok=True)
-            status = "done"
+            failed_path(run_dir, unit).unlink(missing_ok=True)
+            return record, "done"
         except Exception as e:  # a failing unit is recorded; the other units still run
             record = {"unit": unit.to_dict(), "status": "failed", "seconds": time.perf_counter() - t0,
                       "section": None, "error": f"{type(e).__name__}: {e}", "samples": []}
-            write_json(run_dir / "units" / f"{unit.id}.failed.json", record | {"traceback": traceback.format_exc()})
-            status = "failed"
-        records.append(record)
+            write_json(failed_path(run_dir, unit), record | {"traceback": traceback.format_exc()})
+            return record, "failed"
+
+
+def _failed_since(run_dir: Path, unit: Unit, since: float) -> dict | None:
+    """The failure record another process wrote for ``unit`` after ``since`` (so it is not retried at once)."""
+    path = failed_path(run_dir, unit)
+    try:
+        if path.stat().st_mtime < since:
+            return None
+        record = json.loads(path.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    record.pop("traceback", None)
+    return record
+
+
+def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str = "",
+            on_unit: Callable[[Unit, str], None] | None = None, poll: float = 2.0) -> dict:
+    """Run every unfinished unit of ``config`` in ``run_dir``, then write the report; returns it.
+
+    ``on_unit(unit, status)`` is called with status "start", "skip", "done", "failed" (with the error message
+    in ``unit_errors[unit.id]`` of the returned report's units) or "waiting" (the unit is being computed by
+    another process sharing ``run_dir``; its lock message is in ``unit.id``'s lock file). Units locked elsewhere
+    are deferred until the end, then awaited: their owner's result is used, or the unit is taken over when its
+    owner died (stale lock), so each unit is computed once however many processes share the directory.
+    """
+    from ._lock import UnitLocked, wait_released
+
+    units = plan(config)
+    device = resolve_device(str(config.get("device", "cpu")))
+    log_format = _log_format(config)
+    limit = config.get("limit")
+    run_dir = Path(run_dir)
+    created = _prepare_dir(config, run_dir)
+    started = time.time()
+    shared_cache: dict[str, Any] = {}
+    records: list[dict | None] = [None] * len(units)
+    deferred: list[int] = []
+
+    def attempt(i: int) -> bool:
+        unit = units[i]
+        record = cached_record(run_dir, unit, log_format)
+        status = "skip"
+        if record is None:
+            try:
+                record, status = compute_unit(unit, run_dir, device=device, log_format=log_format, limit=limit,
+                                              progress=progress, cache=shared_cache,
+                                              on_start=(lambda: on_unit(unit, "start")) if on_unit else None)
+            except UnitLocked:
+                return False
+        records[i] = record
         if on_unit:
             on_unit(unit, status)
-    report = assemble(records, config=config, seed=units[0].seed if units else 0, device=str(device),
-                      created=created, command=command)
+        return True
+
+    for i in range(len(units)):
+        if not attempt(i):
+            deferred.append(i)
+            if on_unit:
+                on_unit(units[i], "waiting")
+    while deferred:
+        i = deferred[0]
+        wait_released(lock_path(run_dir, units[i]), poll=poll)
+        failed = _failed_since(run_dir, units[i], started)
+        if failed is not None and cached_record(run_dir, units[i], log_format) is None:
+            records[i] = failed  # the owner failed it during this run: reported, retried by the next run
+            deferred.pop(0)
+            if on_unit:
+                on_unit(units[i], "failed")
+        elif attempt(i):
+            deferred.pop(0)
+    report = assemble([r for r in records if r is not None], config=config,
+                      seed=units[0].seed if units else 0, device=str(device), created=created, command=command)
     write_report(run_dir, report)
     return report
+
+
+# ---- batch schedulers: plan files, one unit per process, collect -------------------------------------------
+
+PLAN_FILE = "plan.json"
+
+
+def write_plan(config: dict, run_dir: Path) -> list[Unit]:
+    """Write ``plan.json`` (config, unit ids in order) and ``plan/<unit id>.json`` (the full unit spec: method,
+    model, dataset, params, seed, identity, allowed models, device, limit, sample format) into ``run_dir``."""
+    units = plan(config)
+    log_format = _log_format(config)
+    run_dir = Path(run_dir)
+    created = _prepare_dir(config, run_dir)
+    settings = {"device": str(config.get("device", "cpu")), "limit": config.get("limit"), "log_format": log_format}
+    for u in units:
+        write_json(run_dir / "plan" / f"{u.id}.json",
+                   u.to_dict() | {"allowed_models": sorted(u.allowed_models) if u.allowed_models is not None
+                                  else None, "settings": settings})
+    write_json(run_dir / PLAN_FILE, {"created": created, "config": config, "units": [u.id for u in units]})
+    return units
+
+
+def load_planned_unit(run_dir: Path, unit_id: str) -> tuple[Unit, dict]:
+    """The unit ``unit_id`` of the plan in ``run_dir`` and its settings; its identity is recomputed here and must
+    match the planned one (same package versions and local file contents as where it was planned)."""
+    run_dir = Path(run_dir)
+    path = run_dir / "plan" / f"{unit_id}.json"
+    if not (run_dir / PLAN_FILE).is_file():
+        raise ConfigError(f"no {PLAN_FILE} in {run_dir}; "
+                          f"write one with `robustsuite plan CONFIG --out {run_dir} --write`")
+    if not path.is_file():
+        ids = json.loads((run_dir / PLAN_FILE).read_text())["units"]
+        raise ConfigError(f"unit {unit_id!r} is not in the plan of {run_dir} ({len(ids)} units; "
+                          f"list them with `robustsuite collect {run_dir}` or see {run_dir / PLAN_FILE})")
+    spec = json.loads(path.read_text())
+    allowed = spec.get("allowed_models")
+    unit = Unit(spec["method"], spec["model"], spec["dataset"], spec["params"], spec["seed"], spec["identity"],
+                frozenset(allowed) if allowed is not None else None)
+    if unit.id != unit_id:
+        raise ConfigError(f"{path}: its content gives unit id {unit.id}, not {unit_id} (file edited?)")
+    settings = spec["settings"]
+    here = unit_identity(unit.method, unit.params, unit.seed, limit=settings.get("limit"))
+    if here != unit.identity:
+        diff = sorted(k for k in set(here) | set(unit.identity) if here.get(k) != unit.identity.get(k))
+        detail = "; ".join(f"{k}: planned {unit.identity.get(k)!r}, here {here.get(k)!r}" for k in diff)
+        raise ConfigError(f"unit {unit_id} would compute something else on this machine than was planned ({detail}); "
+                          "install the planned versions or plan again here")
+    return unit, settings
+
+
+def run_planned_unit(run_dir: Path, unit_id: str, *, progress: bool = False) -> tuple[dict, str]:
+    """Run one planned unit (``robustsuite run-unit``): ``(record, status)``; a finished unit is not redone
+    ("skip"); raises :class:`robustsuite._lock.UnitLocked` when it is being computed elsewhere."""
+    unit, settings = load_planned_unit(run_dir, unit_id)
+    record = cached_record(run_dir, unit, settings.get("log_format"))
+    if record is not None:
+        return record, "skip"
+    return compute_unit(unit, Path(run_dir), device=resolve_device(settings.get("device") or "cpu"),
+                        log_format=settings.get("log_format"), limit=settings.get("limit"), progress=progress)
+
+
+def collect(run_dir: Path, *, command: str = "") -> tuple[dict, list[str]]:
+    """Assemble the report of ``run_dir`` from its finished units (``robustsuite collect``).
+
+    Units come from ``plan.json`` (else, or when a later ``run`` rewrote ``run.json``, from the config in
+    ``run.json``, re-planned); returns the report (written
+    to ``run_dir``) and the ids of the units that are neither done nor failed, listed in the report with status
+    "pending".
+    """
+    run_dir = Path(run_dir)
+    plan_file, run_file = run_dir / PLAN_FILE, run_dir / "run.json"
+    if plan_file.is_file() and (not run_file.is_file() or plan_file.stat().st_mtime >= run_file.stat().st_mtime):
+        meta = json.loads((run_dir / PLAN_FILE).read_text())
+        units = [load_planned_unit(run_dir, uid)[0] for uid in meta["units"]]
+    elif (run_dir / "run.json").is_file():
+        meta = json.loads((run_dir / "run.json").read_text())
+        units = plan(meta["config"])
+    else:
+        raise ConfigError(f"{run_dir} holds neither {PLAN_FILE} nor run.json; "
+                          f"write a plan with `robustsuite plan CONFIG --out {run_dir} --write`")
+    config = meta["config"]
+    log_format = _log_format(config)
+    records, missing = [], []
+    for u in units:
+        record = cached_record(run_dir, u, log_format)
+        if record is None and failed_path(run_dir, u).is_file():
+            record = json.loads(failed_path(run_dir, u).read_text())
+            record.pop("traceback", None)
+        if record is None:
+            missing.append(u.id)
+            record = {"unit": u.to_dict(), "status": "pending", "seconds": None, "section": None,
+                      "error": None, "samples": []}
+        records.append(record)
+    report = assemble(records, config=config, seed=int(config.get("seed", 0) or 0),
+                      device=str(config.get("device", "cpu")), created=meta["created"], command=command)
+    write_report(run_dir, report)
+    return report, missing
 
 
 def _is_number(v) -> bool:
@@ -503,7 +680,7 @@ def assemble(records: list[dict], *, config: dict, seed: int, device: str, creat
                 "command": command or " ".join(sys.argv), "platform": platform.platform()},
         "units": [{"id": r["unit"]["id"], "method": r["unit"]["method"], "model": r["unit"]["model"],
                    "dataset": r["unit"]["dataset"], "seed": r["unit"].get("seed", seed), "status": r["status"],
-                   "seconds": round(r["seconds"], 3), "error": r["error"], "samples": r.get("samples") or []}
+                   "seconds": round(r["seconds"], 3) if r["seconds"] is not None else None, "error": r["error"], "samples": r.get("samples") or []}
                   for r in records],
         "sections": sections,
     }

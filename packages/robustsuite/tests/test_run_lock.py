@@ -1,0 +1,176 @@
+"""Run lock (issue 18, item 3): one lock per unit, clear message, stale locks taken over, concurrent runs compute
+every unit exactly once."""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+from typer.testing import CliRunner
+
+from robustsuite import Section, runners
+from robustsuite import run as run_mod
+from robustsuite._lock import UnitLocked, _proc_start, is_stale, try_acquire
+from robustsuite.cli import app
+
+cli = CliRunner()
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen([sys.executable, "-c", "pass"])
+    p.wait()
+    return p.pid
+
+
+def test_second_acquire_names_the_owner_and_release_frees(tmp_path):
+    path = tmp_path / "units" / "u.lock"
+    lock = try_acquire(path)
+    with pytest.raises(UnitLocked, match=rf"being computed elsewhere: pid {os.getpid()} on host "
+                                         rf"{socket.gethostname()}") as e:
+        try_acquire(path)
+    assert e.value.owner["pid"] == os.getpid()
+    lock.release()
+    assert not path.exists()
+    try_acquire(path).release()
+
+
+def test_heartbeat_touches_the_lock(tmp_path):
+    path = tmp_path / "u.lock"
+    lock = try_acquire(path, heartbeat=0.05)
+    os.utime(path, (0, 0))
+    deadline = time.time() + 10
+    while path.stat().st_mtime == 0 and time.time() < deadline:
+        time.sleep(0.05)
+    assert path.stat().st_mtime > 0
+    lock.release()
+
+
+@pytest.mark.parametrize("owner, age, stale", [
+    ({"host": socket.gethostname(), "pid": None}, 0, False),              # being written: judged by age
+    ({"host": socket.gethostname()}, 10_000, True),
+    ({"host": "elsewhere", "pid": 1}, 0, False),                          # fresh heartbeat on another host
+    ({"host": "elsewhere", "pid": 1}, 10_000, True),                      # no heartbeat for too long
+    ({"host": socket.gethostname(), "pid": os.getpid()}, 10_000, False),  # live owner here: never stale
+    ({"host": socket.gethostname(), "pid": "dead"}, 0, True),             # killed owner here
+    ({"host": socket.gethostname(), "pid": os.getpid(), "start": "1"}, 0, True),  # pid reused by another process
+])
+def test_staleness_rules(tmp_path, owner, age, stale):
+    if owner.get("pid") == "dead":
+        owner = owner | {"pid": _dead_pid()}
+    if owner.get("pid") == os.getpid() and "start" in owner and _proc_start(os.getpid()) is None:
+        pytest.skip("no /proc: pid reuse is not detectable here")
+    path = tmp_path / "u.lock"
+    path.write_text(json.dumps(owner))
+    os.utime(path, (time.time() - age, time.time() - age))
+    assert is_stale(path, owner, stale_after=300) is stale
+
+
+def test_lock_of_a_killed_process_is_taken_over(tmp_path):
+    path = tmp_path / "u.lock"
+    code = (f"import time; from robustsuite._lock import try_acquire; l = try_acquire({str(path)!r}); "
+            "print('held', flush=True); time.sleep(600)")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline().strip() == "held"
+        with pytest.raises(UnitLocked, match=f"pid {p.pid}"):
+            try_acquire(path)
+    finally:
+        p.kill()
+        p.wait()
+    lock = try_acquire(path)  # the owner is dead: its lock is stale and taken over
+    assert json.loads(path.read_text())["pid"] == os.getpid()
+    lock.release()
+    assert not list(tmp_path.iterdir())  # nothing left behind
+
+
+def test_lock_from_another_host_without_heartbeat_is_taken_over(tmp_path):
+    path = tmp_path / "u.lock"
+    path.write_text(json.dumps({"pid": 1, "host": "node-that-died", "token": "x"}))
+    with pytest.raises(UnitLocked, match="node-that-died"):
+        try_acquire(path, stale_after=300)
+    os.utime(path, (time.time() - 400, time.time() - 400))
+    try_acquire(path, stale_after=300).release()
+
+
+def test_run_takes_over_a_unit_left_locked_by_a_killed_run(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(runners.get("overview"), "run",
+                        lambda ctx, params: calls.append(ctx.unit_id) or Section("t", "ok"))
+    cfg = {"methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits"}}}
+    (unit,) = run_mod.plan(cfg)
+    lock = run_mod.lock_path(tmp_path, unit)
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps({"pid": _dead_pid(), "host": socket.gethostname(), "token": "t"}))
+    report = run_mod.execute(cfg, tmp_path, progress=False)
+    assert calls == [unit.id] and report["units"][0]["status"] == "done" and not lock.exists()
+
+
+def test_run_unit_refuses_a_unit_computed_elsewhere_with_a_clear_message(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[methods.overview]\nmodel = "builtin:digits-cnn"\ndataset = "builtin:digits"\nn_boot = 100\n')
+    out = tmp_path / "run"
+    assert cli.invoke(app, ["plan", str(cfg), "--out", str(out), "--write"]).exit_code == 0
+    (uid,) = json.loads((out / "plan.json").read_text())["units"]
+    with try_acquire(out / "units" / f"{uid}.lock"):
+        res = cli.invoke(app, ["run-unit", str(out), uid])
+    assert res.exit_code == 3, res.output
+    text = " ".join(res.output.split())  # rich wraps long lines
+    assert "being computed elsewhere" in text and f"pid {os.getpid()} on host {socket.gethostname()}" in text
+    assert not (out / "units" / f"{uid}.json").exists()
+
+
+WRAPPER = textwrap.dedent("""
+    import json, os, sys, time
+    from pathlib import Path
+    from robustsuite import runners
+    from robustsuite.cli import app
+
+    markers = Path(os.environ["MARKERS"])
+    mod = runners.get("overview")
+    original = mod.run
+
+    def counted(ctx, params):
+        (markers / f"{ctx.unit_id}--{os.getpid()}").write_text("")
+        started = markers / f"started-{os.getpid()}"
+        if not started.exists():  # barrier: both processes are inside a unit at the same time
+            started.write_text("")
+            deadline = time.time() + 300
+            while len(list(markers.glob("started-*"))) < 2 and time.time() < deadline:
+                time.sleep(0.1)
+        return original(ctx, params)
+
+    mod.run = counted
+    sys.argv = ["robustsuite", *sys.argv[1:]]
+    app()
+""")
+
+
+@pytest.mark.slow
+def test_two_concurrent_runs_compute_every_unit_once(tmp_path):
+    """Acceptance: two ``robustsuite run`` processes on one directory, both inside a unit at the same time."""
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('seeds = 4\n[methods.overview]\nmodels = ["builtin:digits-cnn", "builtin:digits-cnn-at"]\n'
+                   'dataset = "builtin:digits"\nn_boot = 100\n')
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    (tmp_path / "wrap.py").write_text(WRAPPER)
+    out = tmp_path / "run"
+    env = os.environ | {"MARKERS": str(markers), "OMP_NUM_THREADS": "1", "ROBUSTSUITE_LOCK_HEARTBEAT": "1"}
+    cmd = [sys.executable, str(tmp_path / "wrap.py"), "run", str(cfg), "--out", str(out), "--no-progress"]
+    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    units = [u.id for u in run_mod.plan(run_mod.load_config(cfg))]
+    computed = [m.name.rsplit("--", 1)[0] for m in markers.iterdir() if not m.name.startswith("started-")]
+    assert sorted(computed) == sorted(units)  # all 8 units, each exactly once
+    assert len({m.name.rsplit("--", 1)[1] for m in markers.iterdir() if not m.name.startswith("started-")}) == 2
+    assert "being computed elsewhere" in " ".join(" ".join(err.split()) for _, err in outs)
+    report = json.loads((out / "report.json").read_text())
+    assert sorted(u["id"] for u in report["units"]) == sorted(units)
+    assert all(u["status"] == "done" for u in report["units"])
+    assert not list((out / "units").glob("*.lock*"))
