@@ -65,7 +65,7 @@ def test_ranking_table_and_json():
 def test_bad_benchmark_inputs():
     with pytest.raises(ValueError, match="labels must have one entry per text"):
         evaluate(keyword_classifier, ["a", "b"], [1])
-    with pytest.raises(ValueError, match="attacks must be a non-empty subset"):
+    with pytest.raises(ValueError, match="attacks must be names from"):
         evaluate(keyword_classifier, ["a"], [1], attacks=["typo"])
     with pytest.raises(ValueError, match="metric must be one of"):
         evaluate(keyword_classifier, ["a"], [1], metric="f1")

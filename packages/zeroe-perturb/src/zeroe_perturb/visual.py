@@ -41,7 +41,7 @@ def _check_embedding(embedding: str) -> str:
 def load_table_metadata(embedding: str = "pca") -> dict[str, Any]:
     """Provenance of a shipped table (fonts, glyph counts, embedding) without the neighbours."""
     text = resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8")
-    return {k: v for k, v in json.loads(text).items() if k not in ("neighbours", "distances")}
+    return {k: v for k, v in json.loads(text).items() if k not in ("neighbours", "distances", "similarities")}
 
 
 def load_neighbours(path: str | os.PathLike | None = None, *, embedding: str = "pca") -> dict[str, tuple[str, ...]]:
@@ -59,3 +59,28 @@ def load_neighbours(path: str | os.PathLike | None = None, *, embedding: str = "
 def _shipped_neighbours(embedding: str) -> dict[str, tuple[str, ...]]:
     text = resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8")
     return _parse(json.loads(text))
+
+
+def load_neighbour_weights(path: str | os.PathLike | None = None, *,
+                           embedding: str = "pca") -> dict[str, tuple[float, ...]]:
+    """Character -> the similarity of each of its neighbours (same order as :func:`load_neighbours`),
+    used as VIPER's sampling weights; empty when the table stores none (neighbours drawn uniformly)."""
+    if path is None:
+        return dict(_shipped_weights(embedding))
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"visual neighbour file not found: {p}")
+    return _parse_weights(json.loads(p.read_text(encoding="utf-8")))
+
+
+def _parse_weights(payload: dict[str, Any]) -> dict[str, tuple[float, ...]]:
+    table = payload.get("similarities")
+    if not isinstance(table, dict):
+        return {}
+    return {str(c): tuple(float(x) for x in v) for c, v in table.items()}
+
+
+@lru_cache(maxsize=2)
+def _shipped_weights(embedding: str) -> dict[str, tuple[float, ...]]:
+    text = resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8")
+    return _parse_weights(json.loads(text))
