@@ -9,6 +9,7 @@ so the reported rate is the rate of words actually changed.
 
 from __future__ import annotations
 
+import bisect
 import math
 import random
 import string
@@ -16,11 +17,25 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from ._edit import levenshtein
-from ._tokens import WORD_RE, join_words, match_case, split_words
-from .protocol import Perturbation, SeedLike, check_p, make_rng, select_tokens, target_count
+from rapidfuzz.distance.Levenshtein import distance as _levenshtein
+
+from ._tokens import _SPLIT_RE, WORD_RE, match_case, split_parts
+from .protocol import Perturbation, SeedLike, check_p, make_rng, target_count
 
 VOWELS = frozenset("aeiouAEIOU")
+_DROP_VOWELS = str.maketrans("", "", "aeiouAEIOU")
+_MEMO_MAX = 200_000  # eligibility memo entries per attacker before it is cleared
+_SPLIT = _SPLIT_RE.split
+
+
+def _perturbation(attack: str, p: float, original: str, perturbed: str, n_tokens: int,
+                  attacked: tuple[int, ...], edit_distance: int) -> Perturbation:
+    """A :class:`Perturbation` without the frozen dataclass ``__init__`` (7 ``object.__setattr__``
+    calls), for the hot path; identical fields, equality and hash."""
+    obj = object.__new__(Perturbation)
+    obj.__dict__.update(attack=attack, p=p, original=original, perturbed=perturbed, n_tokens=n_tokens,
+                        attacked=attacked, edit_distance=edit_distance)
+    return obj
 #: Symbols the intrude attack may insert (§3.2): ASCII punctuation plus the space character.
 INTRUDE_SYMBOLS: tuple[str, ...] = (*string.punctuation, " ")
 
@@ -46,26 +61,124 @@ class Attacker(ABC):
         """Perturb one eligible word with character-level probability ``phi``."""
 
     def _prepare(self, text: str, p: float, seed: SeedLike):
-        """Validate the call and return (p, rng, phi, gaps, words) for one text."""
-        if not isinstance(text, str):
+        """Validate the call and return (p, rng, phi, parts) for one text (``parts`` alternates gaps
+        and word tokens: ``parts[2i + 1]`` is word ``i``, see :func:`~zeroe_perturb._tokens.split_parts`)."""
+        if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        p = check_p(p)
-        gaps, words = split_words(text)
-        return p, make_rng(seed), (p if self.phi is None else self.phi), gaps, words
+        p = p if (type(p) is float and 0.0 <= p <= 1.0) else check_p(p)
+        parts = split_parts(text)
+        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        return p, rng, (p if self.phi is None else self.phi), parts
 
-    def _report(self, p: float, text: str, gaps: list[str], words: list[str], new: list[str]) -> Perturbation:
-        """The change report: attacked = the word tokens that differ (diff of input and output)."""
-        attacked = tuple(i for i, (a, b) in enumerate(zip(words, new, strict=True)) if a != b)
-        dist = sum(levenshtein(words[i], new[i]) for i in attacked)
-        return Perturbation(self.name, p, text, join_words(gaps, new), len(words), attacked, dist)
+    def _eligible_mask(self, words: list[str]) -> list[int]:
+        """Indices of the words the attacker can change (memoised per word: the answer depends only
+        on the word and the resources fixed at construction)."""
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = {}
+        elif len(memo) > _MEMO_MAX:
+            memo.clear()
+        out = []
+        for i, w in enumerate(words):
+            e = memo.get(w)
+            if e is None:
+                e = memo[w] = bool(self.eligible(w))
+            if e:
+                out.append(i)
+        return out
+
+    #: characters changed between a word and its perturbation (Levenshtein; subclasses with a closed
+    #: form override it)
+    word_distance = staticmethod(_levenshtein)
 
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
         """Attack ``text`` at word-level perturbation probability ``p`` (§3.1)."""
-        p, rng, phi, gaps, words = self._prepare(text, p, seed)
-        new = list(words)
-        for i in select_tokens(len(words), p, rng, lambda i: self.eligible(words[i])):
-            new[i] = self.perturb_word(words[i], phi, rng)
-        return self._report(p, text, gaps, words, new)
+        # (the body of _prepare and protocol.target_count/select_tokens inlined: this is the hot path)
+        if type(text) is not str and not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if not (type(p) is float and 0.0 <= p <= 1.0):
+            p = check_p(p)
+        parts = _SPLIT(text)
+        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        phi = p if self.phi is None else self.phi
+        words = parts[1::2]
+        n = len(words)
+        memo = self.__dict__.get("_memo")
+        if memo is None or len(memo) > _MEMO_MAX:
+            memo = self.__dict__["_memo"] = {}
+        cand = []
+        for i, w in enumerate(words):
+            e = memo.get(w)
+            if e is None:
+                e = memo[w] = bool(self.eligible(w))
+            if e:
+                cand.append(i)
+        # §3.1 target p·n rounded at random, capped by the changeable words
+        x = p * n
+        k = int(math.floor(x + 1e-9))
+        if x - k > 1e-9 and rng.random() < x - k:
+            k += 1
+        if k > len(cand):
+            k = len(cand)
+        if k == 0:
+            return _perturbation(self.name, p, text, text, n, (), 0)
+        changed = []
+        dist = 0
+        perturb_word, word_distance = self.perturb_word, self.word_distance
+        for i in sample(rng, cand, k):
+            w = words[i]
+            new = perturb_word(w, phi, rng)
+            if new != w:
+                parts[2 * i + 1] = new
+                changed.append(i)
+                dist += word_distance(w, new)
+        if not changed:
+            return _perturbation(self.name, p, text, text, n, (), 0)
+        changed.sort()
+        return _perturbation(self.name, p, text, "".join(parts), n, tuple(changed), dist)
+
+
+def sample(rng: random.Random, population: list, k: int) -> list:
+    """``rng.sample(population, k)`` for a list, draw for draw (CPython's algorithm, without its
+    argument handling), so results are identical to ``random.Random.sample``."""
+    n = len(population)
+    randbelow = rng._randbelow
+    result = [None] * k
+    setsize = 21
+    if k > 5:
+        setsize += 4 ** math.ceil(math.log(k * 3, 4))
+    if n <= setsize:
+        pool = list(population)
+        getrandbits = rng.getrandbits
+        for i in range(k):
+            m = n - i
+            # randbelow(m) inlined (random.Random._randbelow_with_getrandbits)
+            b = m.bit_length()
+            j = getrandbits(b)
+            while j >= m:
+                j = getrandbits(b)
+            result[i] = pool[j]
+            pool[j] = pool[m - 1]
+    else:
+        selected: set[int] = set()
+        for i in range(k):
+            j = randbelow(n)
+            while j in selected:
+                j = randbelow(n)
+            selected.add(j)
+            result[i] = population[j]
+    return result
+
+
+def _cased_options(att: Attacker, word: str, lookup, *, lower: bool = True) -> tuple[str, ...]:
+    """``tuple(match_case(word, o) for o in lookup(word.lower() if lower else word))``, memoised per word."""
+    memo = att.__dict__.setdefault("_options", {})
+    out = memo.get(word)
+    if out is None:
+        if len(memo) > _MEMO_MAX:
+            memo.clear()
+        out = memo[word] = tuple(match_case(word, o) for o in lookup(word.lower() if lower else word))
+    return out
 
 
 def char_hits(m: int, phi: float, rng: random.Random, ensure_change: bool) -> list[bool]:
@@ -76,17 +189,19 @@ def char_hits(m: int, phi: float, rng: random.Random, ensure_change: bool) -> li
     so an attacked word always changes and each position is still hit with probability
     φ / (1 − (1 − φ)^m) given the word was attacked.  For φ = 0 one uniform position is hit.
     """
+    rand = rng.random
     if not ensure_change or m == 0:
-        return [rng.random() < phi for _ in range(m)]
+        return [rand() < phi for _ in range(m)]
     if phi <= 0.0:
-        first = rng.randrange(m)
+        first = rng._randbelow(m)  # = rng.randrange(m), without its argument checks
     elif phi >= 1.0:
         first = 0
     else:
         q = 1.0 - (1.0 - phi) ** m
-        first = min(int(math.log1p(-rng.random() * q) / math.log1p(-phi)), m - 1)
-    hits = [False] * first + [True]
-    hits.extend(rng.random() < phi for _ in range(m - first - 1))
+        first = min(int(math.log1p(-rand() * q) / math.log1p(-phi)), m - 1)
+    hits = [False] * first
+    hits.append(True)
+    hits.extend([rand() < phi for _ in range(m - first - 1)])
     return hits
 
 
@@ -97,7 +212,7 @@ def _shuffle_changed(chars: list[str], rng: random.Random, ensure_change: bool) 
         return chars
     can_change = ensure_change and len(set(chars)) > 1
     while True:
-        out = rng.sample(chars, len(chars))
+        out = sample(rng, chars, len(chars))
         if not can_change or out != chars:
             return out
 
@@ -145,14 +260,23 @@ class Intrude(Attacker):
         return len(word) >= 3
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        sym = self.symbols[rng.randrange(len(self.symbols))]
+        m = len(self.symbols)  # self.symbols[rng.randrange(m)], randbelow inlined
+        b = m.bit_length()
+        j = rng.getrandbits(b)
+        while j >= m:
+            j = rng.getrandbits(b)
+        sym = self.symbols[j]
         slots = char_hits(len(word) - 1, phi, rng, self.ensure_change)
         out = [word[0]]
-        for c, ins in zip(word[1:], slots, strict=True):
+        for c, ins in zip(word[1:], slots, strict=False):
             if ins:
                 out.append(sym)
             out.append(c)
         return "".join(out)
+
+    @staticmethod
+    def word_distance(a: str, b: str) -> int:  # insertions only
+        return len(b) - len(a)
 
 
 class Disemvowel(Attacker):
@@ -167,7 +291,11 @@ class Disemvowel(Attacker):
         return 0 < n_vowels < len(word)
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        return "".join(c for c in word if c not in VOWELS)
+        return word.translate(_DROP_VOWELS)
+
+    @staticmethod
+    def word_distance(a: str, b: str) -> int:  # deletions only
+        return len(a) - len(b)
 
 
 class Truncate(Attacker):
@@ -180,6 +308,10 @@ class Truncate(Attacker):
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         return word[:-1]
+
+    @staticmethod
+    def word_distance(a: str, b: str) -> int:  # one deletion
+        return 1
 
 
 class Segment(Attacker):
@@ -206,28 +338,33 @@ class Segment(Attacker):
         return gap != "" and gap.isspace()
 
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
-        p, rng, phi, gaps, words = self._prepare(text, p, seed)
-        n = len(words)
-        cand = [i for i in range(1, n) if self.joinable_gap(gaps[i])]
+        p, rng, phi, parts = self._prepare(text, p, seed)
+        gaps = parts[0::2]
+        n = len(gaps) - 1
+        joinable = [g != "" and g.isspace() for g in gaps]  # joinable[i]: the gap before word i
+        cand = [i for i in range(1, n) if joinable[i]]
         budget = min(target_count(n, p, rng), len(cand))
+        if not budget:
+            return _perturbation(self.name, p, text, text, n, (), 0)
         joined = [False] * n  # joined[i]: gap before word i removed
         used = 0
-        if budget:
-            for i in rng.sample(cand, len(cand)):
-                if used >= budget:
-                    break
-                if joined[i]:
-                    continue
-                joined[i] = True
-                used, k, j = used + 1, 2, i + 1
-                while (used < budget and j < n and not joined[j] and self.joinable_gap(gaps[j])
-                       and rng.random() < phi**k):
-                    joined[j] = True
-                    used, k, j = used + 1, k + 1, j + 1
+        rand = rng.random
+        for i in sample(rng, cand, len(cand)):
+            if used >= budget:
+                break
+            if joined[i]:
+                continue
+            joined[i] = True
+            used, k, j = used + 1, 2, i + 1
+            while used < budget and j < n and not joined[j] and joinable[j] and rand() < phi**k:
+                joined[j] = True
+                used, k, j = used + 1, k + 1, j + 1
         attacked = tuple(i for i in range(n) if joined[i])
-        removed = sum(len(gaps[i]) for i in attacked)
-        new_gaps = [("" if (0 < i < n and joined[i]) else g) for i, g in enumerate(gaps)]
-        return Perturbation(self.name, p, text, join_words(new_gaps, words), n, attacked, removed)
+        removed = 0
+        for i in attacked:
+            removed += len(parts[2 * i])
+            parts[2 * i] = ""
+        return _perturbation(self.name, p, text, "".join(parts), n, attacked, removed)
 
 
 class KeyboardTypo(Attacker):
@@ -245,15 +382,32 @@ class KeyboardTypo(Attacker):
     def eligible(self, word: str) -> bool:
         return any(c.lower() in self.layout for c in word)
 
+    def _plan(self, word: str) -> tuple[list[int], list[tuple[str, ...]]]:
+        """Positions of the word's keys and their neighbours in the character's case (memoised)."""
+        plans = self.__dict__.setdefault("_plans", {})
+        plan = plans.get(word)
+        if plan is None:
+            if len(plans) > _MEMO_MAX:
+                plans.clear()
+            idx = [k for k, c in enumerate(word) if c.lower() in self.layout]
+            nbs = [tuple(r.upper() for r in self.layout[word[k].lower()]) if word[k].isupper()
+                   else tuple(self.layout[word[k].lower()]) for k in idx]
+            plan = plans[word] = (idx, nbs)
+        return plan
+
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        idx = [k for k, c in enumerate(word) if c.lower() in self.layout]
+        idx, nbs = self._plan(word)
         hit = char_hits(len(idx), phi, rng, self.ensure_change)
         chars = list(word)
-        for k, h in zip(idx, hit, strict=True):
+        getrandbits = rng.getrandbits
+        for k, h, nb in zip(idx, hit, nbs, strict=False):
             if h:
-                nb = self.layout[chars[k].lower()]
-                r = nb[rng.randrange(len(nb))]
-                chars[k] = r.upper() if chars[k].isupper() else r
+                m = len(nb)  # nb[rng.randrange(m)], randbelow inlined
+                b = m.bit_length()
+                j = getrandbits(b)
+                while j >= m:
+                    j = getrandbits(b)
+                chars[k] = nb[j]
         return "".join(chars)
 
 
@@ -275,8 +429,8 @@ class NaturalNoise(Attacker):
         return word.lower() in self.lexicon
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        options = self.lexicon[word.lower()]
-        return match_case(word, options[rng.randrange(len(options))])
+        options = _cased_options(self, word, self.lexicon.get)
+        return options[rng._randbelow(len(options))]
 
 
 class Phonetic(Attacker):
@@ -296,8 +450,8 @@ class Phonetic(Attacker):
         return bool(self.respeller.respellings(word))
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        options = self.respeller.respellings(word)
-        return match_case(word, options[rng.randrange(len(options))])
+        options = _cased_options(self, word, lambda w: self.respeller.respellings(w), lower=False)
+        return options[rng._randbelow(len(options))]
 
 
 class Visual(Attacker):
@@ -363,8 +517,9 @@ class Visual(Attacker):
         nb = self.neighbours[c]
         cum = self._cum[c]
         if cum is None:
-            return nb[rng.randrange(len(nb))]
-        return rng.choices(nb, cum_weights=cum)[0]
+            return nb[rng._randbelow(len(nb))]
+        # = rng.choices(nb, cum_weights=cum)[0], draw for draw
+        return nb[bisect.bisect(cum, rng.random() * (cum[-1] + 0.0), 0, len(nb) - 1)]
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         idx = [k for k, c in enumerate(word) if c in self.neighbours]
@@ -378,19 +533,28 @@ class Visual(Attacker):
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
         if self.scope == "word":
             return super().__call__(text, p, seed=seed)
-        p, rng, phi, gaps, words = self._prepare(text, p, seed)
-        new = list(words)
+        if type(text) is not str and not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        p = p if (type(p) is float and 0.0 <= p <= 1.0) else check_p(p)
+        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        phi = p if self.phi is None else self.phi
+        # every table character is a word character (see __init__), so scanning the whole text left to
+        # right visits exactly the letters of the word tokens, in order
+        nb, rand, pick = self.neighbours, rng.random, self._pick
+        chars = None
         if phi > 0:
-            for i, w in enumerate(words):
-                chars = None
-                for k, c in enumerate(w):
-                    if c in self.neighbours and rng.random() < phi:
-                        if chars is None:
-                            chars = list(w)
-                        chars[k] = self._pick(c, rng)
-                if chars is not None:
-                    new[i] = "".join(chars)
-        return self._report(p, text, gaps, words, new)
+            for k, c in enumerate(text):
+                if c in nb and rand() < phi:
+                    if chars is None:
+                        chars = list(text)
+                    chars[k] = pick(c, rng)
+        if chars is None:
+            return _perturbation(self.name, p, text, text, len(split_parts(text)) // 2, (), 0)
+        new_text = "".join(chars)
+        old, new = split_parts(text)[1::2], split_parts(new_text)[1::2]
+        attacked = tuple(i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
+        dist = sum(_levenshtein(old[i], new[i]) for i in attacked)
+        return _perturbation(self.name, p, text, new_text, len(old), attacked, dist)
 
 
 ATTACKER_CLASSES: dict[str, type[Attacker]] = {
