@@ -20,7 +20,8 @@ def test_public_names_are_pinned():
         "ATTACKS", "INTRUDE_SYMBOLS", "LEVELS", "Attacker", "Disemvowel", "FullShuffle", "InnerShuffle",
         "Intrude", "KeyboardTypo", "NaturalNoise", "Perturbation", "Phonetic", "PhoneticRespeller",
         "Segment", "Truncate", "Visual", "__version__", "get_attacker", "item_seed", "levenshtein",
-        "load_default_lexicon", "load_lexicon", "load_neighbours", "parse_lexicon", "perturb",
+        "load_codespell_lexicon", "load_default_lexicon", "load_lexicon", "load_natural_lexicon",
+        "load_neighbours", "parse_codespell", "parse_lexicon", "perturb",
         "perturb_batch", "phonetic_similarity", "select_tokens", "target_count",
     ])
     for name in zp.__all__:

@@ -412,17 +412,24 @@ class KeyboardTypo(Attacker):
 
 
 class NaturalNoise(Attacker):
-    """Replace a word by one of its real human misspellings from a typo lexicon (§3.2, Belinkov & Bisk)."""
+    """Replace a word by one of its real human misspellings from a typo lexicon (§3.2, Belinkov & Bisk).
+
+    Default lexicon (``source="auto"``): codespell's list of real misspellings, inverted at run time
+    (tens of thousands of English words), or the small shipped list with a warning when codespell is
+    not installed; ``source="shipped"``/``"codespell"`` pick one; ``lexicon=`` supplies any mapping.
+    """
 
     name = "natural-noise"
 
     def __init__(self, *, phi: float | None = None, ensure_change: bool = True,
-                 lexicon: Mapping[str, Sequence[str]] | None = None) -> None:
+                 lexicon: Mapping[str, Sequence[str]] | None = None, source: str = "auto") -> None:
         super().__init__(phi=phi, ensure_change=ensure_change)
         if lexicon is None:
-            from .natural_noise import load_default_lexicon
+            from .natural_noise import load_natural_lexicon
 
-            lexicon = load_default_lexicon()
+            lexicon, self.source = load_natural_lexicon(source)
+        else:
+            self.source = "user"
         self.lexicon = {k.lower(): tuple(v) for k, v in lexicon.items() if v}
 
     def eligible(self, word: str) -> bool:
