@@ -478,7 +478,7 @@ class Visual(Attacker):
 
     def __init__(self, *, phi: float | None = None, ensure_change: bool = True,
                  neighbours: Mapping[str, Sequence[str]] | None = None, k: int = 20,
-                 embedding: str = "pca", scope: str = "text") -> None:
+                 embedding: str = "unifont", scope: str = "text") -> None:
         super().__init__(phi=phi, ensure_change=ensure_change)
         if scope not in self.SCOPES:
             raise ValueError(f"scope must be one of {', '.join(self.SCOPES)}; got {scope!r}")
