@@ -2,6 +2,7 @@
 
     uv run python tools/bench/bench_zeroe_perturb.py              # 1,000 sentences (about a minute)
     uv run python tools/bench/bench_zeroe_perturb.py --paper-size # 10,000 sentences (SNLI test size)
+    uv run python tools/bench/bench_zeroe_perturb.py --compare /tmp/zeroe-old/packages/zeroe-perturb/src
 
 For each pairing the same corpus is perturbed at word probability p (= character probability φ) by
 zeroe-perturb (§3.1 protocol + change report), by the nlpaug augmenter (``aug_word_p = aug_char_p = p``)
@@ -17,8 +18,13 @@ RandomCharAug(insert); truncate ↔ RandomCharAug(delete).  nlpaug (root dev gro
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import zeroe_perturb as zp
 from zeroe_perturb.keyboard import QWERTY_NEIGHBOURS
@@ -106,15 +112,52 @@ def timed(fn, repeat: int = 3) -> float:
     return best
 
 
+def throughput_all(texts: list[str], p: float) -> dict[str, float]:
+    """Sentences per second of every attacker (``bench_attackers``), best of 3 CPU-time runs."""
+    out = {}
+    for attack, att in bench_attackers().items():
+        zp.perturb("warm up the resources", att, 0.5, seed=0)
+        out[attack] = len(texts) / timed(lambda a=att: zp.perturb_batch(texts, a, p, seed=0, report=True))
+    return out
+
+
+def compare(other_src: str, n: int, p: float, rounds: int) -> None:
+    """Speed-up of this checkout over another one (e.g. the pre-optimisation commit): both are timed in
+    subprocesses, alternating ``rounds`` times, and each keeps its best round."""
+    here = str(Path(zp.__file__).resolve().parents[1])
+    best: dict[str, dict[str, float]] = {"other": {}, "this": {}}
+    for _ in range(rounds):
+        for key, src in (("other", other_src), ("this", here)):
+            env = {**os.environ, "PYTHONPATH": src}
+            res = subprocess.run([sys.executable, __file__, "--n", str(n), "--p", str(p), "--json"], env=env,
+                                 check=True, capture_output=True, text=True)
+            for a, v in json.loads(res.stdout.strip().splitlines()[-1]).items():
+                best[key][a] = max(best[key].get(a, 0.0), v)
+    print(f"{n} sentences, p = {p}; sentences per second, best of {rounds} alternating rounds\n"
+          f"other: {other_src}\nthis:  {here}\n")
+    print(f"{'attacker':<14} {'other':>9} {'this':>9} {'speed-up':>9}")
+    for a in best["this"]:
+        print(f"{a:<14} {best['other'][a]:9.0f} {best['this'][a]:9.0f} {best['this'][a] / best['other'][a]:8.2f}x")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=1000, help="sentences (default 1000)")
     ap.add_argument("--paper-size", action="store_true", help="10,000 sentences (the SNLI test set size)")
     ap.add_argument("--p", type=float, default=0.5)
     ap.add_argument("--all", action="store_true", help="also time the six attackers without an nlpaug pairing")
+    ap.add_argument("--compare", metavar="SRC", help="time this checkout against another zeroe-perturb src dir")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds for --compare")
+    ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     n = 10_000 if args.paper_size else args.n
+    if args.compare:
+        compare(args.compare, n, args.p, args.rounds)
+        return
     texts = corpus(n)
+    if args.json:
+        print(json.dumps(throughput_all(texts, args.p)))
+        return
     print(f"{n} sentences, p = phi = {args.p}; sentences per second (higher is better)\n")
     head = (f"{'attacker':<14} {'zeroe':>9} {'naive':>9} {'naive/s':>9} {'nlpaug':>9}  {'zeroe/naive':>11} "
             f"{'zeroe/naive/s':>13} {'zeroe/nlpaug':>12}  nlpaug")
