@@ -293,3 +293,68 @@ def evaluate(
         scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"),
                                   float(dist.mean()), float(frac.mean())))
     return BenchmarkResult(name, float(s0), len(texts), int(seed), tuple(scores), levels)
+
+
+def chance_score(labels: Any, metric: str | Metric = "accuracy") -> float:
+    """Score of a constant guess (the red "lower bound" line of the paper's figures): the majority-class
+    share for accuracy, 0.5 for AUROC."""
+    name, _ = resolve_metric(metric)
+    if name == "auroc":
+        return 0.5
+    if name != "accuracy":
+        raise ValueError(f"no chance level known for metric {name!r}")
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return float(counts.max() / counts.sum())
+
+
+def evaluate_seeds(classifier: TextClassifier, texts: Sequence[str], labels: Any, *,
+                   seeds: Sequence[int] = (0, 1, 2), **kwargs: Any) -> list[BenchmarkResult]:
+    """:func:`evaluate` once per attack seed (same texts, other perturbations), for intervals across seeds."""
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be non-empty and distinct; got {seeds}")
+    return [evaluate(classifier, texts, labels, seed=s, **kwargs) for s in seeds]
+
+
+def relative_intervals(results: Sequence[BenchmarkResult], *, confidence: float = 0.95, n_boot: int = 2000,
+                       seed: int = 0) -> dict[tuple[str, float], tuple[float, float, float]]:
+    """``(attack, p) -> (mean s*(p), low, high)`` over the seeds: percentile bootstrap of the mean
+    (seeded ``numpy`` Generator; a single seed gives a zero-width interval)."""
+    if not results:
+        raise ValueError("results must not be empty")
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in results[0].scores:
+        v = np.array([r.relative(s.attack, s.p) for r in results], dtype=np.float64)
+        boots = v[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(axis=1)
+        lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
+        out[(s.attack, s.p)] = (float(v.mean()), float(lo), float(hi))
+    return out
+
+
+def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | None = None, ax=None):
+    """The paper's s*(p) figure: mean relative score per attacker against p (p = 0 is 1 by Eq. 1), with
+    bootstrap intervals across the seeds and the chance line ``chance / s(0)`` (dashed red)."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("plotting needs matplotlib: pip install 'zeroe-perturb[plot]'") from e
+    ci = relative_intervals(results)
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    cmap = plt.get_cmap("tab10")
+    levels = sorted(results[0].levels)
+    for k, a in enumerate(results[0].attacks):
+        m = [1.0] + [ci[(a, p)][0] for p in levels]
+        lo = [0.0] + [ci[(a, p)][0] - ci[(a, p)][1] for p in levels]
+        hi = [0.0] + [ci[(a, p)][2] - ci[(a, p)][0] for p in levels]
+        ax.errorbar([0.0, *levels], m, yerr=[lo, hi], color=cmap(k % 10), marker="o", ms=3, capsize=2, label=a)
+    if chance is not None:
+        s0 = float(np.mean([r.clean_score for r in results]))
+        ax.axhline(chance / s0, color="red", ls="--", lw=1, label="chance")
+    ax.set_xlabel("perturbation probability p")
+    ax.set_ylabel("relative score s*(p)")
+    ax.set_title(f"s*(p), mean and 95% interval over {len(results)} seeds")
+    ax.legend(fontsize=7, ncol=2)
+    return fig if fig is not None else ax.figure
