@@ -23,6 +23,7 @@ DEFAULTS: dict = {
     "attacks": None,  # None = all ten
     "levels": [0.2, 0.5, 0.8],  # the paper's low / mid / high
     "metric": "accuracy",
+    "n_seeds": 3,  # attack seeds (run seed, +1, …) for the s*(p) intervals and the s*(p) figure
     # adversarial training (only for classifiers exposing .model/.tokenizer, e.g. builtin:text-tiny)
     "defense": True,
     "n_train": 600,
@@ -53,7 +54,13 @@ def _cached(ctx, name: str, compute):
 
 def run(ctx, params: dict) -> Section:
     import zeroe_perturb as zp
-    from zeroe_perturb.benchmark import BenchmarkResult, evaluate
+    from zeroe_perturb.benchmark import (
+        BenchmarkResult,
+        chance_score,
+        evaluate,
+        plot_relative_scores,
+        relative_intervals,
+    )
 
     p = {**DEFAULTS, **params}
     attacks = list(p["attacks"] or zp.ATTACKS)
@@ -69,12 +76,21 @@ def run(ctx, params: dict) -> Section:
         clf, texts, labels, attacks=attacks, levels=levels, metric=p["metric"], seed=ctx.seed,
         progress=ctx.progress).to_dict()))
 
+    extra = [BenchmarkResult.from_dict(_cached(ctx, f"benchmark_seed{k}", lambda k=k: evaluate(
+        clf, texts, labels, attacks=attacks, levels=levels, metric=p["metric"], seed=ctx.seed + k,
+        progress=ctx.progress).to_dict())) for k in range(1, int(p["n_seeds"]))]
+    seeds_res = [bench, *extra]
+    ci = relative_intervals(seeds_res)
     cols, rows = bench.table()
     edit = {(s.attack, s.p): s.mean_edit_distance for s in bench.scores}
-    table = Table("levels", "Relative score s*(p) = s(p)/s(0) (Eq. 1) per attacker and level, and the mean "
-                  "character edit distance per text",
-                  cols + [f"edits({x:g})" for x in levels],
-                  [r + [round(edit[(r[0], x)], 2) for x in levels] for r in rows])
+    table = Table("levels", f"Relative score s*(p) = s(p)/s(0) (Eq. 1) per attacker and level (seed {ctx.seed}), "
+                  "the mean character edit distance per text, and the mean s*(p) over "
+                  f"{len(seeds_res)} attack seeds with its 95 % bootstrap interval",
+                  cols + [f"edits({x:g})" for x in levels]
+                  + [c for x in levels for c in (f"mean s*({x:g})", f"mean s*({x:g})_ci_low",
+                                                  f"mean s*({x:g})_ci_high")],
+                  [r + [round(edit[(r[0], x)], 2) for x in levels]
+                   + [round(v, 4) for x in levels for v in ci[(r[0], x)]] for r in rows])
     high = max(levels)
     ranking = bench.ranking(high)
     rank_table = Table("ranking", f"Harmfulness ranking at p = {high:g} (Table 5)", ["rank", "attack", "s*"],
@@ -84,6 +100,11 @@ def run(ctx, params: dict) -> Section:
     figure = ctx.figure(fig, "edit-distance-vs-degradation",
                         "Mean character edit distance per text vs relative score s*(p), one point per "
                         "attacker and level (paper Fig. 5)")
+    chance = chance_score(labels, p["metric"]) if p["metric"] in ("accuracy", "auroc") else None
+    fig2 = plot_relative_scores(seeds_res, chance=chance)
+    curves = ctx.figure(fig2, "relative-score-vs-p",
+                        f"s*(p) per attacker, mean and 95 % bootstrap interval over {len(seeds_res)} attack seeds; "
+                        "dashed red: chance level (majority class) relative to the clean score")
     a0, slope, r = bench.edit_distance_fit()
     metrics: dict = {
         "clean_score": bench.clean_score,
@@ -94,7 +115,10 @@ def run(ctx, params: dict) -> Section:
         "mean_relative_high": float(np.mean([bench.relative(a, high) for a in attacks])),
         "edit_fit_slope": slope,
         "edit_fit_pearson_r": r,
+        "n_seeds": len(seeds_res),
     }
+    if chance is not None:
+        metrics["chance_relative"] = chance / bench.clean_score if bench.clean_score else float("nan")
     tables = [table, rank_table]
     notes = ["Attacks follow the §3.1 protocol with φ = p; each cell uses its own seed stream derived from the "
              "run seed, so the table is reproducible."]
@@ -148,4 +172,12 @@ def run(ctx, params: dict) -> Section:
                f"attacker is {ranking[0][1]} (s* = {ranking[0][2]:.3f}), the least harmful {ranking[-1][1]} "
                f"(s* = {ranking[-1][2]:.3f}); s*(p) falls with the characters changed (slope {slope:.3f} per "
                f"edit, r = {r:.2f}).")
-    return Section(title=TITLE, summary=summary, metrics=metrics, tables=tables, figures=[figure], notes=notes)
+    below = [a for a in attacks if chance is not None and ci[(a, high)][2] < metrics["chance_relative"]]
+    above = [a for a in attacks if chance is not None and ci[(a, high)][1] > metrics["chance_relative"]]
+    if chance is not None:
+        overlap = len(attacks) - len(above) - len(below)
+        summary += (f" Over {len(seeds_res)} attack seeds at p = {high:g}: {len(above)} attacker(s) stay above the "
+                    f"chance line ({metrics['chance_relative']:.3f}) with intervals clear of it, {len(below)} fall "
+                    f"below it, and {overlap} have intervals overlapping it.")
+    return Section(title=TITLE, summary=summary, metrics=metrics, tables=tables, figures=[figure, curves],
+                   notes=notes)
