@@ -90,9 +90,18 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=1000)
     ap.add_argument("--levels", type=float, nargs="+", default=[0.2, 0.5, 0.8])
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--lexicon-coverage", action="store_true",
+                    help="only print the share of word tokens natural-noise can change, per lexicon")
     args = ap.parse_args()
     texts, what = corpus(args.n)
     print(f"corpus: {what}\n")
+    if args.lexicon_coverage:
+        words = [w for t in texts for w in split_words(t)[1]]
+        for src in ("codespell", "shipped"):
+            att = zp.NaturalNoise(source=src)
+            share = sum(att.eligible(w) for w in words) / len(words)
+            print(f"{src:<10} {len(att.lexicon):6d} words in the lexicon; {share:.3f} of {len(words)} tokens changeable")
+        return
     if args.markdown:
         print("| attacker | p | words changed [95 % CI] | of changeable words | chars changed per changed word |")
         print("|---|---|---|---|---|")
