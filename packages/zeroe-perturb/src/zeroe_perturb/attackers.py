@@ -41,7 +41,12 @@ INTRUDE_SYMBOLS: tuple[str, ...] = (*string.punctuation, " ")
 
 
 class Attacker(ABC):
-    """Base class: a word-level attacker run under the §3.1 protocol."""
+    """Base class: a word-level attacker run under the §3.1 protocol.
+
+    Per-word answers (``eligible``, keyboard plans, case-matched options) are memoised on the instance,
+    so resources (``layout``, ``lexicon``, ``neighbours``) are fixed at construction: build a new
+    attacker to change them.
+    """
 
     name: ClassVar[str]
 
