@@ -11,7 +11,8 @@ from robustsuite.runners import zeroe_perturb as runner
 
 def test_zeroe_runner_section_is_well_formed(tmp_path):
     ctx = runners.RunContext(run_dir=tmp_path, method=runner.NAME, seed=0)
-    params = {**runner.DEFAULTS, "n_test": 60, "levels": [0.2, 0.8], "n_train": 120, "epochs": 1,
+    params = {**runner.DEFAULTS, "model": "builtin:text-tiny", "dataset": "builtin:sentiment-mini", "defense": True,
+              "n_test": 60, "levels": [0.2, 0.8], "n_train": 120, "epochs": 1,
               "one_one_attacks": ["intrude"], "loo_held_out": ["truncate"],
               "attacks": ["intrude", "truncate", "visual", "disemvowel"], "n_seeds": 2}
     sec = runner.run(ctx, params)
@@ -31,10 +32,59 @@ def test_zeroe_runner_section_is_well_formed(tmp_path):
     assert sorted(r[1] for r in sec.tables[1].rows) == sorted(levels.rows[i][0] for i in range(4))
     assert len(sec.figures) == 2 and all((tmp_path / f.path).is_file() for f in sec.figures)
     assert np.isfinite(sec.metrics["mean_delta_one_one"]) and np.isfinite(sec.metrics["mean_delta_loo"])
+    assert sec.tables[1].columns == ["rank", "attack", "s*", "paper rank"]
+    assert -1 <= sec.metrics["kendall_tau_paper_ci_low"] <= sec.metrics["kendall_tau_paper"] \
+        <= sec.metrics["kendall_tau_paper_ci_high"] <= 1
     json.dumps(sec.metrics)
     # resume: finished sub-units are read back, giving the same section
     again = runner.run(ctx, params)
     assert again.tables[0].rows == levels.rows and again.tables[2].rows == sec.tables[2].rows
+
+
+@pytest.mark.slow
+def test_demo_defaults_wordnet_roberta_paper_effects(tmp_path):
+    """The demo defaults (builtin:wordnet-roberta on builtin:wordnet-topics): s*(p) clear of the chance line at
+    p = 0.5 for every attacker, the visual attacker effective (byte-level BPE sees look-alike characters), the
+    ranking compared with Table 5, and per-sample rows logged for the main level."""
+    from scipy.stats import binomtest
+
+    from zeroe_perturb.benchmark import BenchmarkResult
+    from zeroe_perturb.ranking import kendall_tau_vs_paper
+
+    ctx = runners.RunContext(run_dir=tmp_path, method=runner.NAME, seed=0, log_format="jsonl")
+    params = dict(runner.DEFAULTS)
+    assert params["model"] == "builtin:wordnet-roberta" and params["dataset"] == "builtin:wordnet-topics"
+    sec = runner.run(ctx, params)
+    m = sec.metrics
+    levels = sec.tables[0]
+    col = {c: k for k, c in enumerate(levels.columns)}
+    rows = {r[0]: r for r in levels.rows}
+    assert len(rows) == 10
+    chance = m["chance_relative"]
+    clean_ci = binomtest(round(m["clean_score"] * m["n_test"]), m["n_test"]).proportion_ci()
+    assert clean_ci.low > chance * m["clean_score"]  # the model is far above the majority guess
+    for a, r in rows.items():  # p = 0.5: every attacker's interval over the seeds lies above the chance line
+        assert r[col["mean s*(0.5)_ci_low"]] > chance, a
+    assert m["n_above_chance_p0.5"] == 10
+    # visual is no longer inert: its attacked accuracy interval (Clopper-Pearson) lies below the clean one
+    bench = BenchmarkResult.from_dict(json.loads((ctx.work_dir() / "benchmark.json").read_text()))
+    s_vis = bench.relative("visual", 0.2) * bench.clean_score
+    vis_ci = binomtest(round(s_vis * bench.n), bench.n).proportion_ci()
+    assert vis_ci.high < clean_ci.low
+    seeds = [bench] + [BenchmarkResult.from_dict(json.loads((ctx.work_dir() / f"benchmark_seed{k}.json")
+                                                            .read_text())) for k in range(1, params["n_seeds"])]
+    taus = [kendall_tau_vs_paper(b, 0.8, params["paper_task"])[0] for b in seeds]
+    assert m["kendall_tau_paper"] == pytest.approx(np.mean(taus))
+    assert min(taus) <= m["kendall_tau_paper_ci_low"] <= m["kendall_tau_paper_ci_high"] <= max(taus)
+    # per-sample rows: one per text and attacker at the main level, predictions consistent with the scores
+    assert len(ctx.samples) == 1
+    lines = [json.loads(x) for x in (tmp_path / ctx.samples[0]).read_text().splitlines() if x.strip()]
+    assert len(lines) == 10 * m["n_test"]
+    assert {"id", "label", "prediction", "perturbed_text", "adv_prediction"} <= set(lines[0])
+    for a in ("visual", "intrude"):
+        mine = [x for x in lines if x["attack"] == a]
+        acc = np.mean([x["adv_prediction"] == x["label"] for x in mine])
+        assert acc == pytest.approx(bench.relative(a, 0.8) * bench.clean_score)
 
 
 @pytest.mark.slow
