@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 import zeroe_perturb as zp
 
@@ -19,7 +20,8 @@ def test_public_names_are_pinned():
         "ATTACKS", "INTRUDE_SYMBOLS", "LEVELS", "Attacker", "Disemvowel", "FullShuffle", "InnerShuffle",
         "Intrude", "KeyboardTypo", "NaturalNoise", "Perturbation", "Phonetic", "PhoneticRespeller",
         "Segment", "Truncate", "Visual", "__version__", "get_attacker", "item_seed", "levenshtein",
-        "load_default_lexicon", "load_lexicon", "load_neighbours", "parse_lexicon", "perturb",
+        "load_codespell_lexicon", "load_default_lexicon", "load_lexicon", "load_natural_lexicon",
+        "load_neighbours", "parse_codespell", "parse_lexicon", "perturb",
         "perturb_batch", "phonetic_similarity", "select_tokens", "target_count",
     ])
     for name in zp.__all__:
@@ -112,19 +114,24 @@ def test_bad_inputs_raise_named_errors():
 def test_protocol_target_and_selection():
     assert zp.target_count(10, 0.2) == 2 and zp.target_count(3, 0.5) == 1 and zp.target_count(5, 0.0) == 0
     rng = random.Random(0)
-    hits = []
-    out = zp.select_tokens(10, 1.0, rng, lambda i: True, lambda i, b: hits.append(i) or 1)
-    assert sorted(out) == list(range(10)) and sorted(hits) == list(range(10))
-    # ineligible tokens are never attacked
-    out = zp.select_tokens(10, 1.0, rng, lambda i: i % 2 == 0, lambda i, b: 1)
+    out = zp.select_tokens(10, 1.0, rng, lambda i: True)
+    assert sorted(out) == list(range(10))
+    # unchangeable tokens are never attacked
+    out = zp.select_tokens(10, 1.0, rng, lambda i: i % 2 == 0)
     assert sorted(out) == [0, 2, 4, 6, 8]
-    # coin flips: at p = 0.5 the expected attacked count with target 5 over 10 tokens is
-    # E[min(Binomial(10, .5), 5)], computed exactly
-    from math import comb
-    exact = sum(comb(10, k) * 0.5**10 * min(k, 5) for k in range(11))
-    counts = [len(zp.select_tokens(10, 0.5, random.Random(s), lambda i: True, lambda i, b: 1))
-              for s in range(3000)]
-    assert abs(np.mean(counts) - exact) < 0.06
+    # p·n rounded at random: at n = 7, p = 0.5 the count is 3 or 4, each with probability 1/2 (exact
+    # binomial interval over 4000 draws), so every token is attacked with probability p
+    counts = [len(zp.select_tokens(7, 0.5, random.Random(s), lambda i: True)) for s in range(4000)]
+    assert set(counts) == {3, 4}
+    ci = stats.binomtest(sum(c == 4 for c in counts), len(counts)).proportion_ci(0.999)
+    assert ci.low <= 0.5 <= ci.high
+    # every token equally likely: per-index counts are inside their binomial intervals around p
+    per_index = np.zeros(7)
+    for s in range(4000):
+        per_index[zp.select_tokens(7, 0.5, random.Random(s), lambda i: True)] += 1
+    for c in per_index:
+        ci = stats.binomtest(int(c), 4000).proportion_ci(0.999)
+        assert ci.low <= 0.5 <= ci.high
 
 
 def test_levenshtein_reference_values():

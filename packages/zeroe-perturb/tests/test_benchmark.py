@@ -65,7 +65,7 @@ def test_ranking_table_and_json():
 def test_bad_benchmark_inputs():
     with pytest.raises(ValueError, match="labels must have one entry per text"):
         evaluate(keyword_classifier, ["a", "b"], [1])
-    with pytest.raises(ValueError, match="attacks must be a non-empty subset"):
+    with pytest.raises(ValueError, match="attacks must be names from"):
         evaluate(keyword_classifier, ["a"], [1], attacks=["typo"])
     with pytest.raises(ValueError, match="metric must be one of"):
         evaluate(keyword_classifier, ["a"], [1], metric="f1")
@@ -83,3 +83,29 @@ def test_plot_edit_distance_returns_figure(corpus):
     fig = res.plot_edit_distance()
     assert len(fig.axes[0].collections) == 2
     matplotlib.pyplot.close(fig)
+
+
+def test_seed_intervals_chance_line_and_figure(corpus):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from zeroe_perturb.benchmark import chance_score, evaluate_seeds, plot_relative_scores, relative_intervals
+
+    (_, _), (texts, labels) = corpus
+    texts, labels = texts[:80], labels[:80]
+    res = evaluate_seeds(keyword_classifier, texts, labels, seeds=[0, 1, 2], attacks=["visual", "truncate"],
+                         levels=[0.2, 0.8])
+    assert [r.seed for r in res] == [0, 1, 2]
+    ci = relative_intervals(res)
+    for (a, p), (m, lo, hi) in ci.items():
+        vals = [r.relative(a, p) for r in res]
+        assert m == pytest.approx(np.mean(vals)) and min(vals) - 1e-12 <= lo <= m <= hi <= max(vals) + 1e-12
+    # the keyword model is wiped out by visual at p = 0.8: s* at the chance line, far below truncate at 0.2
+    ch = chance_score(labels)
+    assert ch == pytest.approx(max(np.mean(labels), 1 - np.mean(labels)))
+    assert ci[("visual", 0.8)][2] < ci[("truncate", 0.2)][1]
+    fig = plot_relative_scores(res, chance=ch)
+    assert any(line.get_linestyle() == "--" for line in fig.axes[0].lines)
+    with pytest.raises(ValueError, match="seeds"):
+        evaluate_seeds(keyword_classifier, texts, labels, seeds=[1, 1])

@@ -92,3 +92,13 @@ def test_leave_one_out_runs_and_is_well_formed(tiny_bert, corpus, clean_model):
     assert res.delta("loo-truncate", "truncate", 0.8) > 0.0
     with pytest.raises(ValueError, match="at least two"):
         leave_one_out_defense(model, tok, tr, ytr, te, yte, attacks=["truncate"], clean_model=clean_model)
+
+
+def test_adversarial_training_set_with_clean_copies(corpus):
+    """Clean texts first, then the same attacked copies as without clean copies; labels repeated."""
+    (tr, ytr), _ = corpus
+    adv, y = adversarial_training_set(tr[:60], ytr[:60], ["intrude", "visual"], seed=0)
+    both, y2 = adversarial_training_set(tr[:60], ytr[:60], ["intrude", "visual"], seed=0, clean_copies=True)
+    assert both == list(tr[:60]) + adv and list(y2) == list(ytr[:60]) * 2
+    with pytest.raises(TypeError, match="clean_copies"):
+        adversarial_training_set(tr[:6], ytr[:6], ["intrude"], clean_copies="yes")

@@ -23,7 +23,14 @@ from .attackers import (
     Truncate,
     Visual,
 )
-from .natural_noise import load_default_lexicon, load_lexicon, parse_lexicon
+from .natural_noise import (
+    load_codespell_lexicon,
+    load_default_lexicon,
+    load_lexicon,
+    load_natural_lexicon,
+    parse_codespell,
+    parse_lexicon,
+)
 from .phonetic import PhoneticRespeller, phonetic_similarity
 from .protocol import LEVELS, Perturbation, item_seed, select_tokens, target_count
 from .visual import load_neighbours
@@ -50,9 +57,12 @@ __all__ = [
     "get_attacker",
     "item_seed",
     "levenshtein",
+    "load_codespell_lexicon",
     "load_default_lexicon",
     "load_lexicon",
+    "load_natural_lexicon",
     "load_neighbours",
+    "parse_codespell",
     "parse_lexicon",
     "perturb",
     "perturb_batch",

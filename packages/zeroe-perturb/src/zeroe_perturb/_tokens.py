@@ -25,6 +25,15 @@ def split_words(text: str) -> tuple[list[str], list[str]]:
     return gaps, words
 
 
+_SPLIT_RE = re.compile(r"([^\W_]+)")
+
+
+def split_parts(text: str) -> list[str]:
+    """``[gap_0, word_0, gap_1, …, word_{n-1}, gap_n]`` in one C call (``re.split`` with a group):
+    the same tokens as :func:`split_words`, interleaved; ``"".join(parts) == text``."""
+    return _SPLIT_RE.split(text)
+
+
 def join_words(gaps: list[str], words: list[str]) -> str:
     """Inverse of :func:`split_words`."""
     out = []

@@ -1,29 +1,52 @@
 """The ten Zéroe attackers (§3.2), each applied under the §3.1 protocol.
 
 Every attacker is a class with keyword-only hyper-parameters; calling ``attacker(text, p, seed=...)``
-returns a :class:`~zeroe_perturb.protocol.Perturbation`.  The character-level probability φ equals
-the word-level p unless ``phi`` is given (the paper sets φ = p throughout).
+returns a :class:`~zeroe_perturb.protocol.Perturbation`.  ``p`` is the per-word attack probability
+of §3.1 and, where §3.2 says so (intrude, keyboard-typo, visual), φ = p is a per-character one,
+unless ``phi`` is given.  ``eligible(word)`` is true exactly when the attacker can change ``word``,
+so the reported rate is the rate of words actually changed.
 """
 
 from __future__ import annotations
 
+import bisect
+import math
 import random
 import string
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
-from ._edit import levenshtein
-from ._tokens import join_words, match_case, split_words
-from .protocol import Perturbation, SeedLike, check_p, make_rng, select_tokens
+from rapidfuzz.distance.Levenshtein import distance as _levenshtein
+
+from ._tokens import _SPLIT_RE, WORD_RE, match_case, split_parts
+from .protocol import Perturbation, SeedLike, check_p, make_rng, target_count
 
 VOWELS = frozenset("aeiouAEIOU")
+_DROP_VOWELS = str.maketrans("", "", "aeiouAEIOU")
+_MEMO_MAX = 200_000  # eligibility memo entries per attacker before it is cleared
+_SPLIT = _SPLIT_RE.split
+
+
+def _perturbation(attack: str, p: float, original: str, perturbed: str, n_tokens: int,
+                  attacked: tuple[int, ...], edit_distance: int) -> Perturbation:
+    """A :class:`Perturbation` without the frozen dataclass ``__init__`` (7 ``object.__setattr__``
+    calls), for the hot path; identical fields, equality and hash."""
+    obj = object.__new__(Perturbation)
+    obj.__dict__.update(attack=attack, p=p, original=original, perturbed=perturbed, n_tokens=n_tokens,
+                        attacked=attacked, edit_distance=edit_distance)
+    return obj
 #: Symbols the intrude attack may insert (§3.2): ASCII punctuation plus the space character.
 INTRUDE_SYMBOLS: tuple[str, ...] = (*string.punctuation, " ")
 
 
 class Attacker(ABC):
-    """Base class: a word-level attacker run under the §3.1 protocol."""
+    """Base class: a word-level attacker run under the §3.1 protocol.
+
+    Per-word answers (``eligible``, keyboard plans, case-matched options) are memoised on the instance,
+    so resources (``layout``, ``lexicon``, ``neighbours``) are fixed at construction: build a new
+    attacker to change them.
+    """
 
     name: ClassVar[str]
 
@@ -43,25 +66,148 @@ class Attacker(ABC):
         """Perturb one eligible word with character-level probability ``phi``."""
 
     def _prepare(self, text: str, p: float, seed: SeedLike):
-        """Validate the call and return (p, rng, phi, gaps, words) for one text."""
-        if not isinstance(text, str):
+        """Validate the call and return (p, rng, phi, parts) for one text (``parts`` alternates gaps
+        and word tokens: ``parts[2i + 1]`` is word ``i``, see :func:`~zeroe_perturb._tokens.split_parts`)."""
+        if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
-        p = check_p(p)
-        gaps, words = split_words(text)
-        return p, make_rng(seed), (p if self.phi is None else self.phi), gaps, words
+        p = p if (type(p) is float and 0.0 <= p <= 1.0) else check_p(p)
+        parts = split_parts(text)
+        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        return p, rng, (p if self.phi is None else self.phi), parts
+
+    def _eligible_mask(self, words: list[str]) -> list[int]:
+        """Indices of the words the attacker can change (memoised per word: the answer depends only
+        on the word and the resources fixed at construction)."""
+        memo = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = {}
+        elif len(memo) > _MEMO_MAX:
+            memo.clear()
+        out = []
+        for i, w in enumerate(words):
+            e = memo.get(w)
+            if e is None:
+                e = memo[w] = bool(self.eligible(w))
+            if e:
+                out.append(i)
+        return out
+
+    #: characters changed between a word and its perturbation (Levenshtein; subclasses with a closed
+    #: form override it)
+    word_distance = staticmethod(_levenshtein)
 
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
         """Attack ``text`` at word-level perturbation probability ``p`` (§3.1)."""
-        p, rng, phi, gaps, words = self._prepare(text, p, seed)
-        new = list(words)
+        # (the body of _prepare and protocol.target_count/select_tokens inlined: this is the hot path)
+        if type(text) is not str and not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if not (type(p) is float and 0.0 <= p <= 1.0):
+            p = check_p(p)
+        parts = _SPLIT(text)
+        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        phi = p if self.phi is None else self.phi
+        words = parts[1::2]
+        n = len(words)
+        memo = self.__dict__.get("_memo")
+        if memo is None or len(memo) > _MEMO_MAX:
+            memo = self.__dict__["_memo"] = {}
+        cand = []
+        for i, w in enumerate(words):
+            e = memo.get(w)
+            if e is None:
+                e = memo[w] = bool(self.eligible(w))
+            if e:
+                cand.append(i)
+        # §3.1 target p·n rounded at random, capped by the changeable words
+        x = p * n
+        k = int(math.floor(x + 1e-9))
+        if x - k > 1e-9 and rng.random() < x - k:
+            k += 1
+        if k > len(cand):
+            k = len(cand)
+        if k == 0:
+            return _perturbation(self.name, p, text, text, n, (), 0)
+        changed = []
+        dist = 0
+        perturb_word, word_distance = self.perturb_word, self.word_distance
+        for i in sample(rng, cand, k):
+            w = words[i]
+            new = perturb_word(w, phi, rng)
+            if new != w:
+                parts[2 * i + 1] = new
+                changed.append(i)
+                dist += word_distance(w, new)
+        if not changed:
+            return _perturbation(self.name, p, text, text, n, (), 0)
+        changed.sort()
+        return _perturbation(self.name, p, text, "".join(parts), n, tuple(changed), dist)
 
-        def attack(i: int, budget: int) -> int:
-            new[i] = self.perturb_word(words[i], phi, rng)
-            return 1
 
-        attacked = select_tokens(len(words), p, rng, lambda i: self.eligible(words[i]), attack)
-        dist = sum(levenshtein(words[i], new[i]) for i in attacked)
-        return Perturbation(self.name, p, text, join_words(gaps, new), len(words), tuple(sorted(attacked)), dist)
+def sample(rng: random.Random, population: list, k: int) -> list:
+    """``rng.sample(population, k)`` for a list, draw for draw (CPython's algorithm, without its
+    argument handling), so results are identical to ``random.Random.sample``."""
+    n = len(population)
+    randbelow = rng._randbelow
+    result = [None] * k
+    setsize = 21
+    if k > 5:
+        setsize += 4 ** math.ceil(math.log(k * 3, 4))
+    if n <= setsize:
+        pool = list(population)
+        getrandbits = rng.getrandbits
+        for i in range(k):
+            m = n - i
+            # randbelow(m) inlined (random.Random._randbelow_with_getrandbits)
+            b = m.bit_length()
+            j = getrandbits(b)
+            while j >= m:
+                j = getrandbits(b)
+            result[i] = pool[j]
+            pool[j] = pool[m - 1]
+    else:
+        selected: set[int] = set()
+        for i in range(k):
+            j = randbelow(n)
+            while j in selected:
+                j = randbelow(n)
+            selected.add(j)
+            result[i] = population[j]
+    return result
+
+
+def _cased_options(att: Attacker, word: str, lookup, *, lower: bool = True) -> tuple[str, ...]:
+    """``tuple(match_case(word, o) for o in lookup(word.lower() if lower else word))``, memoised per word."""
+    memo = att.__dict__.setdefault("_options", {})
+    out = memo.get(word)
+    if out is None:
+        if len(memo) > _MEMO_MAX:
+            memo.clear()
+        out = memo[word] = tuple(match_case(word, o) for o in lookup(word.lower() if lower else word))
+    return out
+
+
+def char_hits(m: int, phi: float, rng: random.Random, ensure_change: bool) -> list[bool]:
+    """Which of ``m`` positions are hit, each i.i.d. with probability ``phi`` (§3.2's character-level φ).
+
+    With ``ensure_change`` the draw is conditioned on at least one hit (the zero-truncated
+    binomial, sampled exactly: the first hit J has P(J = j) ∝ φ(1 − φ)^j, later positions are i.i.d.),
+    so an attacked word always changes and each position is still hit with probability
+    φ / (1 − (1 − φ)^m) given the word was attacked.  For φ = 0 one uniform position is hit.
+    """
+    rand = rng.random
+    if not ensure_change or m == 0:
+        return [rand() < phi for _ in range(m)]
+    if phi <= 0.0:
+        first = rng._randbelow(m)  # = rng.randrange(m), without its argument checks
+    elif phi >= 1.0:
+        first = 0
+    else:
+        q = 1.0 - (1.0 - phi) ** m
+        first = min(int(math.log1p(-rand() * q) / math.log1p(-phi)), m - 1)
+    hits = [False] * first
+    hits.append(True)
+    hits.extend([rand() < phi for _ in range(m - first - 1)])
+    return hits
 
 
 def _shuffle_changed(chars: list[str], rng: random.Random, ensure_change: bool) -> list[str]:
@@ -71,18 +217,19 @@ def _shuffle_changed(chars: list[str], rng: random.Random, ensure_change: bool) 
         return chars
     can_change = ensure_change and len(set(chars)) > 1
     while True:
-        out = rng.sample(chars, len(chars))
+        out = sample(rng, chars, len(chars))
         if not can_change or out != chars:
             return out
 
 
 class InnerShuffle(Attacker):
-    """Shuffle all letters except the first and last; words of length ≥ 3 (§3.2, Rayner et al.)."""
+    """Shuffle all letters except the first and last; words of length ≥ 3 (§3.2, Rayner et al.) whose
+    inner letters are not all the same (``the``, ``wood`` cannot change and are not attacked)."""
 
     name = "inner-shuffle"
 
     def eligible(self, word: str) -> bool:
-        return len(word) >= 3
+        return len(word) >= 4 and len(set(word[1:-1])) > 1
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         mid = _shuffle_changed(list(word[1:-1]), rng, self.ensure_change)
@@ -90,12 +237,12 @@ class InnerShuffle(Attacker):
 
 
 class FullShuffle(Attacker):
-    """Shuffle all letters of words of length ≥ 2 (§3.2)."""
+    """Shuffle all letters of words of length ≥ 2 (§3.2) that are not one repeated letter."""
 
     name = "full-shuffle"
 
     def eligible(self, word: str) -> bool:
-        return len(word) >= 2
+        return len(word) >= 2 and len(set(word)) > 1
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         return "".join(_shuffle_changed(list(word), rng, self.ensure_change))
@@ -118,17 +265,23 @@ class Intrude(Attacker):
         return len(word) >= 3
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        sym = self.symbols[rng.randrange(len(self.symbols))]
-        slots = [rng.random() < phi for _ in range(len(word) - 1)]
-        if self.ensure_change and not any(slots):
-            # Departure (documented): at least one insertion, so an attacked word is always changed.
-            slots[rng.randrange(len(slots))] = True
+        m = len(self.symbols)  # self.symbols[rng.randrange(m)], randbelow inlined
+        b = m.bit_length()
+        j = rng.getrandbits(b)
+        while j >= m:
+            j = rng.getrandbits(b)
+        sym = self.symbols[j]
+        slots = char_hits(len(word) - 1, phi, rng, self.ensure_change)
         out = [word[0]]
-        for c, ins in zip(word[1:], slots, strict=True):
+        for c, ins in zip(word[1:], slots, strict=False):
             if ins:
                 out.append(sym)
             out.append(c)
         return "".join(out)
+
+    @staticmethod
+    def word_distance(a: str, b: str) -> int:  # insertions only
+        return len(b) - len(a)
 
 
 class Disemvowel(Attacker):
@@ -143,7 +296,11 @@ class Disemvowel(Attacker):
         return 0 < n_vowels < len(word)
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        return "".join(c for c in word if c not in VOWELS)
+        return word.translate(_DROP_VOWELS)
+
+    @staticmethod
+    def word_distance(a: str, b: str) -> int:  # deletions only
+        return len(a) - len(b)
 
 
 class Truncate(Attacker):
@@ -157,49 +314,62 @@ class Truncate(Attacker):
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         return word[:-1]
 
+    @staticmethod
+    def word_distance(a: str, b: str) -> int:  # one deletion
+        return 1
+
 
 class Segment(Attacker):
     """Join adjacent words (§3.2): an attacked word is glued to its left neighbour, the following
     words are appended with probabilities φ², φ³, … to avoid giant words.
 
-    Only whitespace-only gaps are removed (words separated by punctuation are not joined).  The
-    attacked tokens are the words that lose their preceding whitespace, so the §3.1 budget
-    ``floor(p·n)`` bounds the number of joins.
+    Only whitespace-only gaps are removed, so punctuation stays exactly where it was (words
+    separated by punctuation are never joined).  The attacked tokens are the words that lose their
+    preceding whitespace; §3.1 attacks ``p·n`` of them (rounded at random, see
+    :func:`~zeroe_perturb.protocol.target_count`), or every joinable one when fewer exist.
     """
 
     name = "segment"
 
-    def eligible(self, word: str) -> bool:  # decided per position, see __call__
+    def eligible(self, word: str) -> bool:  # decided per position (the gap before the word), see __call__
         return True
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         return word
 
+    @staticmethod
+    def joinable_gap(gap: str) -> bool:
+        """Whether the text between two words may be removed (non-empty and whitespace only)."""
+        return gap != "" and gap.isspace()
+
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
-        p, rng, phi, gaps, words = self._prepare(text, p, seed)
-        n = len(words)
+        p, rng, phi, parts = self._prepare(text, p, seed)
+        gaps = parts[0::2]
+        n = len(gaps) - 1
+        joinable = [g != "" and g.isspace() for g in gaps]  # joinable[i]: the gap before word i
+        cand = [i for i in range(1, n) if joinable[i]]
+        budget = min(target_count(n, p, rng), len(cand))
+        if not budget:
+            return _perturbation(self.name, p, text, text, n, (), 0)
         joined = [False] * n  # joined[i]: gap before word i removed
-        removed = 0
-        attacked: list[int] = []
-
-        def joinable(i: int) -> bool:
-            return 0 < i < n and not joined[i] and gaps[i] != "" and gaps[i].isspace()
-
-        def attack(i: int, budget: int) -> int:
-            nonlocal removed
+        used = 0
+        rand = rng.random
+        for i in sample(rng, cand, len(cand)):
+            if used >= budget:
+                break
+            if joined[i]:
+                continue
             joined[i] = True
-            removed += len(gaps[i])
-            used, k, j = 1, 2, i + 1
-            while used < budget and joinable(j) and rng.random() < phi**k:
+            used, k, j = used + 1, 2, i + 1
+            while used < budget and j < n and not joined[j] and joinable[j] and rand() < phi**k:
                 joined[j] = True
-                removed += len(gaps[j])
-                attacked.append(j)
                 used, k, j = used + 1, k + 1, j + 1
-            return used
-
-        attacked.extend(select_tokens(n, p, rng, joinable, attack))
-        new_gaps = [("" if (0 < i < n and joined[i]) else g) for i, g in enumerate(gaps)]
-        return Perturbation(self.name, p, text, join_words(new_gaps, words), n, tuple(sorted(attacked)), removed)
+        attacked = tuple(i for i in range(n) if joined[i])
+        removed = 0
+        for i in attacked:
+            removed += len(parts[2 * i])
+            parts[2 * i] = ""
+        return _perturbation(self.name, p, text, "".join(parts), n, attacked, removed)
 
 
 class KeyboardTypo(Attacker):
@@ -217,40 +387,62 @@ class KeyboardTypo(Attacker):
     def eligible(self, word: str) -> bool:
         return any(c.lower() in self.layout for c in word)
 
+    def _plan(self, word: str) -> tuple[list[int], list[tuple[str, ...]]]:
+        """Positions of the word's keys and their neighbours in the character's case (memoised)."""
+        plans = self.__dict__.setdefault("_plans", {})
+        plan = plans.get(word)
+        if plan is None:
+            if len(plans) > _MEMO_MAX:
+                plans.clear()
+            idx = [k for k, c in enumerate(word) if c.lower() in self.layout]
+            nbs = [tuple(r.upper() for r in self.layout[word[k].lower()]) if word[k].isupper()
+                   else tuple(self.layout[word[k].lower()]) for k in idx]
+            plan = plans[word] = (idx, nbs)
+        return plan
+
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        idx = [k for k, c in enumerate(word) if c.lower() in self.layout]
-        hit = [rng.random() < phi for _ in idx]
-        if self.ensure_change and not any(hit):
-            hit[rng.randrange(len(idx))] = True  # at least one typo per attacked word
+        idx, nbs = self._plan(word)
+        hit = char_hits(len(idx), phi, rng, self.ensure_change)
         chars = list(word)
-        for k, h in zip(idx, hit, strict=True):
+        getrandbits = rng.getrandbits
+        for k, h, nb in zip(idx, hit, nbs, strict=False):
             if h:
-                nb = self.layout[chars[k].lower()]
-                r = nb[rng.randrange(len(nb))]
-                chars[k] = r.upper() if chars[k].isupper() else r
+                m = len(nb)  # nb[rng.randrange(m)], randbelow inlined
+                b = m.bit_length()
+                j = getrandbits(b)
+                while j >= m:
+                    j = getrandbits(b)
+                chars[k] = nb[j]
         return "".join(chars)
 
 
 class NaturalNoise(Attacker):
-    """Replace a word by one of its real human misspellings from a typo lexicon (§3.2, Belinkov & Bisk)."""
+    """Replace a word by one of its real human misspellings from a typo lexicon (§3.2, Belinkov & Bisk).
+
+    Default lexicon (``source="auto"``): codespell's list of real misspellings, inverted at run time
+    (tens of thousands of English words), or the small shipped list with a warning when codespell is
+    not installed; ``source="shipped"``/``"codespell"`` pick one; ``lexicon=`` supplies any mapping.
+    """
 
     name = "natural-noise"
 
     def __init__(self, *, phi: float | None = None, ensure_change: bool = True,
-                 lexicon: Mapping[str, Sequence[str]] | None = None) -> None:
+                 lexicon: Mapping[str, Sequence[str]] | None = None, source: str = "auto") -> None:
         super().__init__(phi=phi, ensure_change=ensure_change)
         if lexicon is None:
-            from .natural_noise import load_default_lexicon
+            from .natural_noise import load_natural_lexicon
 
-            lexicon = load_default_lexicon()
+            lexicon, self.source = load_natural_lexicon(source)
+        else:
+            self.source = "user"
         self.lexicon = {k.lower(): tuple(v) for k, v in lexicon.items() if v}
 
     def eligible(self, word: str) -> bool:
         return word.lower() in self.lexicon
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        options = self.lexicon[word.lower()]
-        return match_case(word, options[rng.randrange(len(options))])
+        options = _cased_options(self, word, self.lexicon.get)
+        return options[rng._randbelow(len(options))]
 
 
 class Phonetic(Attacker):
@@ -270,44 +462,111 @@ class Phonetic(Attacker):
         return bool(self.respeller.respellings(word))
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        options = self.respeller.respellings(word)
-        return match_case(word, options[rng.randrange(len(options))])
+        options = _cased_options(self, word, lambda w: self.respeller.respellings(w), lower=False)
+        return options[rng._randbelow(len(options))]
 
 
 class Visual(Attacker):
-    """Replace each character i.i.d. with probability φ by one of its ``k`` = 20 visual nearest
-    neighbours (§3.2/§3.3).  ``embedding`` picks the shipped table (``"pca"`` or ``"cae"``, see
-    :mod:`zeroe_perturb.visual`); ``neighbours`` overrides it with any mapping."""
+    """Replace characters by one of their ``k`` = 20 visual nearest neighbours (§3.2/§3.3), each i.i.d.
+    with probability φ, the neighbour drawn as VIPER does (proportional to its similarity when the
+    table stores weights, else uniformly).
+
+    ``scope="text"`` (default) follows §3.2 ("we replace each character in the input sequence") and
+    the original Zéroe/VIPER code: every replaceable letter of the text is replaced with probability
+    φ = p, no word selection.  ``scope="word"`` applies the §3.1 word protocol first and replaces the
+    letters of the attacked words with probability φ (at least one with ``ensure_change``).
+    ``embedding`` picks the shipped table (see :mod:`zeroe_perturb.visual`); ``neighbours`` overrides it.
+    """
 
     name = "visual"
+    SCOPES: ClassVar[tuple[str, ...]] = ("text", "word")
 
     def __init__(self, *, phi: float | None = None, ensure_change: bool = True,
                  neighbours: Mapping[str, Sequence[str]] | None = None, k: int = 20,
-                 embedding: str = "pca") -> None:
+                 embedding: str = "unifont", scope: str = "text") -> None:
         super().__init__(phi=phi, ensure_change=ensure_change)
+        if scope not in self.SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(self.SCOPES)}; got {scope!r}")
+        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"k must be a positive int, got {k!r}")
+        weights: Mapping[str, Sequence[float]] = {}
         if neighbours is None:
-            from .visual import load_neighbours
+            from .visual import load_neighbour_weights, load_neighbours
 
             neighbours = load_neighbours(embedding=embedding)
-        if not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be a positive int, got {k!r}")
+            weights = load_neighbour_weights(embedding=embedding)
         self.k = k
-        self.neighbours = {c: tuple(v[:k]) for c, v in neighbours.items() if v}
+        self.scope = scope
+        self.embedding = embedding
+        # only letters/digits as sources and replacements, so a replacement never splits a word token
+        self.neighbours = {}
+        keep: dict[str, list[int]] = {}
+        for c, v in neighbours.items():
+            pos = [j for j, x in enumerate(v) if len(x) == 1 and x != c and WORD_RE.fullmatch(x)][:k]
+            if len(c) == 1 and WORD_RE.fullmatch(c) and pos:
+                self.neighbours[c] = tuple(v[j] for j in pos)
+                keep[c] = pos
+        # cumulative weights for rng.choices (VIPER draws a neighbour proportionally to its similarity)
+        self._cum: dict[str, tuple[float, ...] | None] = {}
+        for c in self.neighbours:
+            w = weights.get(c)
+            if w is None or len(w) <= max(keep[c]):
+                self._cum[c] = None
+            else:
+                acc, cum = 0.0, []
+                for x in (w[j] for j in keep[c]):
+                    acc += max(float(x), 0.0)
+                    cum.append(acc)
+                self._cum[c] = tuple(cum) if acc > 0 else None
+
+    def __repr__(self) -> str:
+        return f"Visual(phi={self.phi}, k={self.k}, scope={self.scope!r}, embedding={self.embedding!r})"
 
     def eligible(self, word: str) -> bool:
         return any(c in self.neighbours for c in word)
 
+    def _pick(self, c: str, rng: random.Random) -> str:
+        nb = self.neighbours[c]
+        cum = self._cum[c]
+        if cum is None:
+            return nb[rng._randbelow(len(nb))]
+        # = rng.choices(nb, cum_weights=cum)[0], draw for draw
+        return nb[bisect.bisect(cum, rng.random() * (cum[-1] + 0.0), 0, len(nb) - 1)]
+
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         idx = [k for k, c in enumerate(word) if c in self.neighbours]
-        hit = [rng.random() < phi for _ in idx]
-        if self.ensure_change and not any(hit):
-            hit[rng.randrange(len(idx))] = True  # at least one replacement per attacked word
+        hit = char_hits(len(idx), phi, rng, self.ensure_change)
         chars = list(word)
         for k, h in zip(idx, hit, strict=True):
             if h:
-                nb = self.neighbours[chars[k]]
-                chars[k] = nb[rng.randrange(len(nb))]
+                chars[k] = self._pick(chars[k], rng)
         return "".join(chars)
+
+    def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
+        if self.scope == "word":
+            return super().__call__(text, p, seed=seed)
+        if type(text) is not str and not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        p = p if (type(p) is float and 0.0 <= p <= 1.0) else check_p(p)
+        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        phi = p if self.phi is None else self.phi
+        # every table character is a word character (see __init__), so scanning the whole text left to
+        # right visits exactly the letters of the word tokens, in order
+        nb, rand, pick = self.neighbours, rng.random, self._pick
+        chars = None
+        if phi > 0:
+            for k, c in enumerate(text):
+                if c in nb and rand() < phi:
+                    if chars is None:
+                        chars = list(text)
+                    chars[k] = pick(c, rng)
+        if chars is None:
+            return _perturbation(self.name, p, text, text, len(split_parts(text)) // 2, (), 0)
+        new_text = "".join(chars)
+        old, new = split_parts(text)[1::2], split_parts(new_text)[1::2]
+        attacked = tuple(i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b)
+        dist = sum(_levenshtein(old[i], new[i]) for i in attacked)
+        return _perturbation(self.name, p, text, new_text, len(old), attacked, dist)
 
 
 ATTACKER_CLASSES: dict[str, type[Attacker]] = {

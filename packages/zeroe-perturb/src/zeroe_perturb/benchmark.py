@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ._api import ATTACKS, get_attacker
+from .attackers import Attacker
 from .protocol import LEVELS, check_p, item_seed
 
 TextClassifier = Callable[[list[str]], np.ndarray]
@@ -84,18 +85,25 @@ def predict_logits(classifier: TextClassifier, texts: Sequence[str], *, batch_si
         z = np.asarray(classifier(list(texts[s : s + batch_size])), dtype=np.float64)
         if z.ndim != 2 or z.shape[0] != len(texts[s : s + batch_size]):
             raise ValueError(f"classifier must return logits of shape (N, K); got {z.shape}")
+        if not np.isfinite(z).all():
+            bad = int(np.flatnonzero(~np.isfinite(z).all(axis=1))[0]) + s
+            raise ValueError(f"classifier returned non-finite logits (NaN or inf), first for text {bad}: "
+                             f"{texts[bad]!r}")
         out.append(z)
     return np.concatenate(out) if out else np.zeros((0, 0))
 
 
-def level_seed(seed: int, attack: str, p: float) -> int:
+def level_seed(seed: int, attack: str | Attacker, p: float) -> int:
     """The batch seed used for ``attack`` at level ``p`` (independent streams per cell)."""
-    ss = np.random.SeedSequence([int(seed), ATTACKS.index(attack) if attack in ATTACKS else 99, int(round(p * 1000))])
+    name = attack.name if isinstance(attack, Attacker) else attack
+    ss = np.random.SeedSequence([int(seed), ATTACKS.index(name) if name in ATTACKS else 99, int(round(p * 1000))])
     return int(ss.generate_state(1, dtype=np.uint64)[0] >> np.uint64(1))
 
 
-def attack_texts(texts: Sequence[str], attack: str, p: float, *, seed: int) -> tuple[list[str], np.ndarray, np.ndarray]:
-    """Perturb ``texts`` for one benchmark cell; returns (texts, edit distances, attacked fractions)."""
+def attack_texts(texts: Sequence[str], attack: str | Attacker, p: float, *,
+                 seed: int) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Perturb ``texts`` for one benchmark cell (a name of :data:`ATTACKS` or a configured
+    :class:`Attacker`); returns (texts, edit distances, changed-word fractions)."""
     attacker = get_attacker(attack)
     base = level_seed(seed, attack, p)
     reps = [attacker(t, p, seed=item_seed(base, i)) for i, t in enumerate(texts)]
@@ -230,12 +238,31 @@ def _check_attacks(attacks: Sequence[str]) -> tuple[str, ...]:
     return attacks
 
 
+def resolve_attacks(attacks: Sequence[str | Attacker]) -> list[tuple[str, Attacker]]:
+    """``(name, attacker)`` pairs for a list of attacker names and/or configured :class:`Attacker`
+    instances; names must be unique (two configurations of one attacker would share a table row)."""
+    if isinstance(attacks, str | Attacker) or not isinstance(attacks, Sequence):
+        raise TypeError("attacks must be a sequence of attacker names or Attacker instances")
+    out: list[tuple[str, Attacker]] = []
+    for a in attacks:
+        if isinstance(a, Attacker):
+            out.append((a.name, a))
+        elif isinstance(a, str) and a in ATTACKS:
+            out.append((a, get_attacker(a)))
+        else:
+            raise ValueError(f"attacks must be names from {', '.join(ATTACKS)} or Attacker instances; got {a!r}")
+    names = [n for n, _ in out]
+    if not out or len(set(names)) != len(names):
+        raise ValueError(f"attacks must be non-empty with one entry per attacker name; got {names}")
+    return out
+
+
 def evaluate(
     classifier: TextClassifier,
     texts: Sequence[str],
     labels: Any,
     *,
-    attacks: Sequence[str] = ATTACKS,
+    attacks: Sequence[str | Attacker] = ATTACKS,
     levels: Sequence[float] = tuple(LEVELS.values()),
     metric: str | Metric = "accuracy",
     seed: int = 0,
@@ -247,22 +274,87 @@ def evaluate(
     Same ``seed`` → same perturbed texts (each cell uses its own seed stream, each text its item seed).
     """
     y = _check_data(texts, labels)
-    attacks = _check_attacks(attacks)
+    resolved = resolve_attacks(attacks)
     levels = tuple(check_p(p, "levels") for p in levels)
     name, fn = resolve_metric(metric)
     if not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     s0 = fn(y, predict_logits(classifier, texts, batch_size=batch_size))
-    cells = [(a, p) for a in attacks for p in levels]
+    cells = [(a, p) for a in resolved for p in levels]
     it = cells
     if progress:
         from tqdm.auto import tqdm
 
         it = tqdm(cells, desc="zeroe attacks")
     scores = []
-    for a, p in it:
-        adv, dist, frac = attack_texts(texts, a, p, seed=seed)
+    for (a, attacker), p in it:
+        adv, dist, frac = attack_texts(texts, attacker, p, seed=seed)
         s = fn(y, predict_logits(classifier, adv, batch_size=batch_size))
         scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"),
                                   float(dist.mean()), float(frac.mean())))
     return BenchmarkResult(name, float(s0), len(texts), int(seed), tuple(scores), levels)
+
+
+def chance_score(labels: Any, metric: str | Metric = "accuracy") -> float:
+    """Score of a constant guess (the red "lower bound" line of the paper's figures): the majority-class
+    share for accuracy, 0.5 for AUROC."""
+    name, _ = resolve_metric(metric)
+    if name == "auroc":
+        return 0.5
+    if name != "accuracy":
+        raise ValueError(f"no chance level known for metric {name!r}")
+    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    return float(counts.max() / counts.sum())
+
+
+def evaluate_seeds(classifier: TextClassifier, texts: Sequence[str], labels: Any, *,
+                   seeds: Sequence[int] = (0, 1, 2), **kwargs: Any) -> list[BenchmarkResult]:
+    """:func:`evaluate` once per attack seed (same texts, other perturbations), for intervals across seeds."""
+    seeds = [int(s) for s in seeds]
+    if not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError(f"seeds must be non-empty and distinct; got {seeds}")
+    return [evaluate(classifier, texts, labels, seed=s, **kwargs) for s in seeds]
+
+
+def relative_intervals(results: Sequence[BenchmarkResult], *, confidence: float = 0.95, n_boot: int = 2000,
+                       seed: int = 0) -> dict[tuple[str, float], tuple[float, float, float]]:
+    """``(attack, p) -> (mean s*(p), low, high)`` over the seeds: percentile bootstrap of the mean
+    (seeded ``numpy`` Generator; a single seed gives a zero-width interval)."""
+    if not results:
+        raise ValueError("results must not be empty")
+    rng = np.random.default_rng(seed)
+    out = {}
+    for s in results[0].scores:
+        v = np.array([r.relative(s.attack, s.p) for r in results], dtype=np.float64)
+        boots = v[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(axis=1)
+        lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
+        out[(s.attack, s.p)] = (float(v.mean()), float(lo), float(hi))
+    return out
+
+
+def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | None = None, ax=None):
+    """The paper's s*(p) figure: mean relative score per attacker against p (p = 0 is 1 by Eq. 1), with
+    bootstrap intervals across the seeds and the chance line ``chance / s(0)`` (dashed red)."""
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError("plotting needs matplotlib: pip install 'zeroe-perturb[plot]'") from e
+    ci = relative_intervals(results)
+    fig = None
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    cmap = plt.get_cmap("tab10")
+    levels = sorted(results[0].levels)
+    for k, a in enumerate(results[0].attacks):
+        m = [1.0] + [ci[(a, p)][0] for p in levels]
+        lo = [0.0] + [ci[(a, p)][0] - ci[(a, p)][1] for p in levels]
+        hi = [0.0] + [ci[(a, p)][2] - ci[(a, p)][0] for p in levels]
+        ax.errorbar([0.0, *levels], m, yerr=[lo, hi], color=cmap(k % 10), marker="o", ms=3, capsize=2, label=a)
+    if chance is not None:
+        s0 = float(np.mean([r.clean_score for r in results]))
+        ax.axhline(chance / s0, color="red", ls="--", lw=1, label="chance")
+    ax.set_xlabel("perturbation probability p")
+    ax.set_ylabel("relative score s*(p)")
+    ax.set_title(f"s*(p), mean and 95% interval over {len(results)} seeds")
+    ax.legend(fontsize=7, ncol=2)
+    return fig if fig is not None else ax.figure

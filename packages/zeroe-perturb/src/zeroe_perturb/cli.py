@@ -61,7 +61,12 @@ def main(argv: list[str] | None = None) -> int:
             if jsonl:
                 if not line.strip():
                     continue
-                obj = json.loads(line)
+                try:
+                    obj = json.loads(line)
+                except json.JSONDecodeError as e:
+                    raise SystemExit(f"line {i + 1}: invalid JSON ({e.msg} at column {e.colno})") from None
+                if not isinstance(obj, dict):
+                    raise SystemExit(f"line {i + 1}: expected a JSON object, got {type(obj).__name__}")
                 if args.field not in obj or not isinstance(obj[args.field], str):
                     raise SystemExit(f"line {i + 1}: field {args.field!r} missing or not a string")
                 r = attacker(obj[args.field], p, seed=item_seed(args.seed, i))

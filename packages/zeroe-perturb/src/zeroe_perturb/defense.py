@@ -133,9 +133,16 @@ def fine_tune(model, tokenizer, texts: Sequence[str], labels: Any, *, config: Fi
 
 def adversarial_training_set(texts: Sequence[str], labels: Any, attacks: Sequence[str], *,
                              levels: Sequence[float] = tuple(LEVELS.values()), seed: int = 0,
-                             ) -> tuple[list[str], np.ndarray]:
+                             clean_copies: bool = False) -> tuple[list[str], np.ndarray]:
     """Each training text attacked once, by an attacker and a level drawn so that every attacker
-    and every level appear equally often (§4.3: "equal mix of data from each attacker and level")."""
+    and every level appear equally often (§4.3: "equal mix of data from each attacker and level").
+
+    ``clean_copies=True`` returns the clean texts followed by their attacked copies (labels repeated): the
+    defended model keeps seeing unperturbed inputs, so a pre-trained-style model does not drift away from
+    clean text (the paper's Tables 7–10 report the defended models' clean scores beside the attacked ones).
+    """
+    if not isinstance(clean_copies, bool):
+        raise TypeError(f"clean_copies must be a bool, got {clean_copies!r}")
     y = _check_data(texts, labels)
     attacks = _check_attacks(attacks)
     levels = tuple(check_p(p, "levels") for p in levels)
@@ -146,6 +153,8 @@ def adversarial_training_set(texts: Sequence[str], labels: Any, attacks: Sequenc
     for i, (t, c) in enumerate(zip(texts, assign, strict=True)):
         a, p = cells[int(c)]
         out.append(get_attacker(a)(t, p, seed=item_seed(int(seed) + 1, i)).perturbed)
+    if clean_copies:
+        return list(texts) + out, np.concatenate([y, y])
     return out, y
 
 
@@ -220,12 +229,14 @@ def one_one_defense(model, tokenizer, train_texts: Sequence[str], train_labels: 
                     test_labels: Any, *, train_attacks: Sequence[str] = ATTACKS,
                     test_attacks: Sequence[str] | None = None, levels: Sequence[float] = tuple(LEVELS.values()),
                     metric: str | Metric = "accuracy", config: FineTuneConfig = FineTuneConfig(), seed: int = 0,
-                    clean_model=None, batch_size: int = 64, progress: bool = False) -> DefenseResult:
+                    clean_model=None, batch_size: int = 64, progress: bool = False,
+                    clean_copies: bool = True) -> DefenseResult:
     """1-1 (α, β) adversarial training (§4.3): one model per training attacker α, each tested under
     every β in ``test_attacks`` (default: the same list, so the diagonal is 1-1 (α, α)).
 
     ``model`` is the *base* model (e.g. the pre-trained checkpoint); the clean reference is
-    fine-tuned from it with the same recipe unless ``clean_model`` is given.
+    fine-tuned from it with the same recipe unless ``clean_model`` is given. ``clean_copies`` (default on):
+    train on the clean texts plus one attacked copy each (see :func:`adversarial_training_set`).
     """
     train_attacks = _check_attacks(train_attacks)
     test_attacks = train_attacks if test_attacks is None else _check_attacks(test_attacks)
@@ -236,7 +247,8 @@ def one_one_defense(model, tokenizer, train_texts: Sequence[str], train_labels: 
                     batch_size=batch_size)
     defended: dict[tuple[str, str, float], float] = {}
     for a in train_attacks:
-        adv, y_adv = adversarial_training_set(train_texts, ytr, [a], levels=levels, seed=seed)
+        adv, y_adv = adversarial_training_set(train_texts, ytr, [a], levels=levels, seed=seed,
+                                              clean_copies=clean_copies)
         m = fine_tune(model, tokenizer, adv, y_adv, config=config, seed=seed, progress=progress)
         dclf = HFTextClassifier(m, tokenizer, max_length=config.max_length, batch_size=batch_size)
         defended.update(_score_defended(dclf, a, test_attacks, test_texts, yte, levels, fn, base.clean_score,
@@ -250,7 +262,7 @@ def leave_one_out_defense(model, tokenizer, train_texts: Sequence[str], train_la
                           held_out: Sequence[str] | None = None, levels: Sequence[float] = tuple(LEVELS.values()),
                           metric: str | Metric = "accuracy", config: FineTuneConfig = FineTuneConfig(),
                           seed: int = 0, clean_model=None, batch_size: int = 64,
-                          progress: bool = False) -> DefenseResult:
+                          progress: bool = False, clean_copies: bool = True) -> DefenseResult:
     """Leave-one-out adversarial training (§4.3): for each held-out attacker β (default: all of
     ``attacks``), fine-tune on an equal mix of the other attackers and levels, test under β."""
     attacks = _check_attacks(attacks)
@@ -265,7 +277,8 @@ def leave_one_out_defense(model, tokenizer, train_texts: Sequence[str], train_la
     defended: dict[tuple[str, str, float], float] = {}
     for b in held_out:
         rest = [a for a in attacks if a != b]
-        adv, y_adv = adversarial_training_set(train_texts, ytr, rest, levels=levels, seed=seed)
+        adv, y_adv = adversarial_training_set(train_texts, ytr, rest, levels=levels, seed=seed,
+                                              clean_copies=clean_copies)
         m = fine_tune(model, tokenizer, adv, y_adv, config=config, seed=seed, progress=progress)
         dclf = HFTextClassifier(m, tokenizer, max_length=config.max_length, batch_size=batch_size)
         defended.update(_score_defended(dclf, f"loo-{b}", [b], test_texts, yte, levels, fn, base.clean_score,

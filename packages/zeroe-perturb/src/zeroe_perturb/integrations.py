@@ -6,6 +6,7 @@ Both libraries are imported lazily inside the functions (extras ``textattack`` a
 from __future__ import annotations
 
 import random
+from collections import OrderedDict
 from typing import Any
 
 from ._api import ATTACKS, get_attacker
@@ -15,23 +16,37 @@ from .protocol import check_p, item_seed
 _TA_CLASS: list[type] = []
 
 
+def _gap_after(current_text: Any, i: int) -> str | None:
+    """The text between word ``i`` and word ``i + 1`` of a TextAttack ``AttackedText`` (None if last)."""
+    words = current_text.words
+    if i + 1 >= len(words):
+        return None
+    start = current_text._text_index_of_word_index(i) + len(words[i])
+    end = current_text._text_index_of_word_index(i + 1)
+    return current_text.text[start:end]
+
+
 def _transformation_class() -> type:
     if _TA_CLASS:
         return _TA_CLASS[0]
     from ._textattack_compat import import_textattack
 
     import_textattack()
-    from textattack.transformations import Transformation
+    from textattack.transformations import WordSwap
 
-    class ZeroeTransformation(Transformation):
-        """A Zéroe attacker as a TextAttack word transformation.
+    class ZeroeWordSwap(WordSwap):
+        """A Zéroe attacker as a TextAttack ``WordSwap``, so TextAttack's search methods
+        (``GreedyWordSwapWIR``, beam search, …) and word-swap constraints (``StopwordModification``,
+        ``RepeatModification``, …) apply.
 
-        For each index TextAttack allows (after its constraints), up to ``n_candidates`` distinct
-        perturbations of that word are proposed (segment: the word joined with its right
-        neighbour).  Character-level probability ``phi`` as in §3.2.
+        ``_get_replacement_words`` proposes up to ``n_candidates`` distinct perturbations of one
+        word (character-level probability ``phi`` as in §3.2).  *segment* is a word swap plus a
+        deletion: word ``i`` becomes ``word_i + word_{i+1}`` and word ``i + 1`` is deleted, only when
+        the two are separated by whitespace alone, so punctuation never moves.
         """
 
         def __init__(self, attacker: Attacker, *, phi: float, n_candidates: int, seed: int) -> None:
+            super().__init__()
             self.attacker = attacker
             self.phi = phi
             self.n_candidates = n_candidates
@@ -41,38 +56,51 @@ def _transformation_class() -> type:
         def deterministic(self) -> bool:
             return False
 
+        def _get_replacement_words(self, word: str) -> list[str]:
+            if isinstance(self.attacker, Segment) or not self.attacker.eligible(word):
+                return []
+            seen: list[str] = []
+            for _ in range(self.n_candidates * 3):
+                new = self.attacker.perturb_word(word, self.phi, self.rng)
+                if new != word and new not in seen:
+                    seen.append(new)
+                if len(seen) >= self.n_candidates:
+                    break
+            return seen
+
         def _get_transformations(self, current_text, indices_to_modify):
+            if not isinstance(self.attacker, Segment):
+                return super()._get_transformations(current_text, indices_to_modify)
             words = current_text.words
             out = []
             for i in sorted(indices_to_modify):
-                w = words[i]
-                if isinstance(self.attacker, Segment):
-                    if i + 1 < len(words):
-                        out.append(current_text.replace_word_at_index(i, w + words[i + 1])
-                                   .delete_word_at_index(i + 1))
-                    continue
-                if not self.attacker.eligible(w):
-                    continue
-                seen = set()
-                for _ in range(self.n_candidates * 3):
-                    new = self.attacker.perturb_word(w, self.phi, self.rng)
-                    if new != w and new not in seen:
-                        seen.add(new)
-                        out.append(current_text.replace_word_at_index(i, new))
-                    if len(seen) >= self.n_candidates:
-                        break
+                gap = _gap_after(current_text, i)
+                if gap is None or not Segment.joinable_gap(gap):
+                    continue  # only whitespace between the two words may disappear
+                new_words = list(words)
+                new_words[i] = words[i] + words[i + 1]
+                new_words[i + 1] = ""
+                new = current_text.generate_new_attacked_text(new_words)
+                # TextAttack keeps the whitespace before a deleted word (e.g. a trailing space when the
+                # last word is deleted); the joined text is exactly the old one without that gap
+                start = current_text._text_index_of_word_index(i) + len(words[i])
+                joined = current_text.text[:start] + current_text.text[start + len(gap):]
+                if new.text != joined and len(current_text._text_input) == 1:
+                    key = next(iter(current_text._text_input))
+                    new = type(current_text)(OrderedDict([(key, joined)]), attack_attrs=new.attack_attrs)
+                out.append(new)
             return out
 
         def extra_repr_keys(self):
             return ["phi", "n_candidates"]
 
-    _TA_CLASS.append(ZeroeTransformation)
-    return ZeroeTransformation
+    _TA_CLASS.append(ZeroeWordSwap)
+    return ZeroeWordSwap
 
 
 def textattack_transformation(attack: str | Attacker, *, phi: float = 0.5, n_candidates: int = 1,
                               seed: int = 0) -> Any:
-    """A ``textattack.transformations.Transformation`` applying ``attack`` to single words.
+    """A ``textattack.transformations.WordSwap`` applying ``attack`` to single words.
 
     Compose it with TextAttack constraints and search methods (e.g. ``GreedyWordSwapWIR``), or
     with ``textattack.augmentation.Augmenter(transformation=..., pct_words_to_swap=p)`` for the
@@ -92,20 +120,24 @@ def textattack_transformations(**kwargs: Any) -> dict[str, Any]:
 
 def map_dataset(dataset: Any, column: str, attack: str | Attacker, p: float, *, seed: int = 0,
                 output_column: str | None = None, batch_size: int = 1000, num_proc: int | None = None) -> Any:
-    """Perturb the text ``column`` of a Hugging Face ``datasets.Dataset`` with ``attack`` at level ``p``.
+    """Perturb the text ``column`` of a Hugging Face ``datasets.Dataset`` or ``IterableDataset`` with
+    ``attack`` at level ``p`` (a ``DatasetDict`` is rejected: map each split).
 
     Row ``i`` uses ``item_seed(seed, i)``, so the result does not depend on ``batch_size`` or
     ``num_proc`` and equals ``perturb_batch(dataset[column], attack, p, seed)``.  Writes into
     ``output_column`` (default: overwrite ``column``).
     """
     try:
-        import datasets  # noqa: F401  (the extra must be installed to map a dataset)
+        import datasets
     except ImportError as e:
         raise ImportError("map_dataset needs: pip install 'zeroe-perturb[datasets]'") from e
-    names = getattr(dataset, "column_names", None)
-    if names is None:
-        raise TypeError("dataset must be a datasets.Dataset")
-    if column not in names:
+    if isinstance(dataset, datasets.DatasetDict | datasets.IterableDatasetDict):
+        raise TypeError(f"dataset must be a datasets.Dataset or IterableDataset, got a {type(dataset).__name__} "
+                        f"with splits {list(dataset)}: map one split, e.g. dataset['{next(iter(dataset), 'train')}']")
+    if not isinstance(dataset, datasets.Dataset | datasets.IterableDataset):
+        raise TypeError(f"dataset must be a datasets.Dataset or IterableDataset, got {type(dataset).__name__}")
+    names = dataset.column_names
+    if names is not None and column not in names:
         raise ValueError(f"column must be one of {names}; got {column!r}")
     attacker = get_attacker(attack)
     p = check_p(p)
@@ -115,4 +147,9 @@ def map_dataset(dataset: Any, column: str, attack: str | Attacker, p: float, *, 
         return {out_col: [attacker(t, p, seed=item_seed(seed, i)).perturbed for t, i in zip(batch[column], idx,
                                                                                            strict=True)]}
 
+    if isinstance(dataset, datasets.IterableDataset):
+        # streamed: rows are perturbed lazily as they are iterated (row i still uses item_seed(seed, i))
+        if num_proc is not None:
+            raise ValueError("num_proc is not supported for an IterableDataset")
+        return dataset.map(fn, batched=True, batch_size=batch_size, with_indices=True)
     return dataset.map(fn, batched=True, batch_size=batch_size, with_indices=True, num_proc=num_proc)

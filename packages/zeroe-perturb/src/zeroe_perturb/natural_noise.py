@@ -5,11 +5,18 @@ the correct word followed by its observed misspellings, separated by whitespace 
 lines starting with ``#`` are comments.  The package ships a small English lexicon written by this
 project (``data/natural_noise_en.txt``, CC0); :func:`load_lexicon` reads the full lists when the
 user has them (e.g. ``load_lexicon(["en.natural", "more.txt"])``).
+
+The default of the natural-noise attacker is a large real typo resource read at run time:
+``codespell``'s list of misspellings observed in real text (``codespell_lib/data/dictionary.txt``, lines
+``misspelling->correction[, correction…]``), inverted to ``correct word -> its misspellings``
+(:func:`load_codespell_lexicon`; extra ``zeroe-perturb[typos]``).  Without codespell the shipped small
+lexicon is used, with a warning saying so (:func:`load_natural_lexicon`).
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
@@ -60,3 +67,67 @@ def load_default_lexicon() -> dict[str, tuple[str, ...]]:
     """The project's shipped English lexicon (offline, cached)."""
     text = resources.files("zeroe_perturb").joinpath("data/natural_noise_en.txt").read_text(encoding="utf-8")
     return parse_lexicon(text.splitlines())
+
+
+CODESPELL_FILE = "dictionary.txt"
+
+
+def codespell_dictionary_path() -> Path:
+    """Path of codespell's main misspellings list; ImportError naming the extra if codespell is missing."""
+    try:
+        import codespell_lib
+    except ImportError as e:
+        raise ImportError("the codespell typo lexicon needs codespell: pip install 'zeroe-perturb[typos]'") from e
+    path = Path(codespell_lib.__file__).parent / "data" / CODESPELL_FILE
+    if not path.is_file():
+        raise FileNotFoundError(f"codespell is installed but its misspellings list is missing: {path}")
+    return path
+
+
+def parse_codespell(lines: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Invert codespell lines ``misspelling->correction[, correction…][, reason]`` into
+    ``correct word -> misspellings`` (lower case, sorted for a stable order).
+
+    Only single word tokens are kept on both sides (multi-word corrections such as ``a lot`` and
+    entries with apostrophes cannot be matched by the tokenizer); a misspelling with several
+    possible corrections is listed under each of them.
+    """
+    inv: dict[str, set[str]] = {}
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#") or "->" not in line:
+            continue
+        wrong, _, right = line.partition("->")
+        wrong = wrong.strip().lower()
+        if not WORD_RE.fullmatch(wrong):
+            continue
+        for corr in right.split(","):
+            corr = corr.strip().lower()
+            if corr and corr != wrong and WORD_RE.fullmatch(corr):
+                inv.setdefault(corr, set()).add(wrong)
+    return {w: tuple(sorted(m)) for w, m in sorted(inv.items())}
+
+
+@lru_cache(maxsize=1)
+def load_codespell_lexicon() -> dict[str, tuple[str, ...]]:
+    """codespell's real misspellings, inverted to ``correct word -> misspellings`` (read at run time, cached)."""
+    path = codespell_dictionary_path()
+    return parse_codespell(path.read_text(encoding="utf-8").splitlines())
+
+
+def load_natural_lexicon(source: str = "auto") -> tuple[dict[str, tuple[str, ...]], str]:
+    """The natural-noise lexicon and its name: ``"codespell"``, ``"shipped"`` (the small project list),
+    or ``"auto"`` (codespell when installed, else the shipped list with a warning)."""
+    if source not in ("auto", "codespell", "shipped"):
+        raise ValueError(f"source must be one of auto, codespell, shipped; got {source!r}")
+    if source == "shipped":
+        return load_default_lexicon(), "shipped"
+    try:
+        return load_codespell_lexicon(), "codespell"
+    except ImportError:
+        if source == "codespell":
+            raise
+        warnings.warn("codespell is not installed: the natural-noise attacker falls back to the small shipped "
+                      "lexicon (244 words); install 'zeroe-perturb[typos]' for codespell's real misspellings",
+                      RuntimeWarning, stacklevel=3)
+        return load_default_lexicon(), "shipped"

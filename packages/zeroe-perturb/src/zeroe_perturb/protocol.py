@@ -20,8 +20,9 @@ SeedLike = int | str | random.Random | np.random.SeedSequence | np.random.Genera
 class Perturbation:
     """What one attack call changed.
 
-    ``attacked`` holds the indices (into the original text's word tokens) of the tokens the
-    protocol attacked; ``edit_distance`` is the character Levenshtein distance summed over the
+    ``attacked`` holds the indices (into the original text's word tokens) of the tokens the attack
+    actually changed (for *segment*: the words that lost the whitespace before them), so
+    ``fraction_attacked`` is the rate of changed words; ``edit_distance`` is the character Levenshtein distance summed over the
     attacked tokens (and, for *segment*, the removed whitespace) — an upper bound of the
     whole-string distance that equals it whenever the edits do not overlap.
     """
@@ -40,7 +41,7 @@ class Perturbation:
 
     @property
     def fraction_attacked(self) -> float:
-        """Attacked share of the word tokens (at most ``p`` by construction of §3.1)."""
+        """Share of the word tokens that were changed (expected value ``p`` when enough words are changeable)."""
         return self.n_attacked / self.n_tokens if self.n_tokens else 0.0
 
     @property
@@ -105,40 +106,32 @@ def item_seed(seed: int, index: int) -> str:
     return f"zeroe:{int(seed)}:{int(index)}"
 
 
-def target_count(n_tokens: int, p: float) -> int:
-    """Number of tokens §3.1 aims to attack: ``floor(p * n)`` so the attacked share never exceeds p."""
-    return int(math.floor(p * n_tokens + 1e-9))
+def target_count(n_tokens: int, p: float, rng: random.Random | None = None) -> int:
+    """Number of tokens §3.1 attacks in a text of ``n_tokens`` words: ``p·n`` rounded at random.
 
-
-def select_tokens(
-    n_tokens: int,
-    p: float,
-    rng: random.Random,
-    eligible: Callable[[int], bool],
-    attack: Callable[[int, int], int],
-) -> list[int]:
-    """Run the §3.1 protocol.
-
-    Token indices are drawn at random without replacement; for each drawn (eligible) index a coin
-    with probability ``p`` decides whether it is attacked; this stops once ``floor(p·n)`` tokens
-    are attacked or no index is left.  ``attack(i, budget)`` performs the attack on token ``i``
-    and returns how many tokens it perturbed (1, or up to ``budget`` for *segment*), so the total
-    never exceeds the target.
-
-    Departure: indices whose word the attacker cannot change (e.g. words shorter than its length
-    limit) are skipped without a coin flip, so they neither count nor use up the budget.
+    ``floor(p·n)`` plus one more with probability ``frac(p·n)`` (with ``rng``), so that the expected
+    count is exactly ``p·n`` and every word is attacked with probability ``p`` — the paper's "goal is to
+    attack p·100 % of all tokens".  Without ``rng`` the floor is returned.
     """
-    target = target_count(n_tokens, p)
-    done: list[int] = []
-    if target == 0:
-        return done
-    count = 0
-    for i in rng.sample(range(n_tokens), n_tokens):
-        if not eligible(i):
-            continue
-        if rng.random() < p:
-            count += attack(i, target - count)
-            done.append(i)
-            if count >= target:
-                break
-    return done
+    x = p * n_tokens
+    k = int(math.floor(x + 1e-9))
+    if rng is not None and x - k > 1e-9 and rng.random() < x - k:
+        k += 1
+    return k
+
+
+def select_tokens(n_tokens: int, p: float, rng: random.Random, eligible: Callable[[int], bool]) -> list[int]:
+    """Run the §3.1 protocol: the indices of the tokens to attack, in the order drawn.
+
+    The paper draws indices without replacement and flips a coin of probability ``p`` for each until
+    ``p·100 %`` of the tokens are attacked.  Repeating those draws until the target is met makes the
+    chosen set a uniformly random subset of the target size, which is what is drawn here directly:
+    ``target_count(n, p, rng)`` indices among those the attacker can change (``eligible``), or all of
+    them when fewer are changeable ("no more indices left").  So each changeable token is attacked
+    with probability ``p`` whenever enough of the text is changeable.
+    """
+    cand = [i for i in range(n_tokens) if eligible(i)]
+    k = min(target_count(n_tokens, p, rng), len(cand))
+    if k == 0:
+        return []
+    return rng.sample(cand, k)

@@ -1,0 +1,179 @@
+"""The paper's other task types (§4.1): sentence-pair inference (SNLI) and token tagging (UD POS).
+
+* **Sentence pairs**: :func:`attack_pairs` perturbs the hypothesis only (``target="hypothesis"``) or both
+  sentences (``"both"``) of ``(premise, hypothesis)`` pairs; :func:`evaluate_pairs` scores a pair
+  classifier ``list[tuple[str, str]] -> (N, K) logits`` clean and under every attacker and level.
+* **Token tagging**: :func:`perturb_tokens` applies an attacker to a token list and returns a list of the
+  same length (perturbation aligned to the tokens: each token is a word of the §3.1 protocol, a changed
+  token stays one token even if intrude inserts a space); segment is refused, as in the paper ("we do
+  not apply this attack to sequence tagging tasks such as POS"). :func:`evaluate_tagging` scores a
+  tagger ``list[list[str]] -> list[(n_i, K) logits]`` by token accuracy.
+
+Multi-label classification is :func:`~zeroe_perturb.benchmark.evaluate` with a 0/1 label matrix and
+``metric="auroc"`` (macro AUROC, the paper's toxic-comment metric).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._api import ATTACKS
+from .attackers import Attacker, Segment, Visual, sample
+from .benchmark import AttackScore, BenchmarkResult, level_seed, resolve_attacks, resolve_metric
+from .protocol import LEVELS, SeedLike, check_p, item_seed, make_rng
+
+PairClassifier = Callable[[list[tuple[str, str]]], np.ndarray]
+Tagger = Callable[[list[list[str]]], list[np.ndarray]]
+PAIR_TARGETS = ("hypothesis", "both")
+
+
+def _check_pairs(pairs: Any) -> list[tuple[str, str]]:
+    if isinstance(pairs, str) or not isinstance(pairs, Sequence):
+        raise TypeError("pairs must be a sequence of (premise, hypothesis) string pairs")
+    out = []
+    for i, pr in enumerate(pairs):
+        if not (isinstance(pr, tuple | list) and len(pr) == 2 and all(isinstance(x, str) for x in pr)):
+            raise TypeError(f"pairs must contain (premise, hypothesis) string pairs; item {i} is {pr!r}")
+        out.append((pr[0], pr[1]))
+    if not out:
+        raise ValueError("pairs must not be empty")
+    return out
+
+
+def attack_pairs(pairs: Sequence[tuple[str, str]], attack: str | Attacker, p: float, *, seed: int,
+                 target: str = "hypothesis") -> tuple[list[tuple[str, str]], np.ndarray]:
+    """Perturb sentence pairs: the hypothesis (item seed ``item_seed(seed, i)``) and, with
+    ``target="both"``, the premise too (its own stream ``item_seed(seed + 1, i)``).  Returns the pairs
+    and the character edit distance per pair."""
+    if target not in PAIR_TARGETS:
+        raise ValueError(f"target must be one of {', '.join(PAIR_TARGETS)}; got {target!r}")
+    pairs = _check_pairs(pairs)
+    att = resolve_attacks([attack])[0][1]
+    p = check_p(p)
+    out, dist = [], []
+    for i, (pre, hyp) in enumerate(pairs):
+        h = att(hyp, p, seed=item_seed(seed, i))
+        d = h.edit_distance
+        if target == "both":
+            r = att(pre, p, seed=item_seed(seed + 1, i))
+            pre, d = r.perturbed, d + r.edit_distance
+        out.append((pre, h.perturbed))
+        dist.append(d)
+    return out, np.asarray(dist, dtype=np.float64)
+
+
+def _finite_logits(z: Any, n: int, what: str) -> np.ndarray:
+    z = np.asarray(z, dtype=np.float64)
+    if z.ndim != 2 or z.shape[0] != n:
+        raise ValueError(f"{what} must return logits of shape (N, K); got {z.shape}")
+    if not np.isfinite(z).all():
+        raise ValueError(f"{what} returned non-finite logits (NaN or inf)")
+    return z
+
+
+def evaluate_pairs(classifier: PairClassifier, pairs: Sequence[tuple[str, str]], labels: Any, *,
+                   target: str = "hypothesis", attacks: Sequence[str | Attacker] = ATTACKS,
+                   levels: Sequence[float] = tuple(LEVELS.values()), metric: str = "accuracy",
+                   seed: int = 0) -> BenchmarkResult:
+    """§4 benchmark for sentence-pair inference (SNLI): s(0), s(p) and s*(p) = s(p)/s(0) (Eq. 1)."""
+    pairs = _check_pairs(pairs)
+    if target not in PAIR_TARGETS:
+        raise ValueError(f"target must be one of {', '.join(PAIR_TARGETS)}; got {target!r}")
+    y = np.asarray(labels)
+    if len(y) != len(pairs):
+        raise ValueError(f"labels must have one entry per pair: {len(y)} labels for {len(pairs)} pairs")
+    resolved = resolve_attacks(attacks)
+    levels = tuple(check_p(p, "levels") for p in levels)
+    name, fn = resolve_metric(metric)
+    s0 = fn(y, _finite_logits(classifier(list(pairs)), len(pairs), "classifier"))
+    scores = []
+    for a, att in resolved:
+        for p in levels:
+            adv, dist = attack_pairs(pairs, att, p, seed=level_seed(seed, a, p), target=target)
+            s = fn(y, _finite_logits(classifier(adv), len(pairs), "classifier"))
+            scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"), float(dist.mean()),
+                                      float("nan")))
+    return BenchmarkResult(f"{name} (pairs, {target})", float(s0), len(pairs), int(seed), tuple(scores), levels)
+
+
+def perturb_tokens(tokens: Sequence[str], attack: str | Attacker, p: float, seed: SeedLike = None) -> list[str]:
+    """Attack a token list for a tagging task: the output has one token per input token (§3.1 over the
+    tokens; visual: every letter with probability p).  Segment is refused (it would merge tagged tokens)."""
+    if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not all(isinstance(t, str) for t in tokens):
+        raise TypeError("tokens must be a sequence of str")
+    att = resolve_attacks([attack])[0][1]
+    if isinstance(att, Segment):
+        raise ValueError("segment cannot be applied to token tagging (the joined tokens would have no tag; §3.2)")
+    p = check_p(p)
+    rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+    phi = p if att.phi is None else att.phi
+    out = list(tokens)
+    if isinstance(att, Visual) and att.scope == "text":
+        for i, t in enumerate(tokens):
+            out[i] = "".join(att._pick(c, rng) if c in att.neighbours and rng.random() < phi else c for c in t)
+        return out
+    cand = [i for i, t in enumerate(tokens) if att.eligible(t)]
+    x = p * len(tokens)
+    k = int(math.floor(x + 1e-9))
+    if x - k > 1e-9 and rng.random() < x - k:
+        k += 1
+    for i in sample(rng, cand, min(k, len(cand))):
+        out[i] = att.perturb_word(tokens[i], phi, rng)
+    return out
+
+
+def token_accuracy(tags: Sequence[Sequence[int]], logits: Sequence[np.ndarray]) -> float:
+    """Share of tokens whose argmax tag is right (the paper's POS metric), over all sentences."""
+    right = total = 0
+    for t, z in zip(tags, logits, strict=True):
+        right += int((np.asarray(z).argmax(axis=1) == np.asarray(t)).sum())
+        total += len(t)
+    return right / total if total else float("nan")
+
+
+def _tag(tagger: Tagger, sents: list[list[str]]) -> list[np.ndarray]:
+    out = tagger(sents)
+    if len(out) != len(sents):
+        raise ValueError(f"tagger must return one logits array per sentence; got {len(out)} for {len(sents)}")
+    res = []
+    for s, z in zip(sents, out, strict=True):
+        res.append(_finite_logits(z, len(s), "tagger"))
+    return res
+
+
+def evaluate_tagging(tagger: Tagger, sentences: Sequence[Sequence[str]], tags: Sequence[Sequence[int]], *,
+                     attacks: Sequence[str | Attacker] = tuple(a for a in ATTACKS if a != "segment"),
+                     levels: Sequence[float] = tuple(LEVELS.values()), seed: int = 0) -> BenchmarkResult:
+    """§4 benchmark for token tagging (UD POS): token accuracy clean and under every attacker and level,
+    the perturbation aligned to the tokens (:func:`perturb_tokens`)."""
+    sents = [list(s) for s in sentences]
+    if not sents or any(not all(isinstance(t, str) for t in s) for s in sents):
+        raise TypeError("sentences must be a non-empty sequence of token lists (str)")
+    if len(tags) != len(sents) or any(len(t) != len(s) for t, s in zip(tags, sents, strict=False)):
+        raise ValueError("tags must have one tag per token of every sentence")
+    resolved = resolve_attacks(attacks)
+    levels = tuple(check_p(p, "levels") for p in levels)
+    s0 = token_accuracy(tags, _tag(tagger, sents))
+    scores = []
+    for a, att in resolved:
+        for p in levels:
+            base = level_seed(seed, a, p)
+            adv = [perturb_tokens(s, att, p, seed=item_seed(base, i)) for i, s in enumerate(sents)]
+            changed = [sum(x != y for x, y in zip(s, t, strict=True)) / max(len(s), 1) for s, t in zip(sents, adv,
+                                                                                                  strict=True)]
+            dist = [sum(_lev(x, y) for x, y in zip(s, t, strict=True)) for s, t in zip(sents, adv, strict=True)]
+            s = token_accuracy(tags, _tag(tagger, adv))
+            scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"), float(np.mean(dist)),
+                                      float(np.mean(changed))))
+    return BenchmarkResult("token_accuracy", float(s0), len(sents), int(seed), tuple(scores), levels)
+
+
+def _lev(a: str, b: str) -> int:
+    from rapidfuzz.distance import Levenshtein
+
+    return int(Levenshtein.distance(a, b))
