@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import check_choice
-from .calibration import PlattScaler, calibrate_temperature
+from .calibration import PlattScaler, TemperatureFit, calibrate_temperature, fit_temperature
 from .metrics import confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature
 from .protocol import AdversarialEvaluation, evaluate_attack
@@ -69,6 +69,12 @@ class IORReport:
     threshold: float
     drop: float
     illusion: bool
+    calibration: TemperatureFit | None = None
+
+    @property
+    def separable(self) -> bool:
+        """The validation set was perfectly classified: T_cal is the bounded one and opt was run."""
+        return bool(self.calibration is not None and self.calibration.separable)
 
     @property
     def verdict(self) -> str:
@@ -77,14 +83,20 @@ class IORReport:
             if self.opt is not None and self.opt.adversarial_accuracy < self.cal.adversarial_accuracy
             else "cal"
         )
+        note = (
+            "; the validation set is perfectly classified (separable), so T_cal is bounded "
+            f"({self.calibrated_temperature:.3g}) and the attack-optimised temperature was searched"
+            if self.separable
+            else ""
+        )
         if self.illusion:
             return (
                 f"illusion of robustness: adversarial accuracy falls by {100 * self.drop:.1f} points "
-                f"(> {100 * self.threshold:.1f}) under the adversary's {best} temperature"
+                f"(> {100 * self.threshold:.1f}) under the adversary's {best} temperature{note}"
             )
         return (
             f"no illusion detected: temperature scaling changes adversarial accuracy by "
-            f"{100 * self.drop:.1f} points (threshold {100 * self.threshold:.1f})"
+            f"{100 * self.drop:.1f} points (threshold {100 * self.threshold:.1f}){note}"
         )
 
     def to_dict(self) -> dict:
@@ -98,6 +110,8 @@ class IORReport:
             "threshold": self.threshold,
             "drop": self.drop,
             "illusion": self.illusion,
+            "separable": self.separable,
+            "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "verdict": self.verdict,
         }
 
@@ -125,6 +139,11 @@ def detect_ior(
     the paper's 5000-step gradient descent); ``opt`` runs :func:`optimize_temperature` on the validation set
     with ``opt_attack`` (default ``attack``; the paper uses DeepWordBug), started at the calibrated T.
     ``sweep_temperatures=None`` sweeps T_cal * 10^k for k = -3..3 on the test inputs (Fig. 1); ``()`` skips it.
+
+    A perfectly classified validation set has no NLL-optimal temperature (Eq. 9 decreases as T -> 0, which
+    would hand the detector T ~ 1e-13 and hide the illusion): T_cal is then bounded (:func:`fit_temperature`),
+    the report says so (``separable``), and the attack-optimised temperature is searched even when
+    ``optimise=False``.
     """
     if not (0.0 <= threshold < 1.0):
         raise ValueError(f"threshold must lie in [0, 1), got {threshold}")
@@ -132,7 +151,9 @@ def detect_ior(
     if not callable(attack):
         raise TypeError("attack must be callable as attack(victim, inputs, labels, seed=...)")
     yv = np.asarray(val_labels.cpu() if hasattr(val_labels, "cpu") else val_labels)
-    t_cal = calibrate_temperature(logits64(model, val_inputs), yv, method=calibration)
+    fit = fit_temperature(logits64(model, val_inputs), yv, method=calibration)
+    t_cal = fit.temperature
+    optimise = optimise or fit.separable
     plain = evaluate_attack(model, inputs, labels, attack, seed=seed, progress=progress)
     cal = evaluate_attack(model, inputs, labels, attack, temperature=t_cal, seed=seed, progress=progress)
     search = opt = None
@@ -160,7 +181,7 @@ def detect_ior(
     best = min(cal.adversarial_accuracy, opt.adversarial_accuracy if opt else math.inf)
     drop = plain.adversarial_accuracy - best
     return IORReport(
-        plain, cal, opt, t_cal, search, tuple(sweep), float(threshold), float(drop), bool(drop > threshold)
+        plain, cal, opt, t_cal, search, tuple(sweep), float(threshold), float(drop), bool(drop > threshold), fit
     )
 
 

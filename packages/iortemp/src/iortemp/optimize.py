@@ -22,6 +22,10 @@ from .protocol import evaluate_attack
 
 __all__ = ["TemperatureSearchResult", "optimize_temperature", "search_temperature"]
 
+# Temperatures the search may visit: beyond 1e20 (or below 1e-20) float32 logits of ordinary size overflow
+# (underflow) when divided, and 10.0 ** 400 is not a float at all.
+LOG10_LIMIT = (-20.0, 20.0)
+
 
 @dataclass(frozen=True)
 class TemperatureSearchResult:
@@ -75,8 +79,11 @@ def search_temperature(
     """
     t0 = check_temperature(init_temperature, "init_temperature")
     lo, hi = (float(v) for v in log10_bounds)
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"log10_bounds must be finite (lo, hi) with lo < hi, got {log10_bounds}")
+    if not (math.isfinite(lo) and math.isfinite(hi) and LOG10_LIMIT[0] <= lo < hi <= LOG10_LIMIT[1]):
+        raise ValueError(
+            f"log10_bounds must be finite (lo, hi) with {LOG10_LIMIT[0]} <= lo < hi <= {LOG10_LIMIT[1]} "
+            f"(temperatures 1e-20..1e20 keep float32 logits finite), got {log10_bounds}"
+        )
     budget = check_positive_int(max_evaluations, "max_evaluations")
     patience = check_positive_int(flat_patience, "flat_patience", minimum=0)
     if not (xatol > 0):
@@ -194,8 +201,12 @@ def optimize_temperature(
     if not callable(attack):
         raise TypeError("attack must be callable as attack(victim, inputs, labels, seed=...)")
 
+    check_temperature(init_temperature, "init_temperature")
+
     def q(t: float) -> float:
-        return evaluate_attack(model, inputs, labels, attack, temperature=t, seed=seed).adversarial_accuracy
+        return evaluate_attack(
+            model, inputs, labels, attack, temperature=t, seed=seed, progress=progress
+        ).adversarial_accuracy
 
     return search_temperature(
         q,
@@ -204,4 +215,5 @@ def optimize_temperature(
         max_evaluations=max_evaluations,
         xatol=xatol,
         flat_patience=flat_patience,
+        stall_patience=stall_patience,
     )

@@ -18,6 +18,7 @@ from torch import nn
 
 from ._validation import check_choice, check_positive_int
 from .hf import HFTextClassifier
+from .protocol import call_attack
 from .temperature import _device_of
 
 __all__ = [
@@ -120,6 +121,12 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
     check_choice(solver, ("auto", "exact", "cvxpy"), "solver")
     m = g.shape[0]
     g = 0.5 * (g + g.T)
+    # alpha* is invariant to a positive scale of G: solve on G / max diag, so Gram matrices of gradients from
+    # logits of 1e-8 or 1e8 give the same weights (and no tolerance depends on the scale)
+    scale = float(np.max(np.abs(np.diag(g)))) if m else 0.0
+    if scale == 0.0 or not math.isfinite(scale):
+        return np.full(m, 1.0 / m)  # all gradients zero: every simplex point is optimal
+    g = g / scale
     if solver == "cvxpy" or (solver == "auto" and m > 8):
         import cvxpy as cp
 
@@ -138,17 +145,16 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
         kkt[k, :k] = 1.0
         rhs = np.zeros(k + 1)
         rhs[k] = 1.0
-        sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
-        if not np.allclose(kkt @ sol, rhs, atol=1e-9 * max(1.0, np.abs(g).max())):
-            continue
-        a_s = sol[:k]
-        if a_s.min() < -1e-12:
+        a_s = np.linalg.lstsq(kkt, rhs, rcond=None)[0][:k]
+        # every non-negative candidate, renormalised, is a feasible point; the KKT point of the optimal
+        # support is among them, so the minimum over candidates is the optimum
+        if a_s.min() < -1e-9 or a_s.sum() <= 0:
             continue
         alpha = np.zeros(m)
         alpha[s] = np.clip(a_s, 0, None)
         alpha /= alpha.sum()
         val = float(alpha @ g @ alpha)
-        if best is None or val < best_val:
+        if best is None or val < best_val - 1e-15:
             best, best_val = alpha, val
     assert best is not None  # every vertex (single support) is feasible
     return best
@@ -358,7 +364,7 @@ def adversarial_augmentation(
     model on the returned set with ``train_classifier(..., method="base")``.
     """
     y = np.asarray(labels.cpu() if isinstance(labels, torch.Tensor) else labels).astype(np.int64)
-    out = attack(classifier, list(texts), y, seed=seed, progress=progress)
+    out = call_attack(attack, classifier, list(texts), y, seed=seed, progress=progress)
     keep = np.flatnonzero(out.success)
     aug_texts = list(texts) + [out.adversarial[i] for i in keep]
     return aug_texts, np.concatenate([y, y[keep]])
