@@ -66,29 +66,41 @@ def test_bad_training_inputs(small, tiny_bert):
         iortemp.train_classifier(torch.nn.Linear(2, 2), tok, x, y)
 
 
-def test_ddi_at_global_normalisation_makes_the_model_overconfident(tiny_text, corpus):
+def test_ddi_at_global_normalisation_makes_the_model_overconfident(tiny_text, corpus, corpus_maker):
     """App. B / Table 5 at small scale: DDi-AT fine-tuning from base with global gradient normalisation
-    (Eq. 12) drives the mean confidence far above the un-normalised update's, at the same accuracy."""
+    (Eq. 12) makes the model more confident than the un-normalised update and than base, and over-confident
+    (confidence above accuracy), at an accuracy the normalisation does not change.
+
+    Every comparison is a 95 % interval on 600 held-out texts (paired bootstrap of per-text differences,
+    Clopper-Pearson for accuracies), so the margins come from the data, not from one machine's run (the
+    corpus flips 5 % of labels, so accuracy is capped near 95 % while confidence can approach 100 %)."""
     import copy
 
-    (xtr, ytr), _, (xte, yte) = corpus
-    out = {}
+    (xtr, ytr), _, _ = corpus
+    xte, yte = corpus_maker(600, 11)
+    conf, correct = {}, {}
+
+    def record(name, clf):
+        z = iortemp.logits64(clf, xte)
+        p = np.exp(z - z.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        conf[name], correct[name] = p.max(1), z.argmax(1) == yte
+
+    record("base", tiny_text)
     for norm in ("normalise", "none"):
         model = copy.deepcopy(tiny_text.model)
-        # App. C's batch size 8 and the demo's lr 1e-3 (measured: normalise 98.2 % vs none 92.0 % mean
-        # confidence, both 90.0 % accurate; base 87.7 %)
         cfg = iortemp.TrainingConfig(lr=1e-3, batch_size=8, epochs=4, max_length=32, ddi_m=2, ddi_k=2,
                                      ddi_normalization=norm, adv_scale="embedding")
         iortemp.train_classifier(model, tiny_text.tokenizer, xtr[:400], ytr[:400], method="ddi-at", config=cfg,
                                  seed=0)
-        z = iortemp.logits64(iortemp.HFTextClassifier(model, tiny_text.tokenizer, max_length=32), xte)
-        out[norm] = iortemp.calibration_error(z, yte)
-    base = iortemp.calibration_error(iortemp.logits64(tiny_text, xte), yte)
-    norm, none = out["normalise"], out["none"]
-    assert norm.mean_confidence > none.mean_confidence + 0.04
-    assert norm.mean_confidence > base.mean_confidence + 0.08
-    assert norm.mean_confidence > norm.accuracy + 0.05  # overconfident, not just more accurate
-    assert abs(norm.accuracy - none.accuracy) <= 0.05 and norm.accuracy >= base.accuracy - 0.05
+        record(norm, iortemp.HFTextClassifier(model, tiny_text.tokenizer, max_length=32))
+    boot = iortemp.bootstrap_interval
+    assert boot(conf["normalise"] - conf["none"]).low > 0
+    assert boot(conf["normalise"] - conf["base"]).low > 0
+    assert boot(conf["normalise"] - correct["normalise"]).low > 0  # over-confident, not just more accurate
+    cp = iortemp.clopper_pearson
+    assert iortemp.intervals_overlap(cp(correct["normalise"]), cp(correct["none"]))
+    assert not cp(correct["normalise"]).below(cp(correct["base"]))
 
 
 def test_embedding_relative_adversary_sizes(small, tiny_bert):

@@ -2,10 +2,12 @@
 
 Q(T) is piecewise constant (a mean of indicators), so the bracket a naive ``scipy.optimize.brent`` needs
 (f(b) strictly below f(a) and f(c)) often does not exist between arbitrary start points. We first probe by
-decades in log10 T from the start temperature, walk downhill (crossing flat stretches for up to
-``flat_patience`` decades), and then run scipy's bounded Brent method inside the interval between the
-best probe's evaluated neighbours. Every Q evaluation is cached by temperature and counted against
-``max_evaluations``; the full Q(T) curve is returned.
+decades in log10 T from the start temperature (a side whose Q rises is abandoned), walk downhill (crossing
+flat stretches for up to ``flat_patience`` decades), and then run scipy's bounded Brent method inside the
+interval between the best probe's evaluated neighbours. Every Q evaluation is cached on a lattice of step
+``xatol`` in log10 T through the start point, so Brent proposals that land within ``xatol / 2`` of an
+evaluated temperature reuse it (Q is a step function: a finer resolution than ``xatol`` buys nothing);
+new evaluations are counted against ``max_evaluations``; the full Q(T) curve is returned.
 """
 
 from __future__ import annotations
@@ -93,9 +95,16 @@ def search_temperature(
 
     cache: dict[float, float] = {}
     stage = {"brent": False, "stall": 0}
+    x0 = round(min(max(math.log10(t0), lo), hi), 9)
+
+    def snap(x: float) -> float:
+        # evaluations live on a lattice of step xatol through the start point: a Brent proposal within
+        # xatol / 2 of an evaluated temperature reuses that evaluation instead of paying for a new attack
+        x = min(max(float(x), lo), hi)
+        return round(min(max(x0 + round((x - x0) / xatol) * xatol, lo), hi), 9)
 
     def f(x: float) -> float:
-        key = round(min(max(float(x), lo), hi), 9)
+        key = snap(x)
         if key not in cache:
             if len(cache) >= budget:
                 raise _BudgetExhausted
@@ -110,32 +119,46 @@ def search_temperature(
                     raise _Stalled
         return cache[key]
 
-    x0 = round(min(max(math.log10(t0), lo), hi), 9)
     exhausted = False
     try:
         best_x, best_q = x0, f(x0)
-        # 1) probe decades on both sides until one is strictly better (or patience runs out)
+        q0 = best_q
+        # 1) probe decades on both sides until one is strictly better; a side whose probe rises above Q(T0)
+        #    is abandoned (Q is taken as unimodal in log T up to its flat stretches), a flat side is crossed
+        #    for up to `patience` decades
         direction = 0
+        alive = [d for d in (-1, 1) if lo <= x0 + d <= hi]
         for step in range(1, patience + 2):
-            probes = [(f(x0 + d * step), d, x0 + d * step) for d in (-1, 1) if lo <= x0 + d * step <= hi]
+            probes = []
+            for d in list(alive):
+                xv = x0 + d * step
+                if not (lo <= xv <= hi):
+                    alive.remove(d)
+                    continue
+                qv = f(xv)
+                probes.append((qv, d, xv))
+                if qv > q0:
+                    alive.remove(d)
             if not probes:
                 break
             qv, d, xv = min(probes)
             if qv < best_q:
-                best_x, best_q, direction = round(xv, 9), qv, d
+                best_x, best_q, direction = snap(xv), qv, d
+                break
+            if not alive:
                 break
         # 2) walk downhill by decades, crossing up to `patience` flat decades
         if direction:
-            x, flat = best_x + direction, 0
+            x, flat = snap(best_x + direction), 0
             while lo <= x <= hi:
                 qv = f(x)
                 if qv < best_q:
-                    best_x, best_q, flat = round(x, 9), qv, 0
+                    best_x, best_q, flat = x, qv, 0
                 elif qv == best_q and flat < patience:
                     flat += 1
                 else:
                     break
-                x += direction
+                x = snap(x + direction)
         # 3) bounded Brent between the evaluated neighbours of the best probe
         xs = sorted(cache)
         left = max([v for v in xs if v < best_x], default=best_x)
