@@ -25,9 +25,17 @@ def test_runner_section_well_formed_and_resumable(tmp_path):
     assert {"ior_table", "ior_verdict", "confidence", "transfer", "vision_ior"} <= names
     tab = next(t for t in sec.tables if t.name == "ior_table")
     assert len(tab.rows) == 4 * 4  # base, ↓conf, ↑conf, ddi-at × plain / cal / opt / platt
+    cols = tab.columns
+    assert {"wordswap_ci_low", "wordswap_ci_high"} <= set(cols)
     for row in tab.rows:
-        clean, adv = row[3], row[4]
-        assert 0 <= adv <= clean <= 100
+        clean, adv = row[3], row[cols.index("wordswap")]
+        assert 0 <= row[cols.index("wordswap_ci_low")] <= adv <= row[cols.index("wordswap_ci_high")] <= 100
+        assert adv <= clean <= 100
+    base_plain = next(r for r in tab.rows if r[0] == "base" and r[1] == "-")
+    assert base_plain[cols.index("wordswap")] < base_plain[3]  # the attack attacks (fails for a reversed adversary)
+    vis = next(t for t in sec.tables if t.name == "vision_ior")
+    vbase = next(r for r in vis.rows if r[0] == "base")
+    assert vbase[vis.columns.index("plain PGD")] < vbase[vis.columns.index("clean")]
     cleans = {row[3] for row in tab.rows if row[0] != "ddi-at"}
     assert len(cleans) == 1  # design temperatures never change predictions
     conf = {r[0]: r for r in next(t for t in sec.tables if t.name == "confidence").rows}

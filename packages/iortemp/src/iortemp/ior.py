@@ -209,6 +209,33 @@ class IllusionTable:
     def value(self, system: str, mode: str, attack: str) -> float:
         return self._row(system, mode)["adversarial_accuracy"][attack]
 
+    def verdict(self, system: str, attack: str, threshold: float = 0.05) -> dict:
+        """The IOR verdict of one system from its rows: plain vs the best adversary temperature (cal / opt).
+
+        ``illusion``: the drop exceeds ``threshold``; ``resolved``: the plain interval lies entirely above the
+        best temperature's (the drop is larger than the sampling noise of the two numbers).
+        """
+        if not (0.0 <= threshold < 1.0):
+            raise ValueError(f"threshold must lie in [0, 1), got {threshold}")
+        plain = self.interval(system, "plain", attack)
+        modes = [r["mode"] for r in self.rows if r["system"] == system and r["mode"] in ("cal", "opt")]
+        if not modes:
+            raise KeyError(f"no cal/opt rows for system {system!r}")
+        best_mode = min(modes, key=lambda m: self.value(system, m, attack))
+        best = self.interval(system, best_mode, attack)
+        drop = plain.value - best.value
+        return {
+            "system": system,
+            "attack": attack,
+            "plain": plain.to_dict(),
+            "best_mode": best_mode,
+            "best": best.to_dict(),
+            "drop": float(drop),
+            "threshold": float(threshold),
+            "illusion": bool(drop > threshold),
+            "resolved": bool(plain.above(best)),
+        }
+
     def interval(self, system: str, mode: str, attack: str) -> Interval:
         """Adversarial accuracy with its 95 % Clopper-Pearson interval (pooled over seeds)."""
         r = self._row(system, mode)

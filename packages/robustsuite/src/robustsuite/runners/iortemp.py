@@ -22,7 +22,15 @@ DEFAULTS: dict = {
     "dataset": "builtin:sentiment-mini",
     "n_test": 80,
     "n_val": 40,
-    "attacks": ["deepwordbug", "wordswap"],  # TextAttack DeepWordBug (offline) + iortemp's greedy word swap
+    # TextAttack DeepWordBug (offline) + iortemp's greedy word swap; "pwws" runs offline too when WordNet 3.0 is
+    # installed (Debian wordnet-base; ~1 s per text on 2 cores, so it is opt-in for the demo budget);
+    # "textfooler" / "bae" need `embedding` / `masked_lm` local paths (see the iortemp README)
+    "attacks": ["deepwordbug", "wordswap"],
+    "wordnet": None,  # WordNet 3.0 directory for pwws (None: $IORTEMP_WORDNET, /usr/share/wordnet, NLTK data)
+    "embedding": None,  # counter-fitted word vectors (text file) for textfooler
+    "masked_lm": None,  # local masked-LM directory for bae
+    "seeds": [0],  # attack seeds per cell (the paper: mean ± std over seeds); intervals pool the seeds
+    "vision_seeds": [0],
     "opt_attack": "deepwordbug",  # attack defining Q(T) for the Brent search (the paper's choice)
     "max_evaluations": 5,
     "modes": ["plain", "cal", "opt"],  # add "platt" for Table 13's matrix-Platt comparator
@@ -81,11 +89,12 @@ def _attacks(names, base, params):
     for name in names:
         if name == "deepwordbug":
             out[name] = iortemp.TextAttackRecipe(recipe="deepwordbug")
+        elif name in ("pwws", "textfooler", "bae"):
+            out[name] = iortemp.TextAttackRecipe(recipe=name, wordnet=params.get("wordnet"),
+                                                 embedding=params.get("embedding"), masked_lm=params.get("masked_lm"))
         elif name == "wordswap":
             nb = iortemp.EmbeddingNeighbours.from_hf(base.model, base.tokenizer, k=int(params["wordswap_neighbours"]))
             out[name] = iortemp.GreedyWordSwap(candidates=nb)
-        elif name in ("pwws", "textfooler", "bae"):  # need downloads (WordNet, embeddings, USE, BERT)
-            out[name] = iortemp.TextAttackRecipe(recipe=name)
         else:
             raise ValueError(f"attacks must be among deepwordbug, wordswap, pwws, textfooler, bae; got {name!r}")
     return out
@@ -156,18 +165,24 @@ def run(ctx, params: dict) -> Section:
             tab = iortemp.illusion_table({key: model}, attacks, xte, yte, val_inputs=xva, val_labels=yva,
                                          opt_attack=opt_attack, calibration=p["calibration"],
                                          modes=tuple(dict.fromkeys(["plain", "cal", "opt", *p["modes"]])),
-                                         max_evaluations=int(p["max_evaluations"]), seed=ctx.seed,
-                                         progress=ctx.progress)
+                                         max_evaluations=int(p["max_evaluations"]),
+                                         seeds=[ctx.seed + int(sd) for sd in p["seeds"]], progress=ctx.progress)
             return tab.to_dict()["rows"]
 
-        rows += _cached(work / f"table_{key}{tags.get(key, '')}.json", unit)
+        seeds_tag = "-s" + "_".join(str(int(sd)) for sd in p["seeds"])
+        rows += _cached(work / f"table_{key}{tags.get(key, '')}{seeds_tag}.json", unit)
+    table = iortemp.IllusionTable(tuple(attacks), tuple(rows))
 
     attack_names = list(attacks)
-    t23 = Table("ior_table", "Adversarial accuracy (%) of the served systems: plain attack, adversary "
-                "calibration (cal, Eq. 9) and Brent-optimised temperature (opt, Eq. 11) — Tables 2/3",
-                ["system", "adversary", "T_a", "clean"] + attack_names + ["P(c|x_clean)", "P(c|x_adv)"],
+    acols = [c for a in attack_names for c in (a, f"{a}_ci_low", f"{a}_ci_high")]
+    t23 = Table("ior_table", f"Adversarial accuracy (%) of the served systems with 95 % Clopper-Pearson intervals "
+                f"over {n_te} texts × {len(p['seeds'])} seed(s): plain attack, adversary calibration (cal, Eq. 9) and "
+                "Brent-optimised temperature (opt, Eq. 11) — Tables 2/3",
+                ["system", "adversary", "T_a", "clean"] + acols + ["P(c|x_clean)", "P(c|x_adv)"],
                 [[_LABELS.get(r["system"], r["system"]), "-" if r["mode"] == "plain" else r["mode"], r["temperature"],
-                  _pct(r["clean_accuracy"])] + [_pct(r["adversarial_accuracy"][a]) for a in attack_names]
+                  _pct(r["clean_accuracy"])]
+                 + [_pct(r[k][a]) for a in attack_names for k in ("adversarial_accuracy", "adversarial_accuracy_ci_low",
+                                                                  "adversarial_accuracy_ci_high")]
                  + [_pct(r["clean_confidence"]), _pct(r["adversarial_confidence"])] for r in rows])
 
     # Verdict per system
@@ -175,17 +190,21 @@ def run(ctx, params: dict) -> Section:
     thr = float(p["threshold"])
     for key in systems:
         by = {r["mode"]: r for r in rows if r["system"] == key}
-        plain = by["plain"]["adversarial_accuracy"][opt_attack]
-        best = min(by[m]["adversarial_accuracy"][opt_attack] for m in ("cal", "opt"))
-        drop = plain - best
-        metrics[f"ior_{key}"] = bool(drop > thr)
-        metrics[f"ior_drop_{key}"] = round(drop, 6)
+        v = table.verdict(key, opt_attack, thr)
+        metrics[f"ior_{key}"] = v["illusion"]
+        metrics[f"ior_resolved_{key}"] = v["resolved"]
+        metrics[f"ior_drop_{key}"] = round(v["drop"], 6)
         metrics[f"T_cal_{key}"] = by["cal"]["temperature"]
         metrics[f"T_opt_{key}"] = by["opt"]["temperature"]
-        verdicts.append([_LABELS.get(key, key), _pct(plain), _pct(best), _pct(drop), drop > thr])
+        metrics[f"separable_val_{key}"] = bool(by["cal"].get("separable", False))
+        verdicts.append([_LABELS.get(key, key), _pct(v["plain"]["value"]), _pct(v["plain"]["ci_low"]),
+                         _pct(v["plain"]["ci_high"]), _pct(v["best"]["value"]), _pct(v["best"]["ci_low"]),
+                         _pct(v["best"]["ci_high"]), _pct(v["drop"]), v["illusion"], v["resolved"]])
     t_verdict = Table("ior_verdict", f"IOR verdict ({opt_attack}; illusion when the adversary's temperature "
-                      f"cuts adversarial accuracy by more than {100 * thr:.1f} points)",
-                      ["system", "plain", "best of cal/opt", "drop", "illusion"], verdicts)
+                      f"cuts adversarial accuracy by more than {100 * thr:.1f} points; resolved when the two 95 % "
+                      "intervals do not overlap)",
+                      ["system", "plain", "plain_ci_low", "plain_ci_high", "best of cal/opt", "best of cal/opt_ci_low",
+                       "best of cal/opt_ci_high", "drop", "illusion", "resolved"], verdicts)
 
     # Table 1 / Table 11: confidence and calibration error on the clean test split (float64 reporting)
     conf_rows = []
@@ -262,6 +281,10 @@ def run(ctx, params: dict) -> Section:
                f"adversarial accuracy. " + (f"IOR flagged for {', '.join(flagged)} (adversary temperature scaling "
                                             f"removes the apparent robustness)." if flagged else
                                             "No illusion of robustness flagged."))
+    unresolved = [_LABELS.get(k, k) for k in systems if metrics[f"ior_{k}"] and not metrics[f"ior_resolved_{k}"]]
+    if unresolved:
+        summary += (f" For {', '.join(unresolved)} the plain and best-temperature intervals overlap: the drop is not "
+                    "resolved at this sample size.")
     notes += [
         "Served systems return float32 logits/T_d (what TextAttack sees, saturating at T_d=0.005); confidences, "
         "ECE/MCE and calibration use float64 logits, so ↓conf reports ~50.0000x % rather than 50 %.",
@@ -279,24 +302,33 @@ def run(ctx, params: dict) -> Section:
 def _vision(ctx, p, work: Path) -> Table:
     import iortemp
 
+    seeds = [ctx.seed + int(sd) for sd in p.get("vision_seeds", [0])]
+
     def unit():
         net = ctx.model(p["vision_model"])
         ds = ctx.dataset(p["vision_dataset"])
         n = min(int(p["vision_n"]), ds.test.x.shape[0])
         x, y = ds.test.x[:n], ds.test.y[:n]
-        pgd = iortemp.PGDLinf(eps=float(p["vision_eps"]), steps=int(p["vision_steps"]), random_start=False)
+        # a random start makes seeds meaningful (several seeds = several PGD restarts' outcomes pooled)
+        pgd = iortemp.PGDLinf(eps=float(p["vision_eps"]), steps=int(p["vision_steps"]),
+                              random_start=len(seeds) > 1)
         out = []
         for label, model in (("base", net), ("↑conf (T_d=0.005)", iortemp.TemperatureScaled(net, 0.005))):
-            rep = iortemp.detect_ior(model, x, y, pgd, val_inputs=ds.val.x[:n], val_labels=ds.val.y[:n],
-                                     threshold=float(p["threshold"]), max_evaluations=int(p["max_evaluations"]),
-                                     seed=ctx.seed)
-            out.append([label, rep.plain.clean_accuracy, rep.plain.adversarial_accuracy,
-                        rep.cal.adversarial_accuracy, rep.opt.adversarial_accuracy, rep.illusion])
+            reps = [iortemp.detect_ior(model, x, y, pgd, val_inputs=ds.val.x[:n], val_labels=ds.val.y[:n],
+                                       threshold=float(p["threshold"]), max_evaluations=int(p["max_evaluations"]),
+                                       seed=sd) for sd in seeds]
+            row = [label, reps[0].plain.clean_accuracy]
+            for mode in ("plain", "cal", "opt"):
+                iv = iortemp.clopper_pearson([c for r in reps for c in getattr(r, mode).correct_adversarial])
+                row += [iv.value, iv.low, iv.high]
+            row += [all(r.illusion for r in reps), any(r.separable for r in reps)]
+            out.append(row)
         return out
 
-    rows = _cached(work / "vision.json", unit)
+    rows = _cached(work / f"vision-s{'_'.join(map(str, seeds))}.json", unit)
     return Table("vision_ior", f"IOR check on {p['vision_model']} with L∞ PGD (eps {p['vision_eps']}, "
-                 f"{p['vision_steps']} steps): accuracy (%)",
-                 ["model", "clean", "plain PGD", "cal", "opt", "illusion"],
-                 [[r[0], _pct(r[1]), _pct(r[2]), _pct(r[3]), _pct(r[4]), bool(r[5])] for r in rows])
-
+                 f"{p['vision_steps']} steps): accuracy (%) with 95 % Clopper-Pearson intervals over "
+                 f"{len(seeds)} seed(s)",
+                 ["model", "clean", "plain PGD", "plain PGD_ci_low", "plain PGD_ci_high", "cal", "cal_ci_low",
+                  "cal_ci_high", "opt", "opt_ci_low", "opt_ci_high", "illusion", "separable val"],
+                 [[r[0]] + [_pct(v) for v in r[1:11]] + [bool(r[11]), bool(r[12])] for r in rows])
