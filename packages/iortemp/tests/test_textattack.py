@@ -57,7 +57,7 @@ def test_recipes_name_what_to_download(tmp_path):
     with pytest.raises(FileNotFoundError, match="wordnet"):
         iortemp.TextAttackRecipe(recipe="pwws", wordnet=str(tmp_path / "missing"))
     with pytest.raises(FileNotFoundError, match="WordNet"):
-        iortemp.TextAttackRecipe(recipe="pwws", wordnet=str(tmp_path))  # exists, but holds no WordNet files
+        iortemp.TextAttackRecipe(recipe="pwws", wordnet=str(tmp_path))  # exists, holds no WordNet files
     with pytest.raises(FileNotFoundError, match="embedding"):
         iortemp.TextAttackRecipe(recipe="textfooler", embedding=str(tmp_path / "vectors.txt"))
     with pytest.raises(FileNotFoundError, match="masked_lm"):

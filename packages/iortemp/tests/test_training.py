@@ -11,8 +11,8 @@ def small(corpus_maker):
     return x, y
 
 
-@pytest.mark.parametrize("method", ["base", "pgd", "freelb", "ddi-at"])
-def test_each_method_trains_and_is_deterministic(small, method, tiny_bert):
+@pytest.mark.parametrize("method", ["base", "pgd", "freelb", "ddi-at", "ascc"])
+def test_each_method_trains_and_is_deterministic(small, method, tiny_bert, synonyms):
     x, y = small
     cfg = iortemp.TrainingConfig(lr=1e-3, batch_size=16, epochs=1, max_length=32, adv_steps=2, ddi_k=2)
     outs = []
@@ -20,7 +20,8 @@ def test_each_method_trains_and_is_deterministic(small, method, tiny_bert):
         model, tok = tiny_bert(x, seed=0)
         before = [p.detach().clone() for p in model.parameters()]
         state = torch.random.get_rng_state()
-        res = iortemp.train_classifier(model, tok, x, y, method=method, config=cfg, seed=7)
+        res = iortemp.train_classifier(model, tok, x, y, method=method, config=cfg, seed=7,
+                                       synonyms=synonyms if method == "ascc" else None)
         assert torch.equal(state, torch.random.get_rng_state())  # caller's global RNG untouched
         assert res.steps == 3 and np.isfinite(res.epoch_losses).all()
         assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
@@ -57,7 +58,11 @@ def test_bad_training_inputs(small, tiny_bert):
     x, y = small
     model, tok = tiny_bert(x, seed=0)
     with pytest.raises(ValueError, match="method"):
+        iortemp.train_classifier(model, tok, x, y, method="hotflip")
+    with pytest.raises(ValueError, match="synonyms"):
         iortemp.train_classifier(model, tok, x, y, method="ascc")
+    with pytest.raises(ValueError, match="synonyms"):
+        iortemp.train_classifier(model, tok, x, y, method="ascc", synonyms={"zzz": ["qqq"]})
     with pytest.raises(ValueError, match="ddi_normalization"):
         iortemp.TrainingConfig(ddi_normalization="rescale")
     with pytest.raises(ValueError, match="labels"):
@@ -117,3 +122,31 @@ def test_embedding_relative_adversary_sizes(small, tiny_bert):
     assert res.adv_unit == 1.0
     with pytest.raises(ValueError, match="adv_scale"):
         iortemp.TrainingConfig(adv_scale="relative")
+
+
+def test_ascc_weights_are_convex_combinations_of_synonyms(small, tiny_bert, synonyms):
+    """ASCC's x_hat lies in the convex hull of each word's synonym embeddings, and raises the KL it maximises."""
+    from iortemp.training import _ascc_candidates, _ascc_table, _forward
+
+    x, _ = small
+    model, tok = tiny_bert(x, seed=0)
+    model.eval()
+    clf = iortemp.HFTextClassifier(model, tok, max_length=32)
+    batch = clf.encode(x[:8])
+    cfg = iortemp.TrainingConfig(ascc_steps=5, ascc_max_synonyms=4)
+    table = _ascc_table(tok, synonyms, 4)
+    cand, mask = _ascc_candidates(batch["input_ids"], table, 4)
+    coef = iortemp.ascc_perturbation(model, batch, cand, mask, cfg, torch.Generator().manual_seed(0))
+    assert (coef >= 0).all() and torch.allclose(coef.sum(-1), torch.ones(coef.shape[:2]))
+    assert (coef[~mask] == 0).all()  # no weight outside the synonym set
+    words = [i for i, t in enumerate(batch["input_ids"][0].tolist()) if t in table]
+    assert words and (coef[0, words, 0] < 1).any()  # synonyms get weight where a word has them
+    emb = model.get_input_embeddings()
+    with torch.no_grad():
+        p = torch.softmax(model(**batch).logits, -1)
+        kl = {}
+        for name, c in (("ascc", coef), ("uniform", mask.float() / mask.float().sum(-1, keepdim=True))):
+            adv = (c.unsqueeze(-1) * emb(cand)).sum(-2)
+            kl[name] = float(torch.nn.functional.kl_div(torch.log_softmax(_forward(model, adv, batch), -1), p,
+                                                          reduction="batchmean"))
+    assert kl["ascc"] > kl["uniform"]

@@ -33,10 +33,13 @@ def _is_wordnet_dir(p: Path) -> bool:
 
 
 def find_wordnet(root: str | os.PathLike | None = None) -> Path | None:
-    """The first WordNet 3.0 directory found (see the module docstring), or ``None``."""
-    cands: list[Path] = []
+    """``root`` (``FileNotFoundError`` if it holds no WordNet files), else the first WordNet 3.0 directory
+    found (see the module docstring), or ``None``."""
     if root is not None:
-        cands.append(Path(root))
+        if not _is_wordnet_dir(Path(root)):
+            raise FileNotFoundError(f"root {root!s} holds no WordNet 3.0 files (data.noun, index.noun)")
+        return Path(root)
+    cands: list[Path] = []
     if os.environ.get("IORTEMP_WORDNET"):
         cands.append(Path(os.environ["IORTEMP_WORDNET"]))
     cands.append(DEBIAN_WORDNET)
@@ -49,8 +52,6 @@ def find_wordnet(root: str | os.PathLike | None = None) -> Path | None:
     for c in cands:
         if _is_wordnet_dir(c):
             return c
-    if root is not None:
-        raise FileNotFoundError(f"root {root!s} holds no WordNet 3.0 files (data.noun, index.noun)")
     return None
 
 
