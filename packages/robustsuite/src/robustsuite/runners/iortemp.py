@@ -290,7 +290,9 @@ def run(ctx, params: dict) -> Section:
         "ECE/MCE and calibration use float64 logits, so ↓conf reports ~50.0000x % rather than 50 %.",
         "Adversarial examples found on the temperature-modified model are always scored on the served model.",
         "The word-swap attack draws substitutes from the base model's input-embedding neighbours (offline stand-in "
-        "for counter-fitted synonyms); pwws/textfooler/bae need downloads and are opt-in via `attacks`.",
+        "for counter-fitted synonyms); pwws runs offline from local WordNet 3.0 (Debian wordnet-base) and is opt-in "
+        "via `attacks` for the demo's time budget; textfooler/bae need `embedding` / `masked_lm` paths and "
+        "TensorFlow's Universal Sentence Encoder.",
     ]
     if ddi_info is not None:
         notes.append(f"ddi-at: fine-tuned from base with DDi-AT (M={p['ddi_m']}, K={p['ddi_k']}, "
