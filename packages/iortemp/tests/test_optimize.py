@@ -216,3 +216,16 @@ def test_min_norm_simplex_at_logit_scale_1e8():
     assert a.min() >= 0 and a.sum() == pytest.approx(1.0)
     assert a @ g @ a <= b @ g @ b + 1e-9
     np.testing.assert_allclose(iortemp.min_norm_simplex(np.zeros((3, 3))), np.full(3, 1 / 3))
+
+
+def test_search_stops_at_the_floor_of_q():
+    calls = []
+
+    def q(t):
+        calls.append(t)
+        return 0.0 if t > 10 else 0.5
+
+    res = iortemp.search_temperature(q, init_temperature=100.0, max_evaluations=20)
+    assert res.adversarial_accuracy == 0.0 and res.evaluations == len(calls) == 1
+    full = iortemp.search_temperature(q, init_temperature=100.0, max_evaluations=20, floor=None)
+    assert full.adversarial_accuracy == 0.0 and full.evaluations > 1

@@ -71,13 +71,15 @@ def search_temperature(
     xatol: float = 0.05,
     flat_patience: int = 3,
     stall_patience: int | None = 4,
+    floor: float | None = 0.0,
 ) -> TemperatureSearchResult:
     """Minimise any Q(T) (e.g. adversarial accuracy) over log10 T by decade probing + bounded Brent.
 
     ``xatol`` is the Brent tolerance in log10 T; ``flat_patience`` the number of decades walked across a
     flat Q before giving up in that direction; ``stall_patience`` stops the Brent stage after that many
     consecutive evaluations without a new minimum (Q is a step function: refining inside a plateau
-    rarely pays; ``None`` runs Brent to ``xatol``).
+    rarely pays; ``None`` runs Brent to ``xatol``). ``floor`` is a known lower bound of Q (an adversarial
+    accuracy cannot fall below 0): the search stops as soon as it is reached (``None``: no bound).
     """
     t0 = check_temperature(init_temperature, "init_temperature")
     lo, hi = (float(v) for v in log10_bounds)
@@ -113,6 +115,8 @@ def search_temperature(
                 raise ValueError(f"Q(T) must be finite, got {val} at T={10.0**key:g}")
             improved = not cache or val < min(cache.values())
             cache[key] = val
+            if floor is not None and val <= floor:
+                raise _Stalled  # a global minimum: nothing left to find
             if stage["brent"] and stall_patience is not None:
                 stage["stall"] = 0 if improved else stage["stall"] + 1
                 if stage["stall"] >= stall_patience:
@@ -120,6 +124,7 @@ def search_temperature(
         return cache[key]
 
     exhausted = False
+    left = right = x0
     try:
         best_x, best_q = x0, f(x0)
         q0 = best_q
@@ -211,6 +216,7 @@ def optimize_temperature(
     xatol: float = 0.05,
     flat_patience: int = 3,
     stall_patience: int | None = 4,
+    floor: float | None = 0.0,
     seed: int = 0,
     progress: bool = False,
 ) -> TemperatureSearchResult:
@@ -239,4 +245,5 @@ def optimize_temperature(
         xatol=xatol,
         flat_patience=flat_patience,
         stall_patience=stall_patience,
+        floor=floor,
     )
