@@ -2,7 +2,7 @@
 
 Temperature wrappers (Eq. 8), adversary temperature calibration (Sec. 4.1, Eq. 9) and Brent-optimised
 temperatures (Sec. 4.2, Eqs. 10-11), the attack-the-scaled / score-the-original protocol (Sec. 5), IOR
-detection (Fig. 1), and DDi-AT / PGD-K / FreeLB / augmentation training (App. A-C).
+detection (Fig. 1), and DDi-AT / PGD-K / FreeLB / ASCC / augmentation training (App. A-C).
 Heavy integrations (TextAttack, transformers) are imported lazily.
 """
 
