@@ -1,13 +1,20 @@
 """Benchmarks for iortemp (Sec. 4): Brent vs log-spaced grid for Q(T); exact vs 5000-step GD calibration.
 
-1. Adversary temperature optimisation: attack evaluations Brent's search (decade probing + bounded Brent)
-   needs to reach its optimum Q(T), versus the number of points a log-spaced grid over the same log10 T
-   range needs before its best point is as low (grids of 2^k + 1 points, nested, so every grid is a refinement).
-   Victim: the toy tiny BERT served overconfident (T_d = 0.005); attack DeepWordBug (default) or word swap.
+1. Adversary temperature optimisation, counted honestly: every attack evaluation of the *whole* search
+   (decade probes, walk and Brent stage, cache hits free) and its wall time, against a log-spaced grid over
+   the same log10 T range with its own cache and timer:
+   * grid reaching the same Q: nested grids of 2^k + 1 points until the best grid point is as low as the
+     search's optimum (the count is the final grid's size: nested grids share their points);
+   * grid at the same resolution of T_a: points needed for the grid spacing to equal the search's lattice
+     step ``xatol`` (counted; its time is that count times the measured mean time of one evaluation, printed
+     as a projection, not measured).
+   Both searches start as the method does: from the NLL-calibrated temperature of the validation set
+   (``--start cal``), or from T = 1 (``--start one``). Victim: the toy tiny BERT served overconfident
+   (T_d = 0.005); attack DeepWordBug (default) or the offline greedy word swap.
 2. Calibration: ``calibrate_temperature(method="exact")`` vs the paper's gradient descent (lr 0.01,
    5000 iterations): wall time and NLL reached, on planted logits and on T_d-scaled versions of them.
 
-Usage: OMP_NUM_THREADS=1 uv run python tools/bench/bench_iortemp.py [--paper-size]
+Usage: OMP_NUM_THREADS=1 uv run python tools/bench/bench_iortemp.py [--paper-size] [--attack wordswap]
 """
 
 from __future__ import annotations
@@ -23,52 +30,64 @@ import iortemp
 from iortemp._toy import SYNONYMS, trained_toy_classifier
 
 
-def bench_search(n_val: int, max_grid_level: int, seed: int, attack: str) -> None:
+class _Counted:
+    """Q(T) with its own cache, evaluation count and wall-time of the evaluations."""
+
+    def __init__(self, fn):
+        self.fn, self.cache, self.seconds = fn, {}, 0.0
+
+    def __call__(self, t: float) -> float:
+        key = round(math.log10(t), 9)
+        if key not in self.cache:
+            t0 = time.perf_counter()
+            self.cache[key] = self.fn(t)
+            self.seconds += time.perf_counter() - t0
+        return self.cache[key]
+
+
+def bench_search(n_val: int, max_grid_level: int, seed: int, attack: str, start: str, xatol: float) -> None:
     clf, (_, (xva, yva), _) = trained_toy_classifier(seed=seed)
     up = iortemp.TemperatureScaled(clf, 0.005)
     atk = (iortemp.TextAttackRecipe(recipe="deepwordbug") if attack == "deepwordbug"
            else iortemp.GreedyWordSwap(candidates=SYNONYMS))
     x, y = xva[:n_val], yva[:n_val]
-    cache: dict[float, float] = {}
-    attack_time = []
 
     def q(t: float) -> float:
-        key = round(math.log10(t), 9)
-        if key not in cache:
-            t0 = time.perf_counter()
-            cache[key] = iortemp.evaluate_attack(up, x, y, atk, temperature=t, seed=seed).adversarial_accuracy
-            attack_time.append(time.perf_counter() - t0)
-        return cache[key]
+        return iortemp.evaluate_attack(up, x, y, atk, temperature=t, seed=seed).adversarial_accuracy
 
     lo, hi = -8.0, 8.0
-    res = iortemp.search_temperature(q, init_temperature=1.0, log10_bounds=(lo, hi), max_evaluations=16)
-    # evaluations Brent needed until it first reached its final optimum
-    first_hit = next(i + 1 for i, (t, _) in enumerate(_in_order(res, cache)) if _q(cache, t) <= res.adversarial_accuracy)
-    print(f"[search] Q at T=1 (plain): {_q(cache, 1.0):.3f}; Brent optimum Q={res.adversarial_accuracy:.3f} at "
-          f"T={res.temperature:.3g} after {first_hit} evaluations ({res.evaluations} incl. convergence checks)")
+    t_start = iortemp.calibrate_temperature(iortemp.logits64(up, x), y) if start == "cal" else 1.0
+    brent = _Counted(q)
+    w0 = time.perf_counter()
+    res = iortemp.search_temperature(brent, init_temperature=t_start, log10_bounds=(lo, hi), xatol=xatol,
+                                     max_evaluations=16)
+    brent_wall = time.perf_counter() - w0
+    per_eval = brent.seconds / max(1, len(brent.cache))
+    print(f"[search] start T={t_start:.3g} (Q={next(iter(brent.cache.values())):.3f}); Brent search: Q={res.adversarial_accuracy:.3f} "
+          f"at T={res.temperature:.3g}, {res.evaluations} evaluations in total, {brent_wall:.1f} s wall "
+          f"(one evaluation = one attack on {n_val} texts, mean {per_eval:.2f} s)")
+    grid = _Counted(q)
+    w0 = time.perf_counter()
     grid_evals = None
     for level in range(1, max_grid_level + 1):
         pts = np.linspace(lo, hi, 2**level + 1)
-        best = min(q(10.0**p) for p in pts)
+        best = min(grid(10.0**p) for p in pts)
         if best <= res.adversarial_accuracy:
-            grid_evals = len(pts)
-            print(f"[search] log-spaced grid reaches Q={best:.3f} with {grid_evals} points "
-                  f"(spacing {(hi - lo) / 2**level:.3g} decades)")
+            grid_evals = len(grid.cache)
             break
+    grid_wall = time.perf_counter() - w0
     if grid_evals is None:
-        print(f"[search] grid of {2**max_grid_level + 1} points did not reach Q={res.adversarial_accuracy:.3f}")
-        grid_evals = 2**max_grid_level + 1
-    print(f"[search] ratio grid/Brent evaluations: {grid_evals / first_hit:.2f}x "
-          f"(one evaluation = one attack on {n_val} texts, mean {np.mean(attack_time):.2f} s)")
-
-
-def _in_order(res, cache):
-    # cache keys were inserted in evaluation order
-    return [(10.0**k, v) for k, v in cache.items()]
-
-
-def _q(cache, t):
-    return cache[round(math.log10(t), 9)]
+        grid_evals = len(grid.cache)
+        print(f"[search] grid of {grid_evals} points did not reach Q={res.adversarial_accuracy:.3f} "
+              f"(best {min(grid.cache.values()):.3f}) in {grid_wall:.1f} s")
+    else:
+        print(f"[search] grid reaching the same Q: {grid_evals} evaluations, {grid_wall:.1f} s wall")
+    print(f"[search] same Q: grid/Brent evaluations {grid_evals / res.evaluations:.2f}x, "
+          f"wall time {grid_wall / brent_wall:.2f}x")
+    fine = int(round((hi - lo) / xatol)) + 1
+    print(f"[search] same resolution of T_a ({xatol} decades): grid needs {fine} evaluations = "
+          f"{fine / res.evaluations:.1f}x Brent's; projected {fine * per_eval:.0f} s vs Brent's {brent_wall:.1f} s "
+          f"measured")
 
 
 def bench_calibration(n: int, seed: int) -> None:
@@ -95,9 +114,14 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--attack", choices=["deepwordbug", "wordswap"], default="deepwordbug",
                     help="attack defining Q(T): TextAttack's DeepWordBug (paper) or the offline greedy word swap")
+    ap.add_argument("--start", choices=["cal", "one"], default="cal",
+                    help="start temperature of the search: NLL-calibrated (the method's default) or T = 1")
+    ap.add_argument("--xatol", type=float, default=0.05, help="search lattice step / Brent tolerance (decades)")
+    ap.add_argument("--skip-calibration", action="store_true")
     a = ap.parse_args()
-    bench_calibration(10000 if a.paper_size else 2000, a.seed)
-    bench_search(150 if a.paper_size else 40, 6 if a.paper_size else 5, a.seed, a.attack)
+    if not a.skip_calibration:
+        bench_calibration(10000 if a.paper_size else 2000, a.seed)
+    bench_search(150 if a.paper_size else 40, 6 if a.paper_size else 5, a.seed, a.attack, a.start, a.xatol)
 
 
 if __name__ == "__main__":

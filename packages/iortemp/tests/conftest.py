@@ -45,3 +45,29 @@ def tiny_bert():
 @pytest.fixture(scope="session")
 def corpus_maker():
     return make_corpus
+
+
+@pytest.fixture(scope="session")
+def digits_model():
+    """(tiny MLP trained on sklearn's 8x8 digits, (val x, y), (test x, y)); deterministic, ~2 s."""
+    import torch
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)
+    y = torch.tensor(d.target)
+    g = torch.Generator().manual_seed(0)
+    perm = torch.randperm(len(y), generator=g)
+    x, y = x[perm], y[perm]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        net = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                                  torch.nn.Linear(64, 10))
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2)
+    for _ in range(150):
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(net(x[:1200]), y[:1200]).backward()
+        opt.step()
+    net.eval()
+    return net, (x[1200:1400], y[1200:1400]), (x[1400:1600], y[1400:1600])
+

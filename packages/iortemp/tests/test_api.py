@@ -7,7 +7,8 @@ EXPECTED = {
     "TextAttackRecipe", "TrainingConfig", "TrainingResult", "__version__", "adversarial_augmentation",
     "calibrate_temperature", "calibration_error", "confidence_stats", "detect_ior", "evaluate_attack",
     "illusion_table", "logits64", "mean_embedding_norm", "min_norm_simplex", "optimize_temperature", "predict", "search_temperature",
-    "temperature_nll", "temperature_sweep", "train_classifier", "transfer_attack",
+    "temperature_nll", "temperature_sweep", "train_classifier", "transfer_attack", "TemperatureFit",
+    "fit_temperature", "Interval", "bootstrap_interval", "clopper_pearson", "intervals_overlap", "call_attack", "ascc_perturbation",
 }
 
 

@@ -123,3 +123,23 @@ def test_cli_calibrate(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["temperature"] == pytest.approx(iortemp.calibrate_temperature(z, y))
     assert out["nll_after"] <= out["nll_before"]
+
+
+@pytest.mark.parametrize("kind", ["vector", "matrix"])
+@pytest.mark.parametrize("scale", [1 / 2e6, 1 / 1e7, 1e-3, 200.0, 1e8])
+def test_platt_exact_is_equivariant_to_the_served_logit_scale(kind, scale):
+    """↓conf logits (T_d = 2e6) or ↑conf ones reach the same calibrated NLL as the base logits: an affine map
+    absorbs any positive scale, so the exact fit must not stall on the tiny gradients of z / 2e6."""
+    z, y = planted(n=3000, k=3, t_star=2.0, seed=7)
+    ref = iortemp.temperature_nll(iortemp.PlattScaler(kind=kind).fit(z, y).transform(z), y, 1.0)
+    sc = iortemp.PlattScaler(kind=kind).fit(z * scale, y)
+    got = iortemp.temperature_nll(sc.transform(z * scale), y, 1.0)
+    assert got == pytest.approx(ref, abs=1e-6)
+    assert got < iortemp.temperature_nll(z * scale, y, 1.0)
+
+
+def test_calibration_scale_equivariant_to_1e8():
+    z, y = planted(n=3000, t_star=1.3, seed=8)
+    t = iortemp.calibrate_temperature(z, y)
+    for scale in (1e-8, 1 / 2e6, 1e-3, 1e3, 1e8):
+        assert iortemp.calibrate_temperature(z * scale, y) == pytest.approx(t * scale, rel=1e-6)

@@ -11,8 +11,8 @@ def small(corpus_maker):
     return x, y
 
 
-@pytest.mark.parametrize("method", ["base", "pgd", "freelb", "ddi-at"])
-def test_each_method_trains_and_is_deterministic(small, method, tiny_bert):
+@pytest.mark.parametrize("method", ["base", "pgd", "freelb", "ddi-at", "ascc"])
+def test_each_method_trains_and_is_deterministic(small, method, tiny_bert, synonyms):
     x, y = small
     cfg = iortemp.TrainingConfig(lr=1e-3, batch_size=16, epochs=1, max_length=32, adv_steps=2, ddi_k=2)
     outs = []
@@ -20,7 +20,8 @@ def test_each_method_trains_and_is_deterministic(small, method, tiny_bert):
         model, tok = tiny_bert(x, seed=0)
         before = [p.detach().clone() for p in model.parameters()]
         state = torch.random.get_rng_state()
-        res = iortemp.train_classifier(model, tok, x, y, method=method, config=cfg, seed=7)
+        res = iortemp.train_classifier(model, tok, x, y, method=method, config=cfg, seed=7,
+                                       synonyms=synonyms if method == "ascc" else None)
         assert torch.equal(state, torch.random.get_rng_state())  # caller's global RNG untouched
         assert res.steps == 3 and np.isfinite(res.epoch_losses).all()
         assert any(not torch.equal(a, b) for a, b in zip(before, model.parameters(), strict=True))
@@ -57,7 +58,11 @@ def test_bad_training_inputs(small, tiny_bert):
     x, y = small
     model, tok = tiny_bert(x, seed=0)
     with pytest.raises(ValueError, match="method"):
+        iortemp.train_classifier(model, tok, x, y, method="hotflip")
+    with pytest.raises(ValueError, match="synonyms"):
         iortemp.train_classifier(model, tok, x, y, method="ascc")
+    with pytest.raises(ValueError, match="synonyms"):
+        iortemp.train_classifier(model, tok, x, y, method="ascc", synonyms={"zzz": ["qqq"]})
     with pytest.raises(ValueError, match="ddi_normalization"):
         iortemp.TrainingConfig(ddi_normalization="rescale")
     with pytest.raises(ValueError, match="labels"):
@@ -66,29 +71,41 @@ def test_bad_training_inputs(small, tiny_bert):
         iortemp.train_classifier(torch.nn.Linear(2, 2), tok, x, y)
 
 
-def test_ddi_at_global_normalisation_makes_the_model_overconfident(tiny_text, corpus):
+def test_ddi_at_global_normalisation_makes_the_model_overconfident(tiny_text, corpus, corpus_maker):
     """App. B / Table 5 at small scale: DDi-AT fine-tuning from base with global gradient normalisation
-    (Eq. 12) drives the mean confidence far above the un-normalised update's, at the same accuracy."""
+    (Eq. 12) makes the model more confident than the un-normalised update and than base, and over-confident
+    (confidence above accuracy), at an accuracy the normalisation does not change.
+
+    Every comparison is a 95 % interval on 600 held-out texts (paired bootstrap of per-text differences,
+    Clopper-Pearson for accuracies), so the margins come from the data, not from one machine's run (the
+    corpus flips 5 % of labels, so accuracy is capped near 95 % while confidence can approach 100 %)."""
     import copy
 
-    (xtr, ytr), _, (xte, yte) = corpus
-    out = {}
+    (xtr, ytr), _, _ = corpus
+    xte, yte = corpus_maker(600, 11)
+    conf, correct = {}, {}
+
+    def record(name, clf):
+        z = iortemp.logits64(clf, xte)
+        p = np.exp(z - z.max(1, keepdims=True))
+        p /= p.sum(1, keepdims=True)
+        conf[name], correct[name] = p.max(1), z.argmax(1) == yte
+
+    record("base", tiny_text)
     for norm in ("normalise", "none"):
         model = copy.deepcopy(tiny_text.model)
-        # App. C's batch size 8 and the demo's lr 1e-3 (measured: normalise 98.2 % vs none 92.0 % mean
-        # confidence, both 90.0 % accurate; base 87.7 %)
         cfg = iortemp.TrainingConfig(lr=1e-3, batch_size=8, epochs=4, max_length=32, ddi_m=2, ddi_k=2,
                                      ddi_normalization=norm, adv_scale="embedding")
         iortemp.train_classifier(model, tiny_text.tokenizer, xtr[:400], ytr[:400], method="ddi-at", config=cfg,
                                  seed=0)
-        z = iortemp.logits64(iortemp.HFTextClassifier(model, tiny_text.tokenizer, max_length=32), xte)
-        out[norm] = iortemp.calibration_error(z, yte)
-    base = iortemp.calibration_error(iortemp.logits64(tiny_text, xte), yte)
-    norm, none = out["normalise"], out["none"]
-    assert norm.mean_confidence > none.mean_confidence + 0.04
-    assert norm.mean_confidence > base.mean_confidence + 0.08
-    assert norm.mean_confidence > norm.accuracy + 0.05  # overconfident, not just more accurate
-    assert abs(norm.accuracy - none.accuracy) <= 0.05 and norm.accuracy >= base.accuracy - 0.05
+        record(norm, iortemp.HFTextClassifier(model, tiny_text.tokenizer, max_length=32))
+    boot = iortemp.bootstrap_interval
+    assert boot(conf["normalise"] - conf["none"]).low > 0
+    assert boot(conf["normalise"] - conf["base"]).low > 0
+    assert boot(conf["normalise"] - correct["normalise"]).low > 0  # over-confident, not just more accurate
+    cp = iortemp.clopper_pearson
+    assert iortemp.intervals_overlap(cp(correct["normalise"]), cp(correct["none"]))
+    assert not cp(correct["normalise"]).below(cp(correct["base"]))
 
 
 def test_embedding_relative_adversary_sizes(small, tiny_bert):
@@ -105,3 +122,30 @@ def test_embedding_relative_adversary_sizes(small, tiny_bert):
     assert res.adv_unit == 1.0
     with pytest.raises(ValueError, match="adv_scale"):
         iortemp.TrainingConfig(adv_scale="relative")
+
+
+def test_ascc_weights_are_convex_combinations_of_synonyms(small, tiny_text, synonyms):
+    """ASCC's x_hat lies in the convex hull of each word's synonym embeddings, and raises the KL it maximises."""
+    from iortemp.training import _ascc_candidates, _ascc_table, _forward
+
+    x, _ = small
+    model, tok = tiny_text.model, tiny_text.tokenizer  # trained: the KL between clean and x_hat is not ~0
+    clf = iortemp.HFTextClassifier(model, tok, max_length=32)
+    batch = clf.encode(x[:8])
+    cfg = iortemp.TrainingConfig(ascc_steps=5, ascc_max_synonyms=4)
+    table = _ascc_table(tok, synonyms, 4)
+    cand, mask = _ascc_candidates(batch["input_ids"], table, 4)
+    coef = iortemp.ascc_perturbation(model, batch, cand, mask, cfg, torch.Generator().manual_seed(0))
+    assert (coef >= 0).all() and torch.allclose(coef.sum(-1), torch.ones(coef.shape[:2]))
+    assert (coef[~mask] == 0).all()  # no weight outside the synonym set
+    words = [i for i, t in enumerate(batch["input_ids"][0].tolist()) if t in table]
+    assert words and (coef[0, words, 0] < 1).any()  # synonyms get weight where a word has them
+    emb = model.get_input_embeddings()
+    with torch.no_grad():
+        p = torch.softmax(model(**batch).logits, -1)
+        kl = {}
+        for name, c in (("ascc", coef), ("uniform", mask.float() / mask.float().sum(-1, keepdim=True))):
+            adv = (c.unsqueeze(-1) * emb(cand)).sum(-2)
+            kl[name] = float(torch.nn.functional.kl_div(torch.log_softmax(_forward(model, adv, batch), -1), p,
+                                                          reduction="batchmean"))
+    assert kl["ascc"] > kl["uniform"]

@@ -2,24 +2,26 @@
 
 Temperature wrappers (Eq. 8), adversary temperature calibration (Sec. 4.1, Eq. 9) and Brent-optimised
 temperatures (Sec. 4.2, Eqs. 10-11), the attack-the-scaled / score-the-original protocol (Sec. 5), IOR
-detection (Fig. 1), and DDi-AT / PGD-K / FreeLB / augmentation training (App. A-C).
+detection (Fig. 1), and DDi-AT / PGD-K / FreeLB / ASCC / augmentation training (App. A-C).
 Heavy integrations (TextAttack, transformers) are imported lazily.
 """
 
 from importlib.metadata import version as _version
 
 from .attacks import AttackOutput, EmbeddingNeighbours, GreedyWordSwap, PGDLinf, TextAttackRecipe
-from .calibration import PlattScaler, calibrate_temperature, temperature_nll
+from .calibration import PlattScaler, TemperatureFit, calibrate_temperature, fit_temperature, temperature_nll
 from .hf import HFTextClassifier
+from .intervals import Interval, bootstrap_interval, clopper_pearson, intervals_overlap
 from .ior import IllusionTable, IORReport, SweepPoint, detect_ior, illusion_table, temperature_sweep
 from .metrics import CalibrationError, ConfidenceStats, calibration_error, confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature, search_temperature
-from .protocol import AdversarialEvaluation, evaluate_attack, predict, transfer_attack
+from .protocol import AdversarialEvaluation, call_attack, evaluate_attack, predict, transfer_attack
 from .temperature import TemperatureScaled, TemperatureScaledModule, TemperatureScaledText, logits64
 from .training import (
     TrainingConfig,
     TrainingResult,
     adversarial_augmentation,
+    ascc_perturbation,
     mean_embedding_norm,
     min_norm_simplex,
     train_classifier,
@@ -37,9 +39,11 @@ __all__ = [
     "HFTextClassifier",
     "IORReport",
     "IllusionTable",
+    "Interval",
     "PGDLinf",
     "PlattScaler",
     "SweepPoint",
+    "TemperatureFit",
     "TemperatureScaled",
     "TemperatureScaledModule",
     "TemperatureScaledText",
@@ -49,12 +53,18 @@ __all__ = [
     "TrainingResult",
     "__version__",
     "adversarial_augmentation",
+    "ascc_perturbation",
+    "bootstrap_interval",
     "calibrate_temperature",
     "calibration_error",
+    "call_attack",
+    "clopper_pearson",
     "confidence_stats",
     "detect_ior",
     "evaluate_attack",
+    "fit_temperature",
     "illusion_table",
+    "intervals_overlap",
     "logits64",
     "mean_embedding_norm",
     "min_norm_simplex",

@@ -246,25 +246,60 @@ _RECIPES = {
 class TextAttackRecipe:
     """A TextAttack recipe with its default configuration (Sec. 5.1): deepwordbug, pwws, textfooler, bae.
 
-    Only ``deepwordbug`` runs offline (character edits, stopword list supplied by this package); pwws,
-    textfooler and bae download WordNet, counter-fitted embeddings, USE or BERT on first use. The global
-    NumPy / ``random`` state TextAttack draws from is seeded per example with ``seed + i`` and restored
-    afterwards, so the same examples see the same random edits at every temperature.
+    Offline: ``deepwordbug`` (character edits, stopword list supplied by this package) and ``pwws``, whose
+    WordNet synonyms are read from local WordNet 3.0 files (``wordnet=`` a directory, else
+    ``$IORTEMP_WORDNET``, Debian's ``wordnet-base`` in ``/usr/share/wordnet`` or NLTK data; see
+    :mod:`iortemp.wordnet`) instead of TextAttack's ``nltk.download``. ``textfooler`` needs counter-fitted
+    word vectors (``embedding=`` a local text file ``word v1 ... vd``, e.g. ``counter-fitted-vectors.txt``
+    from github.com/nmrksic/counter-fitting) and ``bae`` a masked language model (``masked_lm=`` a local
+    transformers directory, e.g. ``bert-base-uncased`` saved with ``save_pretrained``); both also use the
+    Universal Sentence Encoder constraint (``tensorflow_hub`` and its model download). Without local paths
+    they fall back to TextAttack's downloads. The global NumPy / ``random`` state TextAttack draws from is
+    seeded per example with ``seed + i`` and restored afterwards, so the same examples see the same random
+    edits at every temperature.
     """
 
     def __init__(
-        self, *, recipe: str = "deepwordbug", query_budget: int | None = None, model_batch_size: int = 32
+        self,
+        *,
+        recipe: str = "deepwordbug",
+        query_budget: int | None = None,
+        model_batch_size: int = 32,
+        wordnet: str | None = None,
+        embedding: str | None = None,
+        masked_lm: str | None = None,
     ):
+        import os
+
         self.recipe = check_choice(recipe, tuple(_RECIPES), "recipe")
         self.query_budget = None if query_budget is None else check_positive_int(query_budget, "query_budget")
         self.model_batch_size = check_positive_int(model_batch_size, "model_batch_size")
+        for name, path in (("wordnet", wordnet), ("embedding", embedding), ("masked_lm", masked_lm)):
+            if path is not None and not os.path.exists(path):
+                raise FileNotFoundError(f"{name} path {path!s} does not exist")
+        self.wordnet, self.embedding, self.masked_lm = wordnet, embedding, masked_lm
+        if self.recipe == "pwws":
+            from .wordnet import find_wordnet
+
+            if find_wordnet(wordnet) is None:
+                raise FileNotFoundError(
+                    "pwws needs WordNet 3.0: install Debian's wordnet-base (/usr/share/wordnet), pass wordnet= a "
+                    "WordNet dict directory, or run python -m nltk.downloader wordnet where the network exists"
+                )
 
     def build(self, victim):
         """The ``textattack.Attack`` for ``victim`` (imports textattack: slow, ~15 s the first time)."""
         import_textattack()
-        import textattack.attack_recipes as recipes
+        if self.recipe == "pwws":
+            attack = _pwws(victim, self.wordnet)
+        elif self.recipe == "textfooler" and self.embedding is not None:
+            attack = _textfooler(victim, self.embedding)
+        elif self.recipe == "bae" and self.masked_lm is not None:
+            attack = _bae(victim, self.masked_lm)
+        else:
+            import textattack.attack_recipes as recipes
 
-        attack = getattr(recipes, _RECIPES[self.recipe]).build(victim)
+            attack = getattr(recipes, _RECIPES[self.recipe]).build(victim)
         attack.goal_function.batch_size = self.model_batch_size
         if self.query_budget is not None:
             attack.goal_function.query_budget = self.query_budget
@@ -366,3 +401,106 @@ def _progress(it, progress: bool):
     from tqdm.auto import tqdm
 
     return tqdm(it)
+
+
+def _wordnet_swap(root):
+    """TextAttack's ``WordSwapWordNet`` candidates (single-word lemmas of every synset of the word) from local
+    WordNet files, without its ``nltk.download`` call."""
+    from textattack.transformations import WordSwap
+
+    from .wordnet import wordnet_reader
+
+    wn = wordnet_reader(root)
+
+    class LocalWordNetSwap(WordSwap):
+        def _get_replacement_words(self, word, random=False):
+            out = set()
+            for syn in wn.synsets(word):
+                for lemma in syn.lemma_names():
+                    if lemma != word and "_" not in lemma and " " not in lemma:
+                        out.add(lemma)
+            return sorted(out)
+
+    return LocalWordNetSwap()
+
+
+def _pwws(victim, wordnet_root):
+    """PWWSRen2019 as TextAttack builds it, with the WordNet swap read from local files."""
+    from textattack import Attack
+    from textattack.constraints.pre_transformation import RepeatModification, StopwordModification
+    from textattack.goal_functions import UntargetedClassification
+    from textattack.search_methods import GreedyWordSwapWIR
+
+    return Attack(UntargetedClassification(victim), [RepeatModification(), StopwordModification()],
+                  _wordnet_swap(wordnet_root), GreedyWordSwapWIR("weighted-saliency"))
+
+
+def _use_constraint(threshold, window, metric="angular"):
+    try:
+        import tensorflow_hub  # noqa: F401
+    except ImportError as e:
+        raise ImportError(
+            "textfooler/bae use the Universal Sentence Encoder constraint: pip install tensorflow tensorflow_hub "
+            "where the network exists (TextAttack downloads the USE model on first use)"
+        ) from e
+    from textattack.constraints.semantics.sentence_encoders import UniversalSentenceEncoder
+
+    return UniversalSentenceEncoder(threshold=threshold, metric=metric, compare_against_original=False,
+                                    window_size=window, skip_text_shorter_than_window=True)
+
+
+def _load_vectors(path):
+    words, vecs = [], []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            parts = line.rstrip().split(" ")
+            if len(parts) > 2:
+                words.append(parts[0])
+                vecs.append(np.asarray(parts[1:], dtype=np.float32))
+    if not words:
+        raise ValueError(f"embedding file {path!s} holds no 'word v1 ... vd' lines")
+    return words, np.stack(vecs)
+
+
+def _textfooler(victim, embedding_path):
+    """TextFoolerJin2019 as TextAttack builds it, with counter-fitted vectors from a local text file."""
+    from textattack import Attack
+    from textattack.constraints.grammaticality import PartOfSpeech
+    from textattack.constraints.overlap import MaxWordsPerturbed  # noqa: F401 - recipe parity
+    from textattack.constraints.pre_transformation import (
+        InputColumnModification,
+        RepeatModification,
+        StopwordModification,
+    )
+    from textattack.constraints.semantics import WordEmbeddingDistance
+    from textattack.goal_functions import UntargetedClassification
+    from textattack.search_methods import GreedyWordSwapWIR
+    from textattack.shared import WordEmbedding
+    from textattack.transformations import WordSwapEmbedding
+
+    words, vecs = _load_vectors(embedding_path)
+    emb = WordEmbedding(vecs, {w: i for i, w in enumerate(words)}, dict(enumerate(words)))
+    constraints = [RepeatModification(), StopwordModification(),
+                   InputColumnModification(["premise", "hypothesis"], {"premise"}),
+                   WordEmbeddingDistance(embedding=emb, min_cos_sim=0.5), PartOfSpeech(allow_verb_noun_swap=True),
+                   _use_constraint(0.840845057, 15)]
+    return Attack(UntargetedClassification(victim), constraints, WordSwapEmbedding(max_candidates=50, embedding=emb),
+                  GreedyWordSwapWIR("delete"))
+
+
+def _bae(victim, masked_lm):
+    """BAEGarg2019 (BAE-R) as TextAttack builds it, with the masked LM from a local directory."""
+    from textattack import Attack
+    from textattack.constraints.grammaticality import PartOfSpeech
+    from textattack.constraints.pre_transformation import RepeatModification, StopwordModification
+    from textattack.goal_functions import UntargetedClassification
+    from textattack.search_methods import GreedyWordSwapWIR
+    from textattack.transformations import WordSwapMaskedLM
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    lm, tok = AutoModelForMaskedLM.from_pretrained(masked_lm), AutoTokenizer.from_pretrained(masked_lm)
+    transformation = WordSwapMaskedLM(method="bae", masked_language_model=lm, tokenizer=tok, max_candidates=50,
+                                      min_confidence=0.0)
+    constraints = [RepeatModification(), StopwordModification(), PartOfSpeech(allow_verb_noun_swap=True),
+                   _use_constraint(0.936338023, 15, metric="cosine")]
+    return Attack(UntargetedClassification(victim), constraints, transformation, GreedyWordSwapWIR("delete"))

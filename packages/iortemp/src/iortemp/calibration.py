@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from scipy.optimize import minimize, minimize_scalar
+from scipy.optimize import brentq, minimize, minimize_scalar
 from scipy.special import log_softmax
 from torch import nn
 
@@ -15,7 +15,7 @@ from ._numerics import scaled_log_softmax64
 from ._validation import check_choice, check_logits_labels, check_positive_int
 from .temperature import _device_of
 
-__all__ = ["PlattScaler", "calibrate_temperature", "temperature_nll"]
+__all__ = ["PlattScaler", "TemperatureFit", "calibrate_temperature", "fit_temperature", "temperature_nll"]
 
 # Search interval of the exact method, in natural log of T: T from 1e-13 to 1e13 covers logits served at
 # any design temperature in 1e-3..1e7 combined with any reasonable base temperature.
@@ -27,6 +27,71 @@ def temperature_nll(logits, labels, temperature: float) -> float:
     z, y = check_logits_labels(logits, labels)
     lp = scaled_log_softmax64(z, temperature)
     return float(-lp[np.arange(len(y)), y].mean())
+
+
+@dataclass(frozen=True)
+class TemperatureFit:
+    """Adversary calibration on a validation set (Eq. 9), with the separable case made explicit.
+
+    ``separable``: every validation example is classified correctly, so the NLL decreases monotonically as
+    T -> 0 and Eq. 9 has no minimiser (an unbounded fit would return T ~ 1e-13 and make an overconfident
+    model look calibrated). ``temperature`` is then bounded: the T at which the mean predicted-class
+    confidence equals ``alpha ** (1 / n)``, the one-sided (1 - alpha) lower confidence bound of the accuracy of
+    a model that got all ``n`` examples right (the least sharp temperature the data cannot reject).
+    """
+
+    temperature: float
+    separable: bool
+    nll: float
+    unbounded_temperature: float  # the NLL minimiser inside the search interval (the edge when separable)
+    n: int
+
+    def to_dict(self) -> dict:
+        return {
+            "temperature": self.temperature,
+            "separable": self.separable,
+            "nll": self.nll,
+            "unbounded_temperature": self.unbounded_temperature,
+            "n": self.n,
+        }
+
+
+def fit_temperature(logits, labels, *, method: str = "exact", alpha: float = 0.05, **kwargs) -> TemperatureFit:
+    """:func:`calibrate_temperature` with the separable case detected and bounded (see :class:`TemperatureFit`).
+
+    ``alpha`` sets the bound's confidence level; ``kwargs`` go to :func:`calibrate_temperature`'s GD options.
+    """
+    z, y = check_logits_labels(logits, labels)
+    if not (0.0 < alpha < 1.0):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    t_nll = _nll_temperature(z, y, method=method, **kwargs)
+    separable = bool(np.all(z.argmax(axis=1) == y)) and bool(np.all(_top2_gap(z) > 0))
+    t = t_nll
+    if separable:
+        target = float(alpha ** (1.0 / len(y)))
+        t = max(t_nll, _temperature_for_confidence(z, target))
+    return TemperatureFit(float(t), separable, temperature_nll(z, y, t), float(t_nll), int(len(y)))
+
+
+def _top2_gap(z: np.ndarray) -> np.ndarray:
+    part = np.sort(z, axis=1)
+    return part[:, -1] - part[:, -2]
+
+
+def _temperature_for_confidence(z: np.ndarray, target: float) -> float:
+    """The T at which the mean max-softmax probability equals ``target`` (monotone decreasing in T)."""
+    k = z.shape[1]
+
+    def gap(log_t: float) -> float:
+        lp = log_softmax(z / math.exp(log_t), axis=1)
+        return float(np.exp(lp.max(axis=1)).mean()) - target
+
+    lo, hi = _LOG_T_BOUNDS
+    if target <= 1.0 / k or gap(hi) >= 0:
+        return math.exp(hi)
+    if gap(lo) <= 0:
+        return math.exp(lo)
+    return float(math.exp(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12)))
 
 
 def calibrate_temperature(
@@ -46,8 +111,17 @@ def calibrate_temperature(
     procedure (plain gradient descent on T, ``lr=0.01``, ``iterations=5000``, from ``init``), kept for faithful
     reproduction: it stalls far from the optimum when T_a is orders of magnitude away from ``init``
     (e.g. the T_d = 2e6 model of Table 3, where calibration did not help).
+
+    On a perfectly classified (separable) validation set Eq. 9 has no minimiser; the bounded temperature of
+    :func:`fit_temperature` is returned instead (use it to see whether that happened).
     """
-    z, y = check_logits_labels(logits, labels)
+    return fit_temperature(logits, labels, method=method, lr=lr, iterations=iterations, init=init).temperature
+
+
+def _nll_temperature(
+    z: np.ndarray, y: np.ndarray, *, method: str = "exact", lr: float = 0.01, iterations: int = 5000,
+    init: float = 1.0,
+) -> float:
     check_choice(method, ("exact", "gd"), "method")
     check_positive_int(iterations, "iterations")
     if not (lr > 0 and math.isfinite(lr)):
@@ -102,6 +176,13 @@ class PlattScaler:
     def fit(self, logits, labels) -> PlattScaler:
         z, y = check_logits_labels(logits, labels)
         n, k = z.shape
+        # The exact fit runs on z / s (s = the logits' RMS) and folds s into W: an affine map absorbs any
+        # positive scale, so logits served at T_d = 2e6 (entries ~1e-6, gradients too small for L-BFGS's
+        # tolerances) or at 1e8 reach the same calibrated NLL. GD keeps the paper's raw logits.
+        s = float(np.sqrt(np.mean(z * z))) if self.method == "exact" else 1.0
+        if not (s > 0 and math.isfinite(s)):
+            s = 1.0
+        z = z / s
         onehot = np.eye(k)[y]
 
         def unpack(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -123,6 +204,7 @@ class PlattScaler:
         if self.method == "exact":
             res = minimize(fun, theta0, jac=True, method="L-BFGS-B", options={"maxiter": 2000})
             w, b = unpack(res.x)
+            w = w / s
         else:
             theta = theta0.copy()
             for _ in range(self.iterations):

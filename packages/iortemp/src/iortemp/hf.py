@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 
 import numpy as np
@@ -34,7 +35,20 @@ class HFTextClassifier:
             list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
         )
         dev = _device_of(self.model)
-        return {k: v.to(dev) for k, v in enc.items()}
+        accepted = self._accepted_inputs()
+        # DistilBERT / RoBERTa-style models take no token_type_ids even when a BERT-style tokenizer emits them
+        return {k: v.to(dev) for k, v in enc.items() if accepted is None or k in accepted}
+
+    def _accepted_inputs(self) -> frozenset[str] | None:
+        """Names the model's ``forward`` accepts (``None``: it takes ``**kwargs``, pass everything)."""
+        if not hasattr(self, "_accepted"):
+            try:
+                params = inspect.signature(self.model.forward).parameters
+            except (TypeError, ValueError):  # pragma: no cover - forward without a signature
+                params = {}
+            var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+            self._accepted = None if var_kw or not params else frozenset(params)
+        return self._accepted
 
     def __call__(self, text_list: Sequence[str]) -> np.ndarray:
         texts = list(text_list)

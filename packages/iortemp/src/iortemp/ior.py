@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import check_choice
-from .calibration import PlattScaler, calibrate_temperature
+from .calibration import PlattScaler, TemperatureFit, fit_temperature
+from .intervals import Interval, clopper_pearson
 from .metrics import confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature
 from .protocol import AdversarialEvaluation, evaluate_attack
@@ -69,6 +70,12 @@ class IORReport:
     threshold: float
     drop: float
     illusion: bool
+    calibration: TemperatureFit | None = None
+
+    @property
+    def separable(self) -> bool:
+        """The validation set was perfectly classified: T_cal is the bounded one and opt was run."""
+        return bool(self.calibration is not None and self.calibration.separable)
 
     @property
     def verdict(self) -> str:
@@ -77,14 +84,20 @@ class IORReport:
             if self.opt is not None and self.opt.adversarial_accuracy < self.cal.adversarial_accuracy
             else "cal"
         )
+        note = (
+            "; the validation set is perfectly classified (separable), so T_cal is bounded "
+            f"({self.calibrated_temperature:.3g}) and the attack-optimised temperature was searched"
+            if self.separable
+            else ""
+        )
         if self.illusion:
             return (
                 f"illusion of robustness: adversarial accuracy falls by {100 * self.drop:.1f} points "
-                f"(> {100 * self.threshold:.1f}) under the adversary's {best} temperature"
+                f"(> {100 * self.threshold:.1f}) under the adversary's {best} temperature{note}"
             )
         return (
             f"no illusion detected: temperature scaling changes adversarial accuracy by "
-            f"{100 * self.drop:.1f} points (threshold {100 * self.threshold:.1f})"
+            f"{100 * self.drop:.1f} points (threshold {100 * self.threshold:.1f}){note}"
         )
 
     def to_dict(self) -> dict:
@@ -98,6 +111,8 @@ class IORReport:
             "threshold": self.threshold,
             "drop": self.drop,
             "illusion": self.illusion,
+            "separable": self.separable,
+            "calibration": None if self.calibration is None else self.calibration.to_dict(),
             "verdict": self.verdict,
         }
 
@@ -125,6 +140,11 @@ def detect_ior(
     the paper's 5000-step gradient descent); ``opt`` runs :func:`optimize_temperature` on the validation set
     with ``opt_attack`` (default ``attack``; the paper uses DeepWordBug), started at the calibrated T.
     ``sweep_temperatures=None`` sweeps T_cal * 10^k for k = -3..3 on the test inputs (Fig. 1); ``()`` skips it.
+
+    A perfectly classified validation set has no NLL-optimal temperature (Eq. 9 decreases as T -> 0, which
+    would hand the detector T ~ 1e-13 and hide the illusion): T_cal is then bounded (:func:`fit_temperature`),
+    the report says so (``separable``), and the attack-optimised temperature is searched even when
+    ``optimise=False``.
     """
     if not (0.0 <= threshold < 1.0):
         raise ValueError(f"threshold must lie in [0, 1), got {threshold}")
@@ -132,7 +152,9 @@ def detect_ior(
     if not callable(attack):
         raise TypeError("attack must be callable as attack(victim, inputs, labels, seed=...)")
     yv = np.asarray(val_labels.cpu() if hasattr(val_labels, "cpu") else val_labels)
-    t_cal = calibrate_temperature(logits64(model, val_inputs), yv, method=calibration)
+    fit = fit_temperature(logits64(model, val_inputs), yv, method=calibration)
+    t_cal = fit.temperature
+    optimise = optimise or fit.separable
     plain = evaluate_attack(model, inputs, labels, attack, seed=seed, progress=progress)
     cal = evaluate_attack(model, inputs, labels, attack, temperature=t_cal, seed=seed, progress=progress)
     search = opt = None
@@ -160,13 +182,17 @@ def detect_ior(
     best = min(cal.adversarial_accuracy, opt.adversarial_accuracy if opt else math.inf)
     drop = plain.adversarial_accuracy - best
     return IORReport(
-        plain, cal, opt, t_cal, search, tuple(sweep), float(threshold), float(drop), bool(drop > threshold)
+        plain, cal, opt, t_cal, search, tuple(sweep), float(threshold), float(drop), bool(drop > threshold), fit
     )
 
 
 @dataclass(frozen=True)
 class IllusionTable:
-    """Tables 2/3: rows (system, mode) with the temperature used, clean and per-attack adversarial accuracy."""
+    """Tables 2/3: rows (system, mode) with the temperature used, clean and per-attack adversarial accuracy.
+
+    With several ``seeds`` each row holds the mean over seeds, its std (the paper's ± column) and a 95 %
+    Clopper-Pearson interval of the pooled per-example outcomes (``*_ci_low`` / ``*_ci_high``).
+    """
 
     attacks: tuple[str, ...]
     rows: tuple[dict, ...]
@@ -174,11 +200,50 @@ class IllusionTable:
     def to_dict(self) -> dict:
         return {"attacks": list(self.attacks), "rows": [dict(r) for r in self.rows]}
 
-    def value(self, system: str, mode: str, attack: str) -> float:
+    def _row(self, system: str, mode: str) -> dict:
         for r in self.rows:
             if r["system"] == system and r["mode"] == mode:
-                return r["adversarial_accuracy"][attack]
+                return r
         raise KeyError(f"no row ({system!r}, {mode!r})")
+
+    def value(self, system: str, mode: str, attack: str) -> float:
+        return self._row(system, mode)["adversarial_accuracy"][attack]
+
+    def verdict(self, system: str, attack: str, threshold: float = 0.05) -> dict:
+        """The IOR verdict of one system from its rows: plain vs the best adversary temperature (cal / opt).
+
+        ``illusion``: the drop exceeds ``threshold``; ``resolved``: the plain interval lies entirely above the
+        best temperature's (the drop is larger than the sampling noise of the two numbers).
+        """
+        if not (0.0 <= threshold < 1.0):
+            raise ValueError(f"threshold must lie in [0, 1), got {threshold}")
+        plain = self.interval(system, "plain", attack)
+        modes = [r["mode"] for r in self.rows if r["system"] == system and r["mode"] in ("cal", "opt")]
+        if not modes:
+            raise KeyError(f"no cal/opt rows for system {system!r}")
+        best_mode = min(modes, key=lambda m: self.value(system, m, attack))
+        best = self.interval(system, best_mode, attack)
+        drop = plain.value - best.value
+        return {
+            "system": system,
+            "attack": attack,
+            "plain": plain.to_dict(),
+            "best_mode": best_mode,
+            "best": best.to_dict(),
+            "drop": float(drop),
+            "threshold": float(threshold),
+            "illusion": bool(drop > threshold),
+            "resolved": bool(plain.above(best)),
+        }
+
+    def interval(self, system: str, mode: str, attack: str) -> Interval:
+        """Adversarial accuracy with its 95 % Clopper-Pearson interval (pooled over seeds)."""
+        r = self._row(system, mode)
+        return Interval(
+            r["adversarial_accuracy"][attack],
+            r["adversarial_accuracy_ci_low"][attack],
+            r["adversarial_accuracy_ci_high"][attack],
+        )
 
 
 def illusion_table(
@@ -194,6 +259,7 @@ def illusion_table(
     calibration: str = "exact",
     max_evaluations: int = 8,
     seed: int = 0,
+    seeds: Sequence[int] | None = None,
     progress: bool = False,
 ) -> IllusionTable:
     """Adversarial accuracy of each served system under each attack, plain / cal / opt (Tables 2-3), and
@@ -202,6 +268,9 @@ def illusion_table(
     ``systems`` maps names to served models (e.g. ``{"base": m, "↓conf": TemperatureScaled(m, 2e6),
     "↑conf": TemperatureScaled(m, 0.005), "ddi-at": d}``); ``opt_attack`` names the attack used to
     optimise T on the validation set (default: the first attack; the paper uses DeepWordBug).
+    ``seeds`` (default ``(seed,)``) repeats every attack (and the opt search) once per seed, as the paper's
+    mean ± std over seeds; rows report the mean, the std over seeds and a pooled Clopper-Pearson interval.
+    A separable validation set gives the bounded T_cal of :func:`fit_temperature` (row key ``separable``).
     """
     for m in modes:
         check_choice(m, MODES, "modes")
@@ -210,46 +279,84 @@ def illusion_table(
     opt_name = opt_attack or next(iter(attacks))
     if opt_name not in attacks:
         raise ValueError(f"opt_attack must be one of {list(attacks)}, got {opt_name!r}")
+    seed_list = _check_seeds(seeds, seed)
     yv = np.asarray(val_labels.cpu() if hasattr(val_labels, "cpu") else val_labels)
     rows = []
     for sname, model in systems.items():
-        t_cal = calibrate_temperature(logits64(model, val_inputs), yv, method=calibration)
+        fit = fit_temperature(logits64(model, val_inputs), yv, method=calibration)
+        source = (
+            PlattScaler(kind="matrix").fit(logits64(model, val_inputs), yv).wrap(model)
+            if "platt" in modes
+            else None
+        )
         for mode in modes:
-            if mode == "plain":
-                t, extra = 1.0, {}
-            elif mode == "cal":
-                t, extra = t_cal, {}
-            elif mode == "platt":
-                t, extra = 1.0, {}
-            else:
-                res = optimize_temperature(
-                    model,
-                    val_inputs,
-                    yv,
-                    attacks[opt_name],
-                    init_temperature=t_cal,
-                    max_evaluations=max_evaluations,
-                    seed=seed,
-                )
-                t, extra = res.temperature, {"search": res.to_dict()}
-            source = PlattScaler(kind="matrix").fit(logits64(model, val_inputs), yv).wrap(model) if mode == "platt" else None
-            accs, clean, conf = {}, None, None
-            for aname, atk in attacks.items():
-                ev = evaluate_attack(model, inputs, labels, atk, temperature=t, source_model=source, seed=seed,
-                                     progress=progress)
-                accs[aname] = ev.adversarial_accuracy
-                clean = ev.clean_accuracy
-                conf = (ev.clean_confidence.mean, ev.adversarial_confidence.mean)
-            rows.append(
-                {
-                    "system": sname,
-                    "mode": mode,
-                    "temperature": t,
-                    "clean_accuracy": clean,
-                    "adversarial_accuracy": accs,
-                    "clean_confidence": conf[0],
-                    "adversarial_confidence": conf[1],
-                    **extra,
-                }
-            )
+            temps, searches = [], []
+            correct: dict[str, list] = {a: [] for a in attacks}
+            per_seed: dict[str, list] = {a: [] for a in attacks}
+            clean = conf_c = conf_a = None
+            for sd in seed_list:
+                if mode in ("plain", "platt"):
+                    t = 1.0
+                elif mode == "cal":
+                    t = fit.temperature
+                else:
+                    res = optimize_temperature(
+                        model,
+                        val_inputs,
+                        yv,
+                        attacks[opt_name],
+                        init_temperature=fit.temperature,
+                        max_evaluations=max_evaluations,
+                        seed=sd,
+                    )
+                    t = res.temperature
+                    searches.append(res.to_dict())
+                temps.append(t)
+                for aname, atk in attacks.items():
+                    ev = evaluate_attack(
+                        model,
+                        inputs,
+                        labels,
+                        atk,
+                        temperature=t,
+                        source_model=source if mode == "platt" else None,
+                        seed=sd,
+                        progress=progress,
+                    )
+                    correct[aname].extend(ev.correct_adversarial)
+                    per_seed[aname].append(ev.adversarial_accuracy)
+                    clean = ev.clean_accuracy
+                    conf_c, conf_a = ev.clean_confidence.mean, ev.adversarial_confidence.mean
+            cis = {a: clopper_pearson(correct[a]) for a in attacks}
+            row = {
+                "system": sname,
+                "mode": mode,
+                "temperature": temps[0],
+                "clean_accuracy": clean,
+                "adversarial_accuracy": {a: float(np.mean(per_seed[a])) for a in attacks},
+                "adversarial_accuracy_ci_low": {a: cis[a].low for a in attacks},
+                "adversarial_accuracy_ci_high": {a: cis[a].high for a in attacks},
+                "adversarial_accuracy_std": {
+                    a: float(np.std(per_seed[a], ddof=1)) if len(seed_list) > 1 else 0.0 for a in attacks
+                },
+                "clean_confidence": conf_c,
+                "adversarial_confidence": conf_a,
+                "seeds": list(seed_list),
+                "n": len(correct[opt_name]) // len(seed_list),
+                "separable": fit.separable,
+            }
+            if len(seed_list) > 1:
+                row["temperatures"] = temps
+            if searches:
+                row["search"] = searches[0] if len(searches) == 1 else searches
+            rows.append(row)
     return IllusionTable(tuple(attacks), tuple(rows))
+
+
+def _check_seeds(seeds: Sequence[int] | None, seed: int) -> tuple[int, ...]:
+    if seeds is None:
+        return (int(seed),)
+    out = tuple(seeds)
+    if not out or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in out):
+        raise ValueError(f"seeds must be a non-empty sequence of integers, got {seeds!r}")
+    return tuple(int(s) for s in out)

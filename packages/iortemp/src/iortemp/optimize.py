@@ -2,10 +2,12 @@
 
 Q(T) is piecewise constant (a mean of indicators), so the bracket a naive ``scipy.optimize.brent`` needs
 (f(b) strictly below f(a) and f(c)) often does not exist between arbitrary start points. We first probe by
-decades in log10 T from the start temperature, walk downhill (crossing flat stretches for up to
-``flat_patience`` decades), and then run scipy's bounded Brent method inside the interval between the
-best probe's evaluated neighbours. Every Q evaluation is cached by temperature and counted against
-``max_evaluations``; the full Q(T) curve is returned.
+decades in log10 T from the start temperature (a side whose Q rises is abandoned), walk downhill (crossing
+flat stretches for up to ``flat_patience`` decades), and then run scipy's bounded Brent method inside the
+interval between the best probe's evaluated neighbours. Every Q evaluation is cached on a lattice of step
+``xatol`` in log10 T through the start point, so Brent proposals that land within ``xatol / 2`` of an
+evaluated temperature reuse it (Q is a step function: a finer resolution than ``xatol`` buys nothing);
+new evaluations are counted against ``max_evaluations``; the full Q(T) curve is returned.
 """
 
 from __future__ import annotations
@@ -21,6 +23,10 @@ from ._validation import check_positive_int, check_temperature
 from .protocol import evaluate_attack
 
 __all__ = ["TemperatureSearchResult", "optimize_temperature", "search_temperature"]
+
+# Temperatures the search may visit: beyond 1e20 (or below 1e-20) float32 logits of ordinary size overflow
+# (underflow) when divided, and 10.0 ** 400 is not a float at all.
+LOG10_LIMIT = (-20.0, 20.0)
 
 
 @dataclass(frozen=True)
@@ -65,18 +71,23 @@ def search_temperature(
     xatol: float = 0.05,
     flat_patience: int = 3,
     stall_patience: int | None = 4,
+    floor: float | None = 0.0,
 ) -> TemperatureSearchResult:
     """Minimise any Q(T) (e.g. adversarial accuracy) over log10 T by decade probing + bounded Brent.
 
     ``xatol`` is the Brent tolerance in log10 T; ``flat_patience`` the number of decades walked across a
     flat Q before giving up in that direction; ``stall_patience`` stops the Brent stage after that many
     consecutive evaluations without a new minimum (Q is a step function: refining inside a plateau
-    rarely pays; ``None`` runs Brent to ``xatol``).
+    rarely pays; ``None`` runs Brent to ``xatol``). ``floor`` is a known lower bound of Q (an adversarial
+    accuracy cannot fall below 0): the search stops as soon as it is reached (``None``: no bound).
     """
     t0 = check_temperature(init_temperature, "init_temperature")
     lo, hi = (float(v) for v in log10_bounds)
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"log10_bounds must be finite (lo, hi) with lo < hi, got {log10_bounds}")
+    if not (math.isfinite(lo) and math.isfinite(hi) and LOG10_LIMIT[0] <= lo < hi <= LOG10_LIMIT[1]):
+        raise ValueError(
+            f"log10_bounds must be finite (lo, hi) with {LOG10_LIMIT[0]} <= lo < hi <= {LOG10_LIMIT[1]} "
+            f"(temperatures 1e-20..1e20 keep float32 logits finite), got {log10_bounds}"
+        )
     budget = check_positive_int(max_evaluations, "max_evaluations")
     patience = check_positive_int(flat_patience, "flat_patience", minimum=0)
     if not (xatol > 0):
@@ -86,9 +97,16 @@ def search_temperature(
 
     cache: dict[float, float] = {}
     stage = {"brent": False, "stall": 0}
+    x0 = round(min(max(math.log10(t0), lo), hi), 9)
+
+    def snap(x: float) -> float:
+        # evaluations live on a lattice of step xatol through the start point: a Brent proposal within
+        # xatol / 2 of an evaluated temperature reuses that evaluation instead of paying for a new attack
+        x = min(max(float(x), lo), hi)
+        return round(min(max(x0 + round((x - x0) / xatol) * xatol, lo), hi), 9)
 
     def f(x: float) -> float:
-        key = round(min(max(float(x), lo), hi), 9)
+        key = snap(x)
         if key not in cache:
             if len(cache) >= budget:
                 raise _BudgetExhausted
@@ -97,38 +115,55 @@ def search_temperature(
                 raise ValueError(f"Q(T) must be finite, got {val} at T={10.0**key:g}")
             improved = not cache or val < min(cache.values())
             cache[key] = val
+            if floor is not None and val <= floor:
+                raise _Stalled  # a global minimum: nothing left to find
             if stage["brent"] and stall_patience is not None:
                 stage["stall"] = 0 if improved else stage["stall"] + 1
                 if stage["stall"] >= stall_patience:
                     raise _Stalled
         return cache[key]
 
-    x0 = round(min(max(math.log10(t0), lo), hi), 9)
     exhausted = False
+    left = right = x0
     try:
         best_x, best_q = x0, f(x0)
-        # 1) probe decades on both sides until one is strictly better (or patience runs out)
+        q0 = best_q
+        # 1) probe decades on both sides until one is strictly better; a side whose probe rises above Q(T0)
+        #    is abandoned (Q is taken as unimodal in log T up to its flat stretches), a flat side is crossed
+        #    for up to `patience` decades
         direction = 0
+        alive = [d for d in (-1, 1) if lo <= x0 + d <= hi]
         for step in range(1, patience + 2):
-            probes = [(f(x0 + d * step), d, x0 + d * step) for d in (-1, 1) if lo <= x0 + d * step <= hi]
+            probes = []
+            for d in list(alive):
+                xv = x0 + d * step
+                if not (lo <= xv <= hi):
+                    alive.remove(d)
+                    continue
+                qv = f(xv)
+                probes.append((qv, d, xv))
+                if qv > q0:
+                    alive.remove(d)
             if not probes:
                 break
             qv, d, xv = min(probes)
             if qv < best_q:
-                best_x, best_q, direction = round(xv, 9), qv, d
+                best_x, best_q, direction = snap(xv), qv, d
+                break
+            if not alive:
                 break
         # 2) walk downhill by decades, crossing up to `patience` flat decades
         if direction:
-            x, flat = best_x + direction, 0
+            x, flat = snap(best_x + direction), 0
             while lo <= x <= hi:
                 qv = f(x)
                 if qv < best_q:
-                    best_x, best_q, flat = round(x, 9), qv, 0
+                    best_x, best_q, flat = x, qv, 0
                 elif qv == best_q and flat < patience:
                     flat += 1
                 else:
                     break
-                x += direction
+                x = snap(x + direction)
         # 3) bounded Brent between the evaluated neighbours of the best probe
         xs = sorted(cache)
         left = max([v for v in xs if v < best_x], default=best_x)
@@ -181,6 +216,7 @@ def optimize_temperature(
     xatol: float = 0.05,
     flat_patience: int = 3,
     stall_patience: int | None = 4,
+    floor: float | None = 0.0,
     seed: int = 0,
     progress: bool = False,
 ) -> TemperatureSearchResult:
@@ -194,8 +230,12 @@ def optimize_temperature(
     if not callable(attack):
         raise TypeError("attack must be callable as attack(victim, inputs, labels, seed=...)")
 
+    check_temperature(init_temperature, "init_temperature")
+
     def q(t: float) -> float:
-        return evaluate_attack(model, inputs, labels, attack, temperature=t, seed=seed).adversarial_accuracy
+        return evaluate_attack(
+            model, inputs, labels, attack, temperature=t, seed=seed, progress=progress
+        ).adversarial_accuracy
 
     return search_temperature(
         q,
@@ -204,4 +244,6 @@ def optimize_temperature(
         max_evaluations=max_evaluations,
         xatol=xatol,
         flat_patience=flat_patience,
+        stall_patience=stall_patience,
+        floor=floor,
     )

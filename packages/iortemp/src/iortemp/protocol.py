@@ -7,6 +7,7 @@ score on a target model. Confidence statistics (Table 1) use the float64 reporti
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +17,28 @@ from torch import nn
 from .metrics import ConfidenceStats, confidence_stats
 from .temperature import TemperatureScaled, logits64
 
-__all__ = ["AdversarialEvaluation", "evaluate_attack", "predict", "transfer_attack"]
+__all__ = ["AdversarialEvaluation", "call_attack", "evaluate_attack", "predict", "transfer_attack"]
+
+
+def call_attack(attack, victim, inputs, labels, *, seed: int = 0, progress: bool = False):
+    """Call a user attack ``attack(victim, inputs, labels[, seed=...][, progress=...])``.
+
+    ``seed`` and ``progress`` are passed only when the callable accepts them (by name or ``**kwargs``), so
+    a plain function ``def atk(victim, x, y)`` works as well as this package's attack classes.
+    """
+    if not callable(attack):
+        raise TypeError("attack must be callable as attack(victim, inputs, labels[, seed=...][, progress=...])")
+    try:
+        params = inspect.signature(attack).parameters
+    except (TypeError, ValueError):  # builtins / C callables without a signature: pass everything
+        return attack(victim, inputs, labels, seed=seed, progress=progress)
+    var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    kwargs = {}
+    for name, value in (("seed", seed), ("progress", progress)):
+        p = params.get(name)
+        if var_kw or (p is not None and p.kind is not inspect.Parameter.POSITIONAL_ONLY):
+            kwargs[name] = value
+    return attack(victim, inputs, labels, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -82,11 +104,15 @@ def evaluate_attack(
     if n != len(y) or n == 0:
         raise ValueError(f"inputs and labels must be non-empty and of equal length, got {n} and {len(y)}")
     if not callable(attack):
-        raise TypeError("attack must be callable as attack(victim, inputs, labels, seed=...)")
+        raise TypeError("attack must be callable as attack(victim, inputs, labels[, seed=...][, progress=...])")
+    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
+        raise TypeError(f"temperature must be a positive real number, got {type(temperature).__name__}")
+    if not (np.isfinite(temperature) and temperature > 0):
+        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
     victim = source_model if source_model is not None else model
     if temperature != 1.0:
         victim = TemperatureScaled(victim, temperature)
-    out = attack(victim, inputs, y, seed=seed, progress=progress)
+    out = call_attack(attack, victim, inputs, y, seed=seed, progress=progress)
     clean_logits = logits64(model, inputs)
     adv_logits = logits64(model, out.adversarial)
     correct_clean = clean_logits.argmax(1) == y

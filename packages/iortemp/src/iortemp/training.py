@@ -18,18 +18,20 @@ from torch import nn
 
 from ._validation import check_choice, check_positive_int
 from .hf import HFTextClassifier
+from .protocol import call_attack
 from .temperature import _device_of
 
 __all__ = [
     "TrainingConfig",
     "TrainingResult",
     "adversarial_augmentation",
+    "ascc_perturbation",
     "mean_embedding_norm",
     "min_norm_simplex",
     "train_classifier",
 ]
 
-METHODS = ("base", "ddi-at", "pgd", "freelb")
+METHODS = ("base", "ddi-at", "pgd", "freelb", "ascc")
 NORMALIZATIONS = ("normalise", "clip", "none")
 ADV_SCALES = ("absolute", "embedding")
 
@@ -63,15 +65,25 @@ class TrainingConfig:
     ddi_normalization: str = "normalise"
     ddi_clip_norm: float = 1.0
     ddi_solver: str = "auto"
+    # ASCC (Dong et al., 2021; the paper's other defense baseline): adversarial sparse convex combinations of
+    # each word's synonym embeddings; their defaults: beta = 4 (KL weight), 10 ascent steps, entropy weight 10
+    ascc_beta: float = 4.0
+    ascc_steps: int = 10
+    ascc_lr: float = 10.0
+    ascc_entropy: float = 10.0
+    ascc_max_synonyms: int = 8
     adv_scale: str = "absolute"
 
     def __post_init__(self):
         check_choice(self.ddi_normalization, NORMALIZATIONS, "ddi_normalization")
         check_choice(self.adv_scale, ADV_SCALES, "adv_scale")
         check_choice(self.ddi_solver, ("auto", "exact", "cvxpy"), "ddi_solver")
-        for name in ("batch_size", "epochs", "max_length", "adv_steps", "ddi_m", "ddi_k"):
+        for name in ("batch_size", "epochs", "max_length", "adv_steps", "ddi_m", "ddi_k", "ascc_steps",
+                     "ascc_max_synonyms"):
             check_positive_int(getattr(self, name), name)
-        for name in ("lr", "adv_lr", "ddi_clip_norm"):
+        if self.ascc_beta < 0 or self.ascc_entropy < 0:
+            raise ValueError("ascc_beta and ascc_entropy must be >= 0")
+        for name in ("lr", "adv_lr", "ddi_clip_norm", "ascc_lr"):
             v = getattr(self, name)
             if not (v > 0 and math.isfinite(v)):
                 raise ValueError(f"{name} must be a finite number > 0, got {v}")
@@ -120,6 +132,12 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
     check_choice(solver, ("auto", "exact", "cvxpy"), "solver")
     m = g.shape[0]
     g = 0.5 * (g + g.T)
+    # alpha* is invariant to a positive scale of G: solve on G / max diag, so Gram matrices of gradients from
+    # logits of 1e-8 or 1e8 give the same weights (and no tolerance depends on the scale)
+    scale = float(np.max(np.abs(np.diag(g)))) if m else 0.0
+    if scale == 0.0 or not math.isfinite(scale):
+        return np.full(m, 1.0 / m)  # all gradients zero: every simplex point is optimal
+    g = g / scale
     if solver == "cvxpy" or (solver == "auto" and m > 8):
         import cvxpy as cp
 
@@ -138,17 +156,16 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
         kkt[k, :k] = 1.0
         rhs = np.zeros(k + 1)
         rhs[k] = 1.0
-        sol = np.linalg.lstsq(kkt, rhs, rcond=None)[0]
-        if not np.allclose(kkt @ sol, rhs, atol=1e-9 * max(1.0, np.abs(g).max())):
-            continue
-        a_s = sol[:k]
-        if a_s.min() < -1e-12:
+        a_s = np.linalg.lstsq(kkt, rhs, rcond=None)[0][:k]
+        # every non-negative candidate, renormalised, is a feasible point; the KKT point of the optimal
+        # support is among them, so the minimum over candidates is the optimum
+        if a_s.min() < -1e-9 or a_s.sum() <= 0:
             continue
         alpha = np.zeros(m)
         alpha[s] = np.clip(a_s, 0, None)
         alpha /= alpha.sum()
         val = float(alpha @ g @ alpha)
-        if best is None or val < best_val:
+        if best is None or val < best_val - 1e-15:
             best, best_val = alpha, val
     assert best is not None  # every vertex (single support) is feasible
     return best
@@ -203,6 +220,55 @@ def _pgd(model, batch, labels, steps, cfg, gen) -> torch.Tensor:
     return delta
 
 
+def _ascc_table(tokenizer, synonyms, k: int) -> dict[int, list[int]]:
+    """Token id -> up to ``k`` synonym token ids, for words that are whole tokens of the vocabulary."""
+    vocab = tokenizer.get_vocab()
+    out: dict[int, list[int]] = {}
+    for word, syns in synonyms.items():
+        i = vocab.get(word, vocab.get(str(word).lower()))
+        if i is None:
+            continue
+        ids = []
+        for w in syns:
+            j = vocab.get(w, vocab.get(str(w).lower()))
+            if j is not None and j != i and j not in ids:
+                ids.append(j)
+        if ids:
+            out[int(i)] = ids[:k]
+    return out
+
+
+def _ascc_candidates(input_ids: torch.Tensor, table: dict[int, list[int]], k: int):
+    """(B, L, k + 1) candidate ids (the token itself first) and their validity mask."""
+    ids = input_ids.cpu().tolist()
+    cand = [[[t] + (table.get(t, []) + [t] * k)[:k] for t in row] for row in ids]
+    mask = [[[True] + [j < len(table.get(t, [])) for j in range(k)] for t in row] for row in ids]
+    dev = input_ids.device
+    return torch.tensor(cand, device=dev), torch.tensor(mask, device=dev)
+
+
+def ascc_perturbation(model, batch: dict, cand: torch.Tensor, mask: torch.Tensor, cfg, gen) -> torch.Tensor:
+    """ASCC's inner maximisation: convex-combination weights (B, L, k+1) over each word's synonym embeddings
+    that maximise KL(p(x) || p(x_hat)) minus an entropy term pushing them towards sparse vertices
+    (Dong et al., 2021, Eq. 8-10). Rows are on the probability simplex (masked entries exactly 0)."""
+    emb = model.get_input_embeddings()
+    with torch.no_grad():
+        ecand = emb(cand)  # (B, L, K1, d)
+        p_clean = torch.softmax(model(**batch).logits, dim=-1)
+    w = (torch.rand(cand.shape, generator=gen) * 1e-2).to(ecand.device, ecand.dtype)
+    neg = torch.finfo(ecand.dtype).min
+    for _ in range(cfg.ascc_steps):
+        w.requires_grad_(True)
+        coef = torch.softmax(w.masked_fill(~mask, neg), dim=-1)
+        adv = (coef.unsqueeze(-1) * ecand).sum(dim=-2)
+        logp_adv = torch.log_softmax(_forward(model, adv, batch), dim=-1)
+        kl = nn.functional.kl_div(logp_adv, p_clean, reduction="batchmean")
+        ent = -(coef * torch.log(coef.clamp_min(1e-12))).sum(-1).mean()
+        (g,) = torch.autograd.grad(kl - cfg.ascc_entropy * ent / max(1, cand.shape[1]), w)
+        w = (w + cfg.ascc_lr * g / g.norm().clamp_min(1e-12)).detach()
+    return torch.softmax(w.masked_fill(~mask, neg), dim=-1).detach()
+
+
 def train_classifier(
     model: nn.Module,
     tokenizer,
@@ -213,8 +279,9 @@ def train_classifier(
     config: TrainingConfig | None = None,
     seed: int = 0,
     progress: bool = False,
+    synonyms=None,
 ) -> TrainingResult:
-    """Train ``model`` in place on ``(texts, labels)`` with ``method`` in base / ddi-at / pgd / freelb.
+    """Train ``model`` in place on ``(texts, labels)`` with ``method`` in base / ddi-at / pgd / freelb / ascc.
 
     * ``ddi-at`` (App. A.2, Eq. 15-17): M embedding-space PGD adversaries from independent random starts,
       K steps each; the M parameter gradients are combined with the min-norm simplex weights alpha*
@@ -226,6 +293,10 @@ def train_classifier(
       early gradients), so the logit margins keep growing: the overconfidence of Table 1 / App. B.
     * ``pgd``: PGD-K adversarial training in the embedding space (loss on the final perturbation).
     * ``freelb``: FreeLB (Zhu et al., 2020): parameter gradients accumulated over the K ascent steps.
+    * ``ascc``: ASCC (Dong et al., 2021): loss CE(x) + ``ascc_beta`` * KL(p(x) || p(x_hat)) where x_hat replaces
+      each word's embedding by the adversarial convex combination of its synonyms' embeddings
+      (:func:`ascc_perturbation`); ``synonyms`` maps words to substitutes (e.g. WordNet synonyms,
+      :func:`iortemp.wordnet.wordnet_synonyms`); words that are not whole tokens are left unperturbed.
 
     Departure: Eq. 16 picks, per example, the maximiser with the largest gradient norm; like the paper's
     implementation we take the M PGD solutions as the finite set S*(M) and let alpha* weigh them.
@@ -241,6 +312,13 @@ def train_classifier(
     y = np.asarray(labels.cpu() if isinstance(labels, torch.Tensor) else labels)
     if len(texts) == 0 or y.ndim != 1 or len(y) != len(texts) or y.dtype.kind not in "iu":
         raise ValueError("texts must be non-empty and labels a matching 1-d integer array")
+    table = None
+    if method == "ascc":
+        if synonyms is None or not hasattr(synonyms, "items"):
+            raise ValueError("synonyms must be a mapping word -> list of substitutes for method='ascc'")
+        table = _ascc_table(tokenizer, synonyms, cfg.ascc_max_synonyms)
+        if not table:
+            raise ValueError("synonyms: no word and substitute are whole tokens of the tokenizer's vocabulary")
     clf = HFTextClassifier(model, tokenizer, max_length=cfg.max_length)
     device = _device_of(model)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -290,6 +368,15 @@ def train_classifier(
                     delta = _pgd(model, batch, yb, cfg.adv_steps, acfg, gen)
                     emb = model.get_input_embeddings()(batch["input_ids"])
                     loss = nn.functional.cross_entropy(_forward(model, emb + delta, batch), yb)
+                    loss.backward()
+                elif method == "ascc":
+                    cand, cmask = _ascc_candidates(batch["input_ids"], table, cfg.ascc_max_synonyms)
+                    coef = ascc_perturbation(model, batch, cand, cmask, cfg, gen)
+                    logits = model(**batch).logits
+                    adv = (coef.unsqueeze(-1) * model.get_input_embeddings()(cand)).sum(dim=-2)
+                    kl = nn.functional.kl_div(torch.log_softmax(_forward(model, adv, batch), dim=-1),
+                                              torch.softmax(logits, dim=-1), reduction="batchmean")
+                    loss = nn.functional.cross_entropy(logits, yb) + cfg.ascc_beta * kl
                     loss.backward()
                 elif method == "freelb":
                     with torch.no_grad():
@@ -358,7 +445,7 @@ def adversarial_augmentation(
     model on the returned set with ``train_classifier(..., method="base")``.
     """
     y = np.asarray(labels.cpu() if isinstance(labels, torch.Tensor) else labels).astype(np.int64)
-    out = attack(classifier, list(texts), y, seed=seed, progress=progress)
+    out = call_attack(attack, classifier, list(texts), y, seed=seed, progress=progress)
     keep = np.flatnonzero(out.success)
     aug_texts = list(texts) + [out.adversarial[i] for i in keep]
     return aug_texts, np.concatenate([y, y[keep]])
