@@ -22,9 +22,10 @@ def test_demo_writes_report_and_report_rerenders(tmp_path):
     res = cli.invoke(app, ["demo", "--out", str(out), "--methods", "overview", "--no-progress"])
     assert res.exit_code == 0, res.output
     report = json.loads((out / "report.json").read_text())
-    assert set(report["sections"]) == {"overview:builtin:digits-cnn", "overview:builtin:digits-cnn-at",
-                                       "overview:builtin:text-tiny"}
-    assert report["sections"]["overview:builtin:digits-cnn"]["metrics"]["accuracy"] > 0.9
+    assert set(report["sections"]) == {"overview:builtin:fashion-cnn", "overview:builtin:fashion-cnn-at",
+                                       "overview:builtin:wordnet-roberta"}
+    # a sanity check that the shipped weights were loaded (their exact accuracy is test_builtin_models' job)
+    assert report["sections"]["overview:builtin:fashion-cnn"]["metrics"]["accuracy"] > 0.85
     assert all(u["status"] == "done" for u in report["units"])
     (out / "report.html").unlink()
     res = cli.invoke(app, ["report", str(out)])
