@@ -109,5 +109,8 @@ def run(ctx, params: dict) -> Section:
                   f"(95 % CI {100 * boot['ece'][0]:.2f}–{100 * boot['ece'][1]:.2f} %).",
         metrics=metrics, tables=[table], figures=[figure],
         notes=([f"Data: {source}."] if source else [])
+        + (["ECE lies below its percentile-bootstrap interval: resampling adds binning noise, so resampled ECEs "
+            "are biased upward; read the interval as an upper range, not as centred on the estimate."]
+           if diagram.ece < boot["ece"][0] else [])
         + ["Intervals: Clopper-Pearson for accuracy; percentile bootstrap over the samples "
            f"({n_boot} resamples, seed {ctx.seed}) for ECE and Brier."])
