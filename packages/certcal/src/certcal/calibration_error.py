@@ -26,6 +26,7 @@ from ._validation import (
     check_positive_float,
     check_positive_int,
 )
+from .metrics import _bin_index
 
 __all__ = [
     "ADMMConfig",
@@ -191,7 +192,7 @@ def certified_calibration_error(
         bins, z, value = solve_milp(prog, milp_time_limit)
     elif method == "brier":
         z = np.where(c > 0, lo, up)
-        bins = np.clip(np.ceil(z * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
+        bins = _bin_index(z, n_bins)
         value = hard_ece(z, c, n_bins)
     elif method == "dece":
         cfg = dece or DECEConfig()
@@ -204,7 +205,7 @@ def certified_calibration_error(
                 best = (zz, val, kind)
         assert best is not None
         z, value = best[0], best[1]
-        bins = np.clip(np.ceil(z * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
+        bins = _bin_index(z, n_bins)
         info["init"] = best[2]
     else:  # admm
         best = None
@@ -225,7 +226,7 @@ def certified_calibration_error(
         # the initial confidences in their own bins are a feasible point too: never report less than them
         for kind in sorted({k for cfg in admm_cfgs for k in cfg.inits}):
             z0 = _initial(kind, clean, lo, up, c)
-            b0 = np.clip(np.ceil(z0 * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
+            b0 = _bin_index(z0, n_bins)
             v0 = hard_ece(z0, c, n_bins)
             if v0 > value and check_feasible(prog, b0, z0):
                 bins, z, value = b0, z0, v0

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 
 from ._pgd import ascent_direction, project
 from ._validation import (
+    as_logits,
     check_choice,
     check_labelled_images,
     check_positive_float,
@@ -67,7 +68,7 @@ class TrainingResult:
 def _smoothed_logprob(model: torch.nn.Module, x: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
     """log((1/m) sum_i softmax(f(x + delta_i))): (B, K), from noise (B, m, C, H, W)."""
     b, m = noise.shape[:2]
-    logits = model((x[:, None] + noise).flatten(0, 1))
+    logits = as_logits(model((x[:, None] + noise).flatten(0, 1)), b * m)
     logp = torch.log_softmax(logits, dim=1).view(b, m, -1)
     return torch.logsumexp(logp, dim=1) - np.log(m)
 
@@ -173,12 +174,16 @@ def adversarial_calibration_training(
             net.eval()
             x_adv = _inner(net, method, xb, yb, noise, eps, sigma, attack_steps, step, n_bins, admm_cfg)
             net.train()
-            logits = net((x_adv[:, None] + noise).flatten(0, 1))
+            logits = as_logits(net((x_adv[:, None] + noise).flatten(0, 1)), xb.shape[0] * num_noise)
             loss = F.cross_entropy(logits, yb.repeat_interleave(num_noise))
+            lv = float(loss.detach())
+            if not np.isfinite(lv):
+                raise ValueError(f"training loss became non-finite ({lv}) in epoch {epoch}: the model returned "
+                                 "NaN/inf logits; lower lr or check the model")
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss.detach()) * xb.shape[0]
+            total += lv * xb.shape[0]
             count += xb.shape[0]
         sched.step()
         history.append(total / count)
