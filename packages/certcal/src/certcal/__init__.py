@@ -8,6 +8,7 @@ beta-ACE calibration attacks and adversarial calibration training.
 
 from importlib.metadata import version as _version
 
+from .act_protocol import ACTComparison, ACTRow, act_comparison
 from .attacks import ACE_CONFIGURATIONS, ACEResult, BetaACE
 from .calibration_error import (
     CCE_METHODS,
@@ -36,6 +37,8 @@ from .training import TRAINING_METHODS, TrainingResult, adversarial_calibration_
 __version__ = _version("certcal")
 __all__ = [
     "ACEResult",
+    "ACTComparison",
+    "ACTRow",
     "ACE_CONFIGURATIONS",
     "ADMMConfig",
     "BOUND_METHODS",
@@ -52,6 +55,7 @@ __all__ = [
     "TRAINING_METHODS",
     "TrainingResult",
     "__version__",
+    "act_comparison",
     "adaptive_calibration_error",
     "admm_grid",
     "adversarial_calibration_training",
