@@ -27,6 +27,8 @@ DEFAULTS: dict = {
     "dataset": "builtin:digits",
     "sigmas": [0.25, 0.5],
     "noise_epochs": 6,            # Gaussian-noise fine-tuning that turns the base model into a smoothing base
+    "noise_batch_size": 64,
+    "noise_lr": 1e-3,
     "n0": 100,
     "n": 1000,                    # Monte-Carlo draws per input (paper: 100,000)
     "alpha": 0.001,
@@ -46,6 +48,11 @@ DEFAULTS: dict = {
     "act_epochs": 2,
     "act_train_samples": 0,       # 0: the whole train split
     "act_admm_steps": 200,
+    "act_batch_size": 128,
+    "act_num_noise": 2,           # Gaussian draws per input (m in the paper)
+    "act_attack_steps": 2,
+    "act_lr": 5e-4,
+    "act_warmup_epochs": 1,
 }
 
 
@@ -129,7 +136,8 @@ def run(ctx, params: dict) -> Section:
         name = f"noise-sigma{_tag(sigma)}-{key}"
         model = _finetuned(ctx, base, name, lambda s=sigma: certcal.adversarial_calibration_training(
             base, xtr, ytr, method="gaussian", sigma=s, epsilon=0.0, epochs=int(p["noise_epochs"]),
-            batch_size=64, num_noise=1, lr=1e-3, seed=ctx.seed, progress=ctx.progress).model)
+            batch_size=int(p["noise_batch_size"]), num_noise=1, lr=float(p["noise_lr"]), seed=ctx.seed,
+            progress=ctx.progress).model)
         models[sigma] = model
         cert = _certificate(ctx, model, x, sigma, p, name)
         curve = certcal.certified_calibration_curve(cert, y_np, radii, bound=p["bound"], methods=("exact", "admm", "brier"),
@@ -223,7 +231,7 @@ def run(ctx, params: dict) -> Section:
         if start is None:
             start = _finetuned(ctx, base, f"noise-sigma{_tag(sigma)}-{key}", lambda: certcal.adversarial_calibration_training(
                 base, xtr, ytr, method="gaussian", sigma=sigma, epsilon=0.0, epochs=int(p["noise_epochs"]),
-                batch_size=64, num_noise=1, lr=1e-3, seed=ctx.seed).model)
+                batch_size=int(p["noise_batch_size"]), num_noise=1, lr=float(p["noise_lr"]), seed=ctx.seed).model)
         k = p["act_train_samples"]
         xa, ya = (xtr, ytr) if not k else (xtr[:k], ytr[:k])
         act_rows = []
@@ -231,7 +239,8 @@ def run(ctx, params: dict) -> Section:
             name = f"act-{method}-sigma{_tag(sigma)}-{key}"
             model = _finetuned(ctx, base, name, lambda m=method: certcal.adversarial_calibration_training(
                 start, xa, ya, method=m, sigma=sigma, epsilon=float(p["act_epsilon"]), epochs=int(p["act_epochs"]),
-                batch_size=128, num_noise=2, attack_steps=2, lr=5e-4, warmup_epochs=1,
+                batch_size=int(p["act_batch_size"]), num_noise=int(p["act_num_noise"]),
+                attack_steps=int(p["act_attack_steps"]), lr=float(p["act_lr"]), warmup_epochs=int(p["act_warmup_epochs"]),
                 admm=certcal.ADMMConfig(steps=int(p["act_admm_steps"]), inits=("brier",)), seed=ctx.seed,
                 progress=ctx.progress).model)
             cert = _certificate(ctx, model, x, sigma, p, name)
