@@ -23,7 +23,6 @@ TINY = {
     "act_methods": ["smoothadv", "acce_act_exact"],
     "act_epochs": 1,
     "act_train_samples": 128,
-    "act_admm_steps": 20,
 }
 
 

@@ -134,6 +134,8 @@ def adversarial_calibration_training(
     Attack step size = attack_step_factor * 2 * epsilon / attack_steps (Salman et al.'s rule, scaled as in
     App. I.3); weights are updated with Adam (the paper uses SGD on CIFAR-10; Adam converges in the few
     epochs the small demo affords); the model learning rate decays by 10x every 4 epochs (App. I.3).
+    ``admm``: the settings of ACCE-ACT's ADMM adversary (``lr_a``, rho schedule, ``grad_clip``, ``a_init``;
+    it takes one ADMM step per attack step, so ``ADMMConfig.steps`` is not used here).
     """
     yt = check_labelled_images(model, x, y)
     check_choice("method", method, TRAINING_METHODS)
@@ -148,7 +150,9 @@ def adversarial_calibration_training(
     check_positive_float("weight_decay", weight_decay, allow_zero=True)
     if admm is not None and not isinstance(admm, ADMMConfig):
         raise TypeError(f"admm must be an ADMMConfig, got {type(admm).__name__}")
-    admm_cfg = admm or ADMMConfig(steps=300, inits=("brier",))
+    # ACCE-ACT's adversary uses the ADMM learning rate of a, the rho schedule and the gradient clip; its number
+    # of steps is ``attack_steps`` (one ADMM step per PGD step, App. F.2)
+    admm_cfg = admm or ADMMConfig()
 
     net = model if inplace else copy.deepcopy(model)
     device = model_device(net)

@@ -48,7 +48,7 @@ DEFAULTS: dict = {
     "act_epsilon": 0.25,
     "act_epochs": 2,
     "act_train_samples": 0,       # 0: the whole train split
-    "act_admm_steps": 200,
+    "act_admm_lr_a": 1e-3,        # ACCE-ACT's ADMM adversary: learning rate of the assignment (App. G.2)
     "act_batch_size": 128,
     "act_num_noise": 2,           # Gaussian draws per input (m in the paper)
     "act_attack_steps": 2,
@@ -243,7 +243,7 @@ def run(ctx, params: dict) -> Section:
                 start, xa, ya, method=m, sigma=sigma, epsilon=float(p["act_epsilon"]), epochs=int(p["act_epochs"]),
                 batch_size=int(p["act_batch_size"]), num_noise=int(p["act_num_noise"]),
                 attack_steps=int(p["act_attack_steps"]), lr=float(p["act_lr"]), warmup_epochs=int(p["act_warmup_epochs"]),
-                admm=certcal.ADMMConfig(steps=int(p["act_admm_steps"]), inits=("brier",)), seed=ctx.seed,
+                admm=certcal.ADMMConfig(lr_a=float(p["act_admm_lr_a"])), seed=ctx.seed,
                 progress=ctx.progress).model)
             cert = _certificate(ctx, model, x, sigma, p, name)
             curve = certcal.certified_calibration_curve(cert, y_np, radii, bound=p["bound"],
