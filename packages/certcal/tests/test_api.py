@@ -10,7 +10,7 @@ EXPECTED = {
     "admm_grid", "adversarial_calibration_training", "bin_edges", "bin_index", "brier_confidences", "brier_score",
     "certified_brier_score", "certified_calibration_curve", "certified_calibration_error", "certify",
     "clopper_pearson_lower", "confidence_bounds", "expected_calibration_error", "predict", "reliability_diagram",
-    "sample_counts",
+    "sample_counts", "CommonSetCurve", "bootstrap_ci", "common_set_curve",
 }
 
 

@@ -21,7 +21,14 @@ from .calibration_error import (
     certified_calibration_error,
 )
 from .confidence import BOUND_METHODS, ConfidenceBounds, confidence_bounds
-from .evaluation import CertifiedCalibrationCurve, RadiusRow, certified_calibration_curve
+from .evaluation import (
+    CertifiedCalibrationCurve,
+    CommonSetCurve,
+    RadiusRow,
+    bootstrap_ci,
+    certified_calibration_curve,
+    common_set_curve,
+)
 from .metrics import (
     ReliabilityDiagram,
     adaptive_calibration_error,
@@ -47,6 +54,7 @@ __all__ = [
     "CCE_METHODS",
     "CertifiedCalibrationCurve",
     "CertifyResult",
+    "CommonSetCurve",
     "ConfidenceBounds",
     "DECEConfig",
     "PredictResult",
@@ -61,6 +69,7 @@ __all__ = [
     "adversarial_calibration_training",
     "bin_edges",
     "bin_index",
+    "bootstrap_ci",
     "brier_confidences",
     "brier_score",
     "certified_brier_score",
@@ -68,6 +77,7 @@ __all__ = [
     "certified_calibration_error",
     "certify",
     "clopper_pearson_lower",
+    "common_set_curve",
     "confidence_bounds",
     "expected_calibration_error",
     "predict",
