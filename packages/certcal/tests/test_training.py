@@ -110,3 +110,29 @@ def test_act_comparison_table_mechanics(noisy_model, digits):
     assert again.to_dict() == res.to_dict()
     with pytest.raises(ValueError, match="methods"):
         act_comparison(noisy_model, xtr[:8], ytr[:8], xte[:8], yte[:8], methods=("sgd",))
+
+
+def test_act_comparison_checkpoint_resume(noisy_model, digits, tmp_path, monkeypatch):
+    import certcal.act_protocol as ap
+    from certcal import act_comparison
+
+    xtr, ytr, xte, yte = digits
+    kw = dict(methods=("smoothadv",), seeds=(0,), sigma=0.25, epsilon=0.25, radii=(0.0, 0.25), epochs=1,
+              batch_size=128, n0=20, n=60, n_boot=5, checkpoint_dir=tmp_path)
+    res = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw)
+    saved = sorted(p.suffix for p in tmp_path.iterdir())
+    assert saved == [".npz", ".pt"]
+    # a finished run is recomputed from the saved certificate: no training, no certify
+    def boom(*a, **k):
+        raise AssertionError("recomputed instead of resumed")
+
+    monkeypatch.setattr(ap, "adversarial_calibration_training", boom)
+    monkeypatch.setattr(ap, "certify", boom)
+    assert act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw).to_dict() == res.to_dict()
+    # interrupted after training (certificate missing): the weights are reloaded, only certify runs again
+    next(tmp_path.glob("*.npz")).unlink()
+    monkeypatch.setattr(ap, "certify", certify)
+    assert act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw).to_dict() == res.to_dict()
+    # another setting gets other checkpoint names (no stale reuse)
+    with pytest.raises(AssertionError, match="recomputed"):
+        act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **{**kw, "epsilon": 0.5})

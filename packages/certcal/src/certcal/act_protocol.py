@@ -14,17 +14,22 @@ mean with intervals, so a difference is only claimed where intervals separate.
 
 from __future__ import annotations
 
+import copy
+import hashlib
+import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
 
 from ._validation import check_choice, check_labelled_images, check_positive_float, check_positive_int
-from .calibration_error import certified_brier_score, certified_calibration_error
+from .calibration_error import ADMMConfig, certified_brier_score, certified_calibration_error
 from .confidence import BOUND_METHODS, confidence_bounds
-from .smoothing import certify
+from .smoothing import CertifyResult, certify
 from .training import TRAINING_METHODS, adversarial_calibration_training
 
 __all__ = ["ACTComparison", "ACTRow", "act_comparison"]
@@ -71,6 +76,23 @@ class ACTComparison:
                 "methods": list(self.methods), "rows": [r.to_dict() for r in self.rows], "config": dict(self.config)}
 
 
+def _fine_tune(ckpt: Path | None, name: str, train: Callable[[], torch.nn.Module],
+               like: torch.nn.Module) -> torch.nn.Module:
+    """Train, or load the weights saved under ``ckpt / name`` by an earlier (interrupted) run."""
+    if ckpt is None:
+        return train()
+    path = ckpt / name
+    if path.exists():
+        m = copy.deepcopy(like)
+        m.load_state_dict(torch.load(path, weights_only=True, map_location=next(like.parameters()).device))
+        return m.eval()
+    m = train()
+    tmp = path.with_name(path.name + ".tmp")
+    torch.save(m.state_dict(), tmp)
+    os.replace(tmp, path)
+    return m.eval()
+
+
 def _cp(k: int, n: int) -> tuple[float, float]:
     from scipy.stats import binomtest
 
@@ -102,11 +124,18 @@ def act_comparison(
     n_bins: int = 15,
     bound: str = "cdf",
     n_boot: int = 100,
+    warmup_epochs: int = 3,
+    admm: ADMMConfig | None = None,
+    checkpoint_dir: str | Path | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ACTComparison:
     """Fine-tune ``model`` (a smoothing base at ``sigma``) with each of ``methods`` for each seed, certify the
     test inputs, and return CA, CBS and CCE (exact) across ``radii`` with 95 % intervals (see module doc).
-    "gaussian" is the noise-only fine-tuning baseline, "smoothadv" the AT baseline (paper Table 2)."""
+    "gaussian" is the noise-only fine-tuning baseline, "smoothadv" the AT baseline (paper Table 2).
+
+    ``checkpoint_dir``: each (method, seed)'s fine-tuned weights and certificate are saved there (atomic
+    writes, names carry a hash of every setting and of the data), so an interrupted run resumes where it
+    stopped and a finished one is recomputed from the saved certificates without retraining."""
     yt = check_labelled_images(model, x_train, y_train)
     yte = check_labelled_images(model, x_test, y_test)
     methods = tuple(methods)
@@ -126,6 +155,18 @@ def act_comparison(
         raise ValueError("radii must be a non-empty sequence of finite non-negative radii")
     y_np = yte.numpy()
     n_test = y_np.shape[0]
+    ckpt, tag = None, ""
+    if checkpoint_dir is not None:
+        ckpt = Path(checkpoint_dir)
+        ckpt.mkdir(parents=True, exist_ok=True)
+        h = hashlib.sha256(json.dumps({
+            "sigma": sigma, "epsilon": epsilon, "epochs": epochs, "batch_size": batch_size, "num_noise": num_noise,
+            "attack_steps": attack_steps, "lr": lr, "n0": n0, "n": n, "alpha": alpha, "n_bins": n_bins,
+            "warmup_epochs": warmup_epochs, "admm": None if admm is None else asdict(admm)},
+            sort_keys=True, default=str).encode())
+        for t in (x_train, yt, x_test, yte, *model.state_dict().values()):
+            h.update(t.detach().cpu().contiguous().numpy().tobytes())
+        tag = h.hexdigest()[:12]
     boot = np.random.default_rng(12345).integers(0, n_test, size=(n_boot, n_test))
     # per method: lists over seeds of per-radius arrays
     rows = []
@@ -139,12 +180,27 @@ def act_comparison(
         for si, seed in enumerate(seeds):
             if progress is not None:
                 progress(f"{method} seed {seed}")
-            ft = adversarial_calibration_training(
-                model, x_train, yt, method=method, sigma=sigma, epsilon=0.0 if method == "gaussian" else epsilon,
-                epochs=epochs, batch_size=batch_size, num_noise=num_noise, attack_steps=attack_steps, lr=lr,
-                n_bins=n_bins, seed=seed).model
-            cert = certify(ft, x_test, sigma, n0=n0, n=n, alpha=alpha, batch_size=certify_batch_size, seed=seed,
-                           return_scores=True)
+            cert_path = None if ckpt is None else ckpt / f"act-{method}-seed{seed}-{tag}.npz"
+            if cert_path is not None and cert_path.exists():
+                with np.load(cert_path) as f:
+                    cert = CertifyResult(prediction=f["prediction"], radius=f["radius"], p_lower=f["p_lower"],
+                                         counts=f["counts"], sigma=float(sigma), n0=n0, n=n, alpha=alpha,
+                                         scores=f["scores"])
+            else:
+                def train(m: str = method, s: int = seed) -> torch.nn.Module:
+                    return adversarial_calibration_training(
+                        model, x_train, yt, method=m, sigma=sigma, epsilon=0.0 if m == "gaussian" else epsilon,
+                        epochs=epochs, batch_size=batch_size, num_noise=num_noise, attack_steps=attack_steps, lr=lr,
+                        n_bins=n_bins, warmup_epochs=warmup_epochs, admm=admm, seed=s).model
+
+                ft = _fine_tune(ckpt, f"act-{method}-seed{seed}-{tag}.pt", train, model)
+                cert = certify(ft, x_test, sigma, n0=n0, n=n, alpha=alpha, batch_size=certify_batch_size, seed=seed,
+                               return_scores=True)
+                if cert_path is not None:
+                    tmp = cert_path.with_name(cert_path.name + ".tmp.npz")
+                    np.savez_compressed(tmp, prediction=cert.prediction, radius=cert.radius, p_lower=cert.p_lower,
+                                        counts=cert.counts, scores=cert.scores)
+                    os.replace(tmp, cert_path)
             correct = cert.prediction == y_np
             for j, r in enumerate(radii_arr):
                 mask = cert.certified_at(float(r))
@@ -179,7 +235,7 @@ def act_comparison(
             rows.append(ACTRow(method, float(r), ca_k[j] / total, lo_ca, hi_ca, *summarise(cbs, cbs_b),
                                *summarise(cce, cce_b), float(n_cert[j])))
     cfg = {"epochs": epochs, "batch_size": batch_size, "num_noise": num_noise, "attack_steps": attack_steps,
-           "lr": lr, "n0": n0, "n": n, "alpha": alpha, "n_bins": n_bins, "bound": bound, "n_boot": n_boot,
+           "lr": lr, "warmup_epochs": warmup_epochs, "n0": n0, "n": n, "alpha": alpha, "n_bins": n_bins, "bound": bound, "n_boot": n_boot,
            "radii": [float(r) for r in radii_arr]}
     return ACTComparison(sigma=float(sigma), epsilon=float(epsilon), seeds=seeds, methods=methods,
                          rows=tuple(rows), config=cfg)

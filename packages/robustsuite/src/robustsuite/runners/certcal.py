@@ -58,6 +58,7 @@ DEFAULTS: dict = {
     "act_attack_steps": 2,
     "act_lr": 5e-4,
     "act_warmup_epochs": 1,
+    "act_seeds": [],              # empty: the run's seed only
 }
 
 
@@ -292,28 +293,32 @@ def run(ctx, params: dict) -> Section:
                 batch_size=int(p["noise_batch_size"]), num_noise=1, lr=float(p["noise_lr"]), seed=ctx.seed).model)
         k = p["act_train_samples"]
         xa, ya = (xtr, ytr) if not k else (xtr[:k], ytr[:k])
+        seeds = [int(v) for v in (p["act_seeds"] or [ctx.seed])]
+        comp = certcal.act_comparison(
+            start, xa, ya, x, y, methods=list(p["act_methods"]), seeds=seeds, sigma=sigma,
+            epsilon=float(p["act_epsilon"]), radii=radii, epochs=int(p["act_epochs"]),
+            batch_size=int(p["act_batch_size"]), num_noise=int(p["act_num_noise"]),
+            attack_steps=int(p["act_attack_steps"]), lr=float(p["act_lr"]), n0=int(p["n0"]), n=int(p["n"]),
+            alpha=float(p["alpha"]), certify_batch_size=int(p["batch_size"]), n_bins=int(p["n_bins"]),
+            bound=p["bound"], n_boot=n_boot, warmup_epochs=int(p["act_warmup_epochs"]),
+            admm=certcal.ADMMConfig(lr_a=float(p["act_admm_lr_a"])), checkpoint_dir=ctx.work_dir() / f"act-{key}",
+            progress=ctx.progress)
+        labels = {"gaussian": "noise only", "smoothadv": "AT (SmoothAdv)", "brier_act": "Brier-ACT",
+                  "acce_act": "ACCE-ACT", "acce_act_exact": "ACCE-ACT (exact adversary)"}
         act_rows = []
-        for method in p["act_methods"]:
-            name = f"act-{method}-sigma{_tag(sigma)}-{key}"
-            model = _finetuned(ctx, base, name, lambda m=method: certcal.adversarial_calibration_training(
-                start, xa, ya, method=m, sigma=sigma, epsilon=float(p["act_epsilon"]), epochs=int(p["act_epochs"]),
-                batch_size=int(p["act_batch_size"]), num_noise=int(p["act_num_noise"]),
-                attack_steps=int(p["act_attack_steps"]), lr=float(p["act_lr"]), warmup_epochs=int(p["act_warmup_epochs"]),
-                admm=certcal.ADMMConfig(lr_a=float(p["act_admm_lr_a"])), seed=ctx.seed,
-                progress=ctx.progress).model)
-            cert = _certificate(ctx, model, x, sigma, p, name)
-            curve = certcal.certified_calibration_curve(cert, y_np, radii, bound=p["bound"],
-                                                        methods=("exact", "admm"), n_bins=int(p["n_bins"]), admm=admm)
-            label = {"smoothadv": "AT (SmoothAdv)", "brier_act": "Brier-ACT", "acce_act": "ACCE-ACT",
-                     "acce_act_exact": "ACCE-ACT (exact adversary)"}.get(method, method)
-            for r in curve.rows:
-                act_rows.append([label, r.radius, _pct(r.certified_accuracy), _pct(r.cbs), _pct(r.cce["exact"]),
-                                 _pct(r.cce["admm"])])
-                metrics[f"act_{method}_r_{_tag(r.radius)}_cce_exact"] = r.cce["exact"]
-                metrics[f"act_{method}_r_{_tag(r.radius)}_cbs"] = r.cbs
+        for r in comp.rows:
+            act_rows.append([labels.get(r.method, r.method), r.radius, _pct(r.certified_accuracy),
+                             _pct(r.certified_accuracy_ci_low), _pct(r.certified_accuracy_ci_high), _pct(r.cbs),
+                             _pct(r.cbs_ci_low), _pct(r.cbs_ci_high), _pct(r.cce), _pct(r.cce_ci_low),
+                             _pct(r.cce_ci_high)])
+            t = f"act_{r.method}_r_{_tag(r.radius)}"
+            metrics[f"{t}_cce_exact"], metrics[f"{t}_cbs"] = r.cce, r.cbs
+            metrics[f"{t}_cce_exact_ci_low"], metrics[f"{t}_cce_exact_ci_high"] = r.cce_ci_low, r.cce_ci_high
+            metrics[f"{t}_cbs_ci_low"], metrics[f"{t}_cbs_ci_high"] = r.cbs_ci_low, r.cbs_ci_high
         tables.append(Table("act", f"Adversarial calibration training at σ={sigma:g}, ε={p['act_epsilon']:g} "
-                            f"({p['act_epochs']} fine-tuning epochs): CA, CBS, CCE (%)",
-                            ["method", "radius", "CA", "CBS", "CCE exact", "CCE ADMM"], act_rows))
+                            f"({p['act_epochs']} fine-tuning epochs, seeds {seeds}): CA, CBS, CCE exact (%)",
+                            ["method", "radius", "CA", "CA_ci_low", "CA_ci_high", "CBS", "CBS_ci_low", "CBS_ci_high",
+                             "CCE exact", "CCE exact_ci_low", "CCE exact_ci_high"], act_rows))
         notes.append(f"ACT rows fine-tune the sigma-noise model for a few epochs on the {p['dataset']} train split; the "
                      "paper fine-tunes SmoothAdv CIFAR-10/ImageNet models for 10 epochs, so differences here are "
                      "small-scale and noisy.")
