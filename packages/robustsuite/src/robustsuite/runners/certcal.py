@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -302,7 +303,7 @@ def run(ctx, params: dict) -> Section:
             alpha=float(p["alpha"]), certify_batch_size=int(p["batch_size"]), n_bins=int(p["n_bins"]),
             bound=p["bound"], n_boot=n_boot, warmup_epochs=int(p["act_warmup_epochs"]),
             admm=certcal.ADMMConfig(lr_a=float(p["act_admm_lr_a"])), checkpoint_dir=ctx.work_dir() / f"act-{key}",
-            progress=ctx.progress)
+            progress=(lambda msg: print(f"  certcal ACT: {msg}", file=sys.stderr, flush=True)) if ctx.progress else None)
         labels = {"gaussian": "noise only", "smoothadv": "AT (SmoothAdv)", "brier_act": "Brier-ACT",
                   "acce_act": "ACCE-ACT", "acce_act_exact": "ACCE-ACT (exact adversary)"}
         act_rows = []
