@@ -4,13 +4,13 @@ import sys
 import certcal
 
 EXPECTED = {
-    "ACE_CONFIGURATIONS", "ACEResult", "ADMMConfig", "BOUND_METHODS", "BetaACE", "CCEResult", "CCE_METHODS",
+    "ACE_CONFIGURATIONS", "ACEResult", "ACTComparison", "ACTRow", "act_comparison", "ADMMConfig", "BOUND_METHODS", "BetaACE", "CCEResult", "CCE_METHODS",
     "CertifiedCalibrationCurve", "CertifyResult", "ConfidenceBounds", "DECEConfig", "PredictResult", "RadiusRow",
     "ReliabilityDiagram", "TRAINING_METHODS", "TrainingResult", "__version__", "adaptive_calibration_error",
-    "adversarial_calibration_training", "bin_edges", "bin_index", "brier_confidences", "brier_score",
+    "admm_grid", "adversarial_calibration_training", "bin_edges", "bin_index", "brier_confidences", "brier_score",
     "certified_brier_score", "certified_calibration_curve", "certified_calibration_error", "certify",
     "clopper_pearson_lower", "confidence_bounds", "expected_calibration_error", "predict", "reliability_diagram",
-    "sample_counts",
+    "sample_counts", "CommonSetCurve", "bootstrap_ci", "common_set_curve",
 }
 
 

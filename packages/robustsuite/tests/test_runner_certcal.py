@@ -1,4 +1,5 @@
-"""The certcal runner produces a well-formed section with sane numbers on tiny budgets."""
+"""The certcal runner: mechanics on the 8x8 digits with tiny budgets (noise fine-tuning, ACT, resume), and
+the paper's effects on the demo defaults (Fashion-MNIST, shipped noise models), asserted with intervals."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from robustsuite.runners import RunContext
 from robustsuite.runners import certcal as runner
 
 TINY = {
+    "model": "builtin:digits-cnn",
+    "dataset": "builtin:digits",
+    "noise_models": [],           # fine-tune the digits model with Gaussian noise (the non-shipped path)
+    "n_boot": 20,
     "sigmas": [0.25],
     "noise_epochs": 1,
     "n0": 20,
@@ -23,7 +28,6 @@ TINY = {
     "act_methods": ["smoothadv", "acce_act_exact"],
     "act_epochs": 1,
     "act_train_samples": 128,
-    "act_admm_steps": 20,
 }
 
 
@@ -37,7 +41,10 @@ def section(tmp_path_factory):
 
 def test_module_contract():
     assert runner.NAME == "certcal" and runner.PAPER == "004"
-    assert runner.DEFAULTS["model"] == "builtin:digits-cnn" and runner.DEFAULTS["dataset"] == "builtin:digits"
+    d = runner.DEFAULTS
+    assert d["model"] == "builtin:fashion-cnn" and d["dataset"] == "builtin:fashion-mnist"
+    assert d["noise_models"] == ["builtin:fashion-cnn-noise-0.25", "builtin:fashion-cnn-noise-0.5"]
+    assert d["sigmas"] == [0.25, 0.5] and d["act"] is False
 
 
 def test_section_well_formed_and_sane(section):
@@ -45,14 +52,14 @@ def test_section_well_formed_and_sane(section):
     d = sec.to_dict() if hasattr(sec, "to_dict") else sec.__dict__
     json.dumps(d, default=str)
     names = {t.name for t in sec.tables}
-    assert {"certified", "bounds", "ace", "act"} <= names
+    assert {"certified", "fixed_set", "bounds", "ace", "act"} <= names
     cert = next(t for t in sec.tables if t.name == "certified")
     assert len(cert.rows) == len(params["radii"])
     for row in cert.rows:
-        sigma, radius, ca, n_cert, cbs, cce_exact, cce_admm, cce_brier, _ = row
-        assert 0 <= ca <= 100
+        sigma, radius, ca, ca_lo, ca_hi, n_cert, cbs, cbs_lo, cbs_hi, cce_exact, cce_lo, cce_hi, cce_admm, cce_brier, _ = row
+        assert 0 <= ca_lo <= ca <= ca_hi <= 100
         if n_cert:
-            assert 0 <= cbs <= 100
+            assert 0 <= cbs <= 100 and cbs_lo <= cbs_hi and cce_lo <= cce_hi
             # exact is the optimum: never below the ADMM or Brier estimates
             assert cce_exact + 1e-9 >= cce_admm and cce_exact + 1e-9 >= cce_brier
     ace = next(t for t in sec.tables if t.name == "ace")
@@ -75,3 +82,49 @@ def test_cdf_bounds_tighter_than_standard(section):
     sec, _, _ = section
     bounds = next(t for t in sec.tables if t.name == "bounds")
     assert bounds.rows and all(row[4] <= 1.0 for row in bounds.rows)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The paper's effects on the demo defaults (shipped Fashion-MNIST subset and shipped models: identical data
+# and weights everywhere). Margins come from the data: bootstrap intervals, exact monotonicity.
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("demo")
+    ctx = RunContext(run_dir=run_dir, method=runner.NAME, seed=0, device=torch.device("cpu"))
+    return runner.run(ctx, dict(runner.DEFAULTS))
+
+
+@pytest.mark.slow
+def test_demo_ace_raises_ece_with_accuracy_unchanged(demo):
+    ace = next(t for t in demo.tables if t.name == "ace")
+    col = {c: i for i, c in enumerate(ace.columns)}
+    # no attack changes a prediction, so every row has the clean accuracy
+    assert demo.metrics["ace_predictions_unchanged"] is True
+    assert all(r[col["predictions unchanged"]] is True for r in ace.rows)
+    assert len({r[col["accuracy"]] for r in ace.rows}) == 1
+    # lowering the confidence of a confident, calibrated model raises its ECE (paper Table 1): the clean and
+    # attacked ECE bootstrap intervals are disjoint and the paired increase's interval excludes 0
+    lowering = [r for r in ace.rows if r[col["configuration"]].startswith("lower_")]
+    assert len(lowering) == 4
+    for r in lowering:
+        assert r[col["attacked ECE_ci_low"]] > r[col["clean ECE_ci_high"]], r
+        assert r[col["ECE increase_ci_low"]] > 0, r
+
+
+@pytest.mark.slow
+def test_demo_cbs_cce_grow_with_radius(demo):
+    rows = next(t for t in demo.tables if t.name == "fixed_set").rows
+    for sigma in runner.DEFAULTS["sigmas"]:
+        mine = sorted((r for r in rows if r[0] == sigma), key=lambda r: r[1])
+        assert [r[1] for r in mine] == sorted(runner.DEFAULTS["radii"])
+        cbs = [demo.metrics[f"fixed_sigma_{runner._tag(sigma)}_r_{runner._tag(r[1])}_cbs"] for r in mine]
+        cce = [demo.metrics[f"fixed_sigma_{runner._tag(sigma)}_r_{runner._tag(r[1])}_cce_exact"] for r in mine]
+        # exact property: on a fixed input set the certified confidence boxes nest as r grows
+        assert all(b >= a - 1e-12 for a, b in zip(cbs, cbs[1:], strict=False)), cbs
+        assert all(b >= a - 1e-12 for a, b in zip(cce, cce[1:], strict=False)), cce
+        # strict increase from the smallest to the largest radius, separated from 0 by its bootstrap interval
+        t = f"fixed_sigma_{runner._tag(sigma)}"
+        assert demo.metrics[f"{t}_cbs_increase_ci_low"] > 0
+        assert demo.metrics[f"{t}_cce_increase_ci_low"] > 0

@@ -8,18 +8,27 @@ beta-ACE calibration attacks and adversarial calibration training.
 
 from importlib.metadata import version as _version
 
+from .act_protocol import ACTComparison, ACTRow, act_comparison
 from .attacks import ACE_CONFIGURATIONS, ACEResult, BetaACE
 from .calibration_error import (
     CCE_METHODS,
     ADMMConfig,
     CCEResult,
     DECEConfig,
+    admm_grid,
     brier_confidences,
     certified_brier_score,
     certified_calibration_error,
 )
 from .confidence import BOUND_METHODS, ConfidenceBounds, confidence_bounds
-from .evaluation import CertifiedCalibrationCurve, RadiusRow, certified_calibration_curve
+from .evaluation import (
+    CertifiedCalibrationCurve,
+    CommonSetCurve,
+    RadiusRow,
+    bootstrap_ci,
+    certified_calibration_curve,
+    common_set_curve,
+)
 from .metrics import (
     ReliabilityDiagram,
     adaptive_calibration_error,
@@ -35,6 +44,8 @@ from .training import TRAINING_METHODS, TrainingResult, adversarial_calibration_
 __version__ = _version("certcal")
 __all__ = [
     "ACEResult",
+    "ACTComparison",
+    "ACTRow",
     "ACE_CONFIGURATIONS",
     "ADMMConfig",
     "BOUND_METHODS",
@@ -43,6 +54,7 @@ __all__ = [
     "CCE_METHODS",
     "CertifiedCalibrationCurve",
     "CertifyResult",
+    "CommonSetCurve",
     "ConfidenceBounds",
     "DECEConfig",
     "PredictResult",
@@ -51,10 +63,13 @@ __all__ = [
     "TRAINING_METHODS",
     "TrainingResult",
     "__version__",
+    "act_comparison",
     "adaptive_calibration_error",
+    "admm_grid",
     "adversarial_calibration_training",
     "bin_edges",
     "bin_index",
+    "bootstrap_ci",
     "brier_confidences",
     "brier_score",
     "certified_brier_score",
@@ -62,6 +77,7 @@ __all__ = [
     "certified_calibration_error",
     "certify",
     "clopper_pearson_lower",
+    "common_set_curve",
     "confidence_bounds",
     "expected_calibration_error",
     "predict",

@@ -11,11 +11,11 @@ import numpy as np
 import torch
 
 from ._program import Program
-from .metrics import bin_edges, bin_index
+from .metrics import _bin_index, bin_edges
 
 
 def hard_ece(z: np.ndarray, c: np.ndarray, n_bins: int) -> float:
-    bins = bin_index(z, n_bins)
+    bins = _bin_index(z, n_bins)
     return float(np.abs(np.bincount(bins, weights=c - z, minlength=n_bins)).sum() / z.shape[0])
 
 

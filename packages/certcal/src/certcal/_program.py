@@ -2,8 +2,9 @@
 
 Sample n may be put in bin m (edges [lo_m, hi_m]) when the bin meets its certified interval [l_n, u_n];
 its bin-specific confidence then ranges over [l_nm, u_nm] = [max(l_n, lo_m), min(u_n, hi_m)] (Confidence
-and Valid Assignment constraints, §3.3). Intervals are closed as in the paper, so the program's optimum is
-the supremum of the worst-case ECE; returned confidences are nudged by ``EDGE_NUDGE`` into the half-open
+and Valid Assignment constraints, §3.3). Bins are right-closed like the ECE's, so bin m > 0 is reachable
+only when u_n > lo_m (a sample whose interval ends on an edge, e.g. l_n = u_n = k/M, has a determined bin);
+the left end lo_m stays in the box as the supremum of the worst-case ECE; returned confidences are nudged by ``EDGE_NUDGE`` into the half-open
 ECE bins of ``certcal.metrics`` where the interval allows it.
 """
 
@@ -38,7 +39,10 @@ def build_program(lower: np.ndarray, upper: np.ndarray, correct: np.ndarray, n_b
     lo_m, hi_m = edges[:-1], edges[1:]
     lo = np.maximum(lower[:, None], lo_m[None, :])
     hi = np.minimum(upper[:, None], hi_m[None, :])
-    reach = lo <= hi
+    # bins are right-closed, (lo_m, hi_m] (bin 0 also holds 0): bin m > 0 needs a point of [l_n, u_n] strictly
+    # above lo_m, so an interval ending exactly on an edge (in particular a zero-width one) cannot reach the
+    # bin to the right of that edge
+    reach = (lo <= hi) & ((np.arange(n_bins) == 0)[None, :] | (upper[:, None] > lo_m[None, :]))
     lo = np.where(reach, lo, 0.0)
     hi = np.where(reach, hi, 0.0)
     return Program(lower, upper, correct, n_bins, lo, hi, reach)

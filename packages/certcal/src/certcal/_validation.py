@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -104,13 +104,43 @@ def model_device(model: torch.nn.Module) -> torch.device:
 
 
 def check_images(name: str, x: Any) -> torch.Tensor:
+    """A non-empty floating (N, C, H, W) tensor of finite values (one reduction, before any work)."""
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor of shape (N, C, H, W), got {type(x).__name__}")
     if x.ndim != 4:
         raise ValueError(f"{name} must have shape (N, C, H, W), got {tuple(x.shape)}")
     if not torch.is_floating_point(x):
         raise TypeError(f"{name} must be a floating tensor in [0, 1], got dtype {x.dtype}")
+    if x.shape[0] == 0:
+        raise ValueError(f"{name} must hold at least one input, got an empty batch of shape {tuple(x.shape)}")
+    with torch.no_grad():
+        finite = bool(torch.isfinite(x).all())
+    if not finite:
+        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
     return x
+
+
+def as_logits(out: Any, n: int | None = None) -> torch.Tensor:
+    """The (N, K) logits of a model's output: a tensor, a dict with ``"logits"`` or a Hugging Face
+    ``ModelOutput`` (which is both a mapping and has a ``.logits`` attribute)."""
+    if not isinstance(out, torch.Tensor):
+        if isinstance(out, Mapping) and "logits" in out:
+            out = out["logits"]
+        elif hasattr(out, "logits") and isinstance(out.logits, torch.Tensor):
+            out = out.logits
+        else:
+            raise TypeError("model must return logits: a tensor (N, K), a dict with 'logits' or a Hugging Face "
+                            f"ModelOutput, got {type(out).__name__}")
+    if not isinstance(out, torch.Tensor) or out.ndim != 2 or (n is not None and out.shape[0] != n):
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ValueError(f"model must return logits of shape (N, K) with N = {n}, got {shape}")
+    return out
+
+
+def check_finite_logits(logits: torch.Tensor) -> None:
+    """Raise if a model produced NaN/inf logits (one host sync: call once per batch of work, not per step)."""
+    if not bool(torch.isfinite(logits).all()):
+        raise ValueError("model returned non-finite logits (NaN or inf): nothing can be certified from them")
 
 
 def check_model(model: Any) -> torch.nn.Module:
@@ -123,6 +153,8 @@ def check_labelled_images(model: Any, x: Any, y: Any) -> torch.Tensor:
     """Check a vision model, its input batch and integer labels ``y`` of shape (N,); return ``y`` as int64."""
     check_model(model)
     check_images("x", x)
+    if isinstance(y, torch.Tensor) and torch.is_floating_point(y):
+        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
     yt = torch.as_tensor(y, dtype=torch.int64)
     if yt.shape != (x.shape[0],):
         raise ValueError(f"y must have shape ({x.shape[0]},), got {tuple(yt.shape)}")

@@ -6,10 +6,12 @@ over the n Monte-Carlo draws:
 
 * Standard (Eq. 12): Phi(Phi^-1(H_lo) - R/sigma) <= H(x + gamma) <= Phi(Phi^-1(H_hi) + R/sigma), with
   [H_lo, H_hi] = mean -/+ e from Hoeffding's inequality;
-* CDF (Eq. 13): writing H = int_0^1 P(h >= t) dt and cutting [0, 1] at thresholds a_1 < ... < a_K,
-  each P(h >= a_i) is bounded by the empirical tail -/+ e (Dvoretzky-Kiefer-Wolfowitz, uniform in t) and
-  shifted through Phi like the Standard bound; lower = sum_i (a_i - a_{i-1}) Phi(Phi^-1(p_lo_i) - R/sigma),
-  upper = sum_i (a_{i+1} - a_i) Phi(Phi^-1(p_hi_i) + R/sigma) with a_0 = 0, a_{K+1} = 1, P(h >= 0) = 1.
+* CDF (Eq. 13): writing H = int_0^1 P(h >= t) dt and cutting [0, 1] at thresholds a_1 < ... < a_K, on
+  (a_{i-1}, a_i] P(h >= t) >= P(h >= a_i) and on (a_i, a_{i+1}] P(h >= t) <= P(h > a_i); each tail is bounded
+  by its empirical value -/+ e (Dvoretzky-Kiefer-Wolfowitz, uniform in t) and shifted through Phi like the
+  Standard bound: lower = sum_i (a_i - a_{i-1}) Phi(Phi^-1(P_lo(h >= a_i)) - R/sigma),
+  upper = a_1 + sum_i (a_{i+1} - a_i) Phi(Phi^-1(P_hi(h > a_i)) + R/sigma) with a_0 = 0, a_{K+1} = 1. The
+  strict tail matters whenever scores tie (quantised or saturated softmax) or a threshold is a sample.
 
 Both use e = sqrt(ln(2/alpha) / (2n)): the two-sided width, since lower and upper bounds are issued
 together (Kumar et al. state the one-sided ln(1/alpha) for the lower bound alone). Because DKW holds
@@ -75,6 +77,8 @@ def confidence_bounds(
     s = as_float64("scores", scores, ndim=2)
     if s.size and (s.min() < 0 or s.max() > 1):
         raise ValueError("scores must lie in [0, 1]")
+    if s.shape[0] == 0:
+        raise ValueError("scores must hold at least one input (got an empty batch)")
     if s.shape[1] == 0:
         raise ValueError("scores must hold at least one sample per input")
     check_positive_float("sigma", sigma)
@@ -99,10 +103,16 @@ def confidence_bounds(
         # thresholds: k empirical quantiles per input (DKW is uniform in t, so any data choice is valid)
         pos = np.unique(np.linspace(0, n - 1, k).round().astype(np.int64))
         a = srt[:, pos]  # (N, K) non-decreasing
-        # empirical tail P(h >= a_i): fraction of samples >= a_i
-        tail = np.stack([1.0 - np.searchsorted(row, thr, side="left") / n for row, thr in zip(srt, a, strict=True)])
-        p_lo = np.clip(tail - e, 0.0, 1.0)
-        p_hi = np.clip(tail + e, 0.0, 1.0)
+        # empirical tails at each threshold: P(h >= a_i) bounds P(h >= t) from below for t in (a_{i-1}, a_i]
+        # (lower bound) and P(h > a_i) bounds it from above for t in (a_i, a_{i+1}] (upper bound); with tied
+        # or sample-valued thresholds the two differ, and using P(h >= a_i) for the upper bound is loose
+        ge = np.empty(a.shape, dtype=np.int64)  # #samples >= a_i
+        gt = np.empty(a.shape, dtype=np.int64)  # #samples > a_i
+        for i in range(a.shape[0]):
+            ge[i] = n - np.searchsorted(srt[i], a[i], side="left")
+            gt[i] = n - np.searchsorted(srt[i], a[i], side="right")
+        p_lo = np.clip(ge / n - e, 0.0, 1.0)
+        p_hi = np.clip(gt / n + e, 0.0, 1.0)
         widths_lo = np.diff(np.concatenate([np.zeros((a.shape[0], 1)), a], axis=1), axis=1)  # a_i - a_{i-1}
         widths_hi = np.diff(np.concatenate([a, np.ones((a.shape[0], 1))], axis=1), axis=1)  # a_{i+1} - a_i
         lo = np.empty((a.shape[0], r.shape[0]))

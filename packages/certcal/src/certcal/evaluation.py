@@ -7,7 +7,7 @@ calibration error.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,7 +19,8 @@ from .confidence import BOUND_METHODS, confidence_bounds
 from .metrics import expected_calibration_error
 from .smoothing import CertifyResult
 
-__all__ = ["CertifiedCalibrationCurve", "RadiusRow", "certified_calibration_curve"]
+__all__ = ["CertifiedCalibrationCurve", "CommonSetCurve", "RadiusRow", "bootstrap_ci", "certified_calibration_curve",
+           "common_set_curve"]
 
 
 @dataclass(frozen=True)
@@ -32,11 +33,15 @@ class RadiusRow:
     cbs: float | None
     cce: dict[str, float | None]
     clean_ece: float | None
+    certified_accuracy_ci: tuple[float, float] | None = None  # Clopper-Pearson 95 %
+    cbs_ci: tuple[float, float] | None = None                 # bootstrap 95 % (n_boot > 0)
+    cce_ci: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {"radius": self.radius, "certified_accuracy": self.certified_accuracy,
                 "n_certified": self.n_certified, "cbs": self.cbs, "cce": dict(self.cce),
-                "clean_ece": self.clean_ece}
+                "clean_ece": self.clean_ece, "certified_accuracy_ci": self.certified_accuracy_ci,
+                "cbs_ci": self.cbs_ci, "cce_ci": dict(self.cce_ci)}
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,14 @@ def certified_calibration_curve(
     n_bins: int = 15,
     admm: ADMMConfig | Sequence[ADMMConfig] | None = None,
     dece: DECEConfig | None = None,
+    n_boot: int = 0,
+    seed: int = 0,
 ) -> CertifiedCalibrationCurve:
-    """CA, CBS and CCE (for each of ``methods``) at every radius, from one ``certify(..., return_scores=True)``."""
+    """CA, CBS and CCE (for each of ``methods``) at every radius, from one ``certify(..., return_scores=True)``.
+
+    CA gets a Clopper-Pearson 95 % interval; with ``n_boot > 0`` CBS and the exact CCE get percentile bootstrap
+    95 % intervals over the certified inputs at that radius (:func:`bootstrap_ci`).
+    """
     if not isinstance(certificate, CertifyResult):
         raise TypeError(f"certificate must be a CertifyResult, got {type(certificate).__name__}")
     if certificate.scores is None:
@@ -78,20 +89,115 @@ def certified_calibration_curve(
     radii_arr = np.asarray(list(radii), dtype=np.float64)
     if radii_arr.ndim != 1 or radii_arr.size == 0 or np.any(radii_arr < 0):
         raise ValueError("radii must be a non-empty sequence of non-negative radii")
+    if not isinstance(n_boot, int) or n_boot < 0:
+        raise ValueError(f"n_boot must be a non-negative int, got {n_boot!r}")
+    from scipy.stats import binomtest
+
     rows = []
     correct_all = certificate.prediction == y
     for r in radii_arr:
         mask = certificate.certified_at(float(r))
-        ca = float(np.mean(mask & correct_all))
+        k = int(np.sum(mask & correct_all))
+        ca = k / y.shape[0]
+        ci = binomtest(k, int(y.shape[0])).proportion_ci(confidence_level=0.95, method="exact")
+        ca_ci = (float(ci.low), float(ci.high))
         if not mask.any():
-            rows.append(RadiusRow(float(r), ca, 0, None, {m: None for m in methods}, None))
+            rows.append(RadiusRow(float(r), ca, 0, None, {m: None for m in methods}, None, ca_ci))
             continue
         b = confidence_bounds(certificate.scores[mask], certificate.sigma, float(r), alpha=certificate.alpha,
                               method=bound)  # type: ignore[arg-type]
         c = correct_all[mask]
         cce = {m: certified_calibration_error(b.lower, b.upper, c, n_bins, method=m, confidences=b.mean,
                                               admm=admm, dece=dece).value for m in methods}
+        cbs_ci, cce_ci = None, {}
+        if n_boot:
+            m_ = int(mask.sum())
+            lo, hi = b.lower, b.upper
+            cbs_ci = bootstrap_ci(lambda i, lo=lo, hi=hi, c=c: certified_brier_score(lo[i], hi[i], c[i]), m_,
+                                  n_boot=n_boot, seed=seed)
+            if "exact" in methods:
+                cce_ci["exact"] = bootstrap_ci(
+                    lambda i, lo=lo, hi=hi, c=c: certified_calibration_error(lo[i], hi[i], c[i], n_bins).value, m_,
+                    n_boot=n_boot, seed=seed)
         rows.append(RadiusRow(float(r), ca, int(mask.sum()), certified_brier_score(b.lower, b.upper, c), cce,
-                              expected_calibration_error(b.mean, c, n_bins)))
+                              expected_calibration_error(b.mean, c, n_bins), ca_ci, cbs_ci, cce_ci))
     return CertifiedCalibrationCurve(sigma=certificate.sigma, bound=bound, n_bins=n_bins,
                                      n=int(y.shape[0]), rows=tuple(rows))
+
+
+def bootstrap_ci(statistic: Callable[[np.ndarray], float], n: int, *, n_boot: int = 200, seed: int = 0,
+                 confidence: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap interval of ``statistic(indices)`` over ``n`` inputs resampled with replacement."""
+    check_positive_int("n", n)
+    check_positive_int("n_boot", n_boot)
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    rng = np.random.default_rng(seed)
+    vals = np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=np.float64)
+    vals = vals[np.isfinite(vals)]
+    if vals.size == 0:
+        return float("nan"), float("nan")
+    lo, hi = np.percentile(vals, [50 * (1 - confidence), 100 - 50 * (1 - confidence)])
+    return float(lo), float(hi)
+
+
+@dataclass(frozen=True)
+class CommonSetCurve:
+    """CBS and exact CCE at each radius on ONE fixed set of inputs (those certified at the largest radius).
+
+    On a fixed set the confidence intervals nest as the radius grows (lower bound falls, upper bound rises),
+    so the worst cases CBS and CCE are non-decreasing in the radius exactly (paper §4: both are maxima over
+    the certified confidence box). Intervals: percentile bootstrap over the fixed inputs, the same resampled
+    indices at every radius.
+    """
+
+    radii: tuple[float, ...]
+    n_inputs: int
+    cbs: tuple[float, ...]
+    cbs_ci: tuple[tuple[float, float], ...]
+    cce: tuple[float, ...]
+    cce_ci: tuple[tuple[float, float], ...]
+    diff_cbs_ci: tuple[float, float]   # bootstrap interval of CBS(r_max) - CBS(r_min)
+    diff_cce_ci: tuple[float, float]   # bootstrap interval of CCE(r_max) - CCE(r_min)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def common_set_curve(certificate: CertifyResult, labels: Any, radii: Sequence[float], *, bound: str = "cdf",
+                     n_bins: int = 15, n_boot: int = 200, seed: int = 0) -> CommonSetCurve:
+    """CBS and exact CCE across ``radii`` on the inputs certified at ``max(radii)``, with bootstrap intervals."""
+    if not isinstance(certificate, CertifyResult) or certificate.scores is None:
+        raise TypeError("certificate must be a CertifyResult from certify(..., return_scores=True)")
+    check_choice("bound", bound, BOUND_METHODS)
+    check_positive_int("n_bins", n_bins)
+    check_positive_int("n_boot", n_boot)
+    y = np.asarray(labels)
+    if y.shape != certificate.prediction.shape:
+        raise ValueError(f"labels must have shape {certificate.prediction.shape}, got {y.shape}")
+    rr = sorted(float(r) for r in radii)
+    if not rr or rr[0] < 0:
+        raise ValueError("radii must be a non-empty sequence of non-negative radii")
+    mask = certificate.certified_at(rr[-1])
+    if not mask.any():
+        raise ValueError(f"no input is certified at the largest radius {rr[-1]}; lower the radii")
+    c = certificate.prediction[mask] == y[mask]
+    bounds = [confidence_bounds(certificate.scores[mask], certificate.sigma, r, alpha=certificate.alpha,
+                                method=bound) for r in rr]  # type: ignore[arg-type]
+    cbs = [certified_brier_score(b.lower, b.upper, c) for b in bounds]
+    cce = [certified_calibration_error(b.lower, b.upper, c, n_bins).value for b in bounds]
+    rng = np.random.default_rng(seed)
+    m = int(mask.sum())
+    boot = rng.integers(0, m, (n_boot, m))
+    cbs_b = np.array([[certified_brier_score(b.lower[i], b.upper[i], c[i]) for b in bounds] for i in boot])
+    cce_b = np.array([[certified_calibration_error(b.lower[i], b.upper[i], c[i], n_bins).value for b in bounds]
+                      for i in boot])
+
+    def pct(v: np.ndarray) -> tuple[float, float]:
+        lo, hi = np.percentile(v, [2.5, 97.5])
+        return float(lo), float(hi)
+
+    return CommonSetCurve(radii=tuple(rr), n_inputs=m, cbs=tuple(float(v) for v in cbs),
+                          cbs_ci=tuple(pct(cbs_b[:, j]) for j in range(len(rr))),
+                          cce=tuple(float(v) for v in cce), cce_ci=tuple(pct(cce_b[:, j]) for j in range(len(rr))),
+                          diff_cbs_ci=pct(cbs_b[:, -1] - cbs_b[:, 0]), diff_cce_ci=pct(cce_b[:, -1] - cce_b[:, 0]))

@@ -27,15 +27,27 @@ __all__ = [
 
 
 def bin_edges(n_bins: int = 15) -> np.ndarray:
-    """The M + 1 edges 0, 1/M, ..., 1 of the equal-width ECE bins."""
+    """The M + 1 edges k/M (k = 0..M, each the correctly rounded float of k/M) of the equal-width ECE bins.
+
+    This is the single definition of the bins: ``bin_index``, the ECE, the CCE program and its solvers all
+    use these edges, so a confidence on an edge lands in the same bin everywhere.
+    """
     check_positive_int("n_bins", n_bins)
-    return np.linspace(0.0, 1.0, n_bins + 1)
+    return np.arange(n_bins + 1, dtype=np.float64) / n_bins
 
 
-def bin_index(confidences: np.ndarray, n_bins: int = 15) -> np.ndarray:
-    """Equal-width bin of each confidence: m such that z in (m/M, (m+1)/M] (z = 0 goes to bin 0)."""
-    z = np.asarray(confidences, dtype=np.float64)
-    return np.clip(np.ceil(z * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
+def _bin_index(z: np.ndarray, n_bins: int) -> np.ndarray:
+    """Unchecked ``bin_index`` for validated float64 confidences."""
+    edges = np.arange(n_bins + 1, dtype=np.float64) / n_bins
+    return np.clip(np.searchsorted(edges, z, side="left") - 1, 0, n_bins - 1).astype(np.int64)
+
+
+def bin_index(confidences: Any, n_bins: int = 15) -> np.ndarray:
+    """Equal-width bin of each confidence: m with edges[m] < z <= edges[m+1] (z = 0 goes to bin 0), where
+    edges = ``bin_edges(n_bins)``."""
+    check_positive_int("n_bins", n_bins)
+    z = as_unit_interval("confidences", confidences, ndim=None)
+    return _bin_index(z, n_bins)
 
 
 def _inputs(confidences: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -55,7 +67,7 @@ def expected_calibration_error(confidences: Any, correct: Any, n_bins: int = 15)
     """ECE with M equal-width bins (Eq. 1): (1/N) sum_m |sum_{n in B_m} (c_n - z_n)|."""
     check_positive_int("n_bins", n_bins)
     z, c = _inputs(confidences, correct)
-    return _binned_error(z, c, bin_index(z, n_bins), n_bins)
+    return _binned_error(z, c, _bin_index(z, n_bins), n_bins)
 
 
 def adaptive_calibration_error(confidences: Any, correct: Any, n_bins: int = 15) -> float:
@@ -123,7 +135,7 @@ def reliability_diagram(confidences: Any, correct: Any, n_bins: int = 15) -> Rel
     """Reliability-diagram data: per equal-width bin, count, accuracy and mean confidence."""
     check_positive_int("n_bins", n_bins)
     z, c = _inputs(confidences, correct)
-    bins = bin_index(z, n_bins)
+    bins = _bin_index(z, n_bins)
     count = np.bincount(bins, minlength=n_bins)
     sum_c = np.bincount(bins, weights=c, minlength=n_bins)
     sum_z = np.bincount(bins, weights=z, minlength=n_bins)

@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ._validation import (
+    as_logits,
     check_images,
     check_model,
     check_positive_float,
@@ -34,16 +35,44 @@ __all__ = [
 
 
 def clopper_pearson_lower(successes: Any, trials: int, alpha: float) -> np.ndarray:
-    """One-sided (1 - alpha) Clopper-Pearson lower bound: the Beta(alpha; k, n - k + 1) quantile (0 if k = 0)."""
+    """One-sided (1 - alpha) Clopper-Pearson lower bound: the Beta(alpha; k, n - k + 1) quantile (0 if k = 0).
+
+    Vectorised over ``successes`` (one ``scipy.stats.beta.ppf`` call for all inputs).
+    """
     from scipy.stats import beta
 
-    k = np.asarray(successes, dtype=np.int64)
+    trials = check_positive_int("trials", trials)
+    check_probability("alpha", alpha)
+    k = _as_counts("successes", successes, trials)
     with np.errstate(invalid="ignore"):
         out = beta.ppf(alpha, k, trials - k + 1)
     return np.where(k > 0, out, 0.0)
 
 
-@torch.no_grad()
+def _as_counts(name: str, value: Any, trials: int) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise TypeError(f"{name} must be integer counts, got dtype {arr.dtype}")
+    if not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+        raise ValueError(f"{name} must be whole numbers")
+    if arr.size and (arr.min() < 0 or arr.max() > trials):
+        raise ValueError(f"{name} must lie in [0, trials = {trials}], got range [{arr.min()}, {arr.max()}]")
+    return arr.astype(np.int64)
+
+
+def _two_sided_half_pvalue(n1: np.ndarray, n2: np.ndarray) -> np.ndarray:
+    """p-value of the two-sided exact binomial test of n1 successes out of n1 + n2 at p = 1/2, vectorised.
+
+    The Binomial(n, 1/2) law is symmetric, so the outcomes at most as likely as n1 are the two tails beyond
+    min(n1, n2): p = min(1, 2 P(X <= min(n1, n2))) (equals scipy.stats.binomtest(...).pvalue).
+    """
+    from scipy.stats import binom
+
+    tot = n1 + n2
+    pv = np.minimum(1.0, 2.0 * binom.cdf(np.minimum(n1, n2), tot, 0.5))
+    return np.where(tot > 0, pv, 1.0)
+
+
 def sample_counts(
     model: torch.nn.Module,
     x: torch.Tensor,
@@ -59,27 +88,51 @@ def sample_counts(
 
     When ``score_classes`` (B,) is given, also returns the softmax probability of that class for every draw,
     shape (B, num) float32 (the scores Kumar et al.'s confidence certificates need).
+
+    Everything stays on the model's device until the end (no host synchronisation per batch): counts are
+    accumulated with ``index_add_``, scores written into a device buffer, and a finiteness flag of the
+    logits is reduced on the device and checked once.
     """
+    check_model(model)
+    check_images("x", x)
+    check_positive_float("sigma", sigma)
+    check_positive_int("num", num)
+    check_positive_int("batch_size", batch_size)
+    if not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+    return _sample_counts(model, x, sigma, num, batch_size=batch_size, generator=generator,
+                          score_classes=score_classes, progress=progress)
+
+
+@torch.no_grad()
+def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes=None, progress=False):
+    """``sample_counts`` without the argument checks (callers have made them)."""
     device = model_device(model)
     b = x.shape[0]
     xd = x.to(device)
     total = b * num
     counts: torch.Tensor | None = None
+    finite = torch.ones((), dtype=torch.bool, device=device)
     scores = None
     if score_classes is not None:
-        scores = torch.empty(total, dtype=torch.float32)
-        cls = score_classes.to(device)
+        cls = torch.as_tensor(score_classes, dtype=torch.int64).to(device)
+        if cls.shape != (b,):
+            raise ValueError(f"score_classes must have shape ({b},), got {tuple(cls.shape)}")
+        scores = torch.empty(total, dtype=torch.float32, device=device)
     iterator = range(0, total, batch_size)
     if progress:
         from tqdm.auto import tqdm
 
         iterator = tqdm(iterator, desc="smoothing", unit="batch", leave=False)
+    steps = torch.arange(batch_size, device=device)
     for start in iterator:
         stop = min(start + batch_size, total)
-        owner = torch.arange(start, stop, device=device) // num
-        batch = xd[owner]
-        noise = torch.randn(batch.shape, generator=generator, device=device, dtype=batch.dtype)
-        logits = model(batch + sigma * noise)
+        owner = (steps[: stop - start] + start).div_(num, rounding_mode="floor")
+        batch = xd.index_select(0, owner)
+        noisy = torch.randn(batch.shape, generator=generator, device=device, dtype=batch.dtype)
+        noisy.mul_(sigma).add_(batch)
+        logits = as_logits(model(noisy), stop - start)
+        finite &= torch.isfinite(logits).all()
         if counts is None:
             counts = torch.zeros(b, logits.shape[1], dtype=torch.int64, device=device)
         k = logits.shape[1]
@@ -87,9 +140,11 @@ def sample_counts(
         counts.view(-1).index_add_(0, owner * k + pred, torch.ones_like(pred))
         if scores is not None:
             logp = torch.log_softmax(logits.double(), dim=1)
-            scores[start:stop] = logp.gather(1, cls[owner][:, None]).exp().squeeze(1).float().cpu()
-    assert counts is not None
-    return counts.cpu().numpy(), (None if scores is None else scores.view(b, num).numpy())
+            scores[start:stop] = logp.gather(1, cls[owner][:, None]).squeeze(1).exp().float()
+    assert counts is not None  # total >= 1: x is non-empty and num >= 1
+    if not bool(finite):
+        raise ValueError("model returned non-finite logits (NaN or inf) under noise: nothing can be certified")
+    return counts.cpu().numpy(), (None if scores is None else scores.view(b, num).cpu().numpy())
 
 
 @dataclass(frozen=True)
@@ -167,9 +222,9 @@ def certify(
     model.eval()
     try:
         gen = make_generator(seed, generator, model_device(model))
-        counts0, _ = sample_counts(model, x, sigma, n0, batch_size=batch_size, generator=gen, progress=progress)
+        counts0, _ = _sample_counts(model, x, sigma, n0, batch_size=batch_size, generator=gen, progress=progress)
         top = counts0.argmax(axis=1)
-        counts, scores = sample_counts(
+        counts, scores = _sample_counts(
             model, x, sigma, n, batch_size=batch_size, generator=gen,
             score_classes=torch.as_tensor(top) if return_scores else None, progress=progress)
     finally:
@@ -222,15 +277,13 @@ def predict(
     model.eval()
     try:
         gen = make_generator(seed, generator, model_device(model))
-        counts, _ = sample_counts(model, x, sigma, n, batch_size=batch_size, generator=gen, progress=progress)
+        counts, _ = _sample_counts(model, x, sigma, n, batch_size=batch_size, generator=gen, progress=progress)
     finally:
         model.train(was_training)
-    from scipy.stats import binomtest
-
     order = np.argsort(-counts, axis=1, kind="stable")
     n1 = counts[np.arange(len(counts)), order[:, 0]]
     n2 = counts[np.arange(len(counts)), order[:, 1]] if counts.shape[1] > 1 else np.zeros_like(n1)
-    pv = np.array([binomtest(int(a), int(a + b_), 0.5).pvalue for a, b_ in zip(n1, n2, strict=True)])
+    pv = _two_sided_half_pvalue(n1, n2)
     prediction = np.where(pv <= alpha, order[:, 0], -1).astype(np.int64)
     return PredictResult(prediction=prediction, p_value=pv, counts=counts, sigma=float(sigma), n=int(n),
                          alpha=float(alpha))

@@ -9,18 +9,20 @@ on the noisy adversarial inputs (Eq. 7). They differ in the inner adversary, an 
 * ``"smoothadv"`` Salman et al.: maximise -log((1/m) sum_i softmax(f(x' + delta_i))_y) (the AT baseline);
 * ``"brier_act"`` Brier-ACT: maximise each sample's Brier term (c_n - z_n(x'))^2 of the smoothed top-class
   confidence, lowering it where the smoothed prediction is correct and raising it where it is wrong;
-* ``"acce_act"``  ACCE-ACT: the ADMM solver of program (6) on the mini-batch finds worst-case target
-  confidences within the Standard-certificate interval of each sample at radius epsilon, and PGD moves
-  each input towards its target;
-* ``"acce_act_exact"`` (beyond the paper) the same with the exact solver as adversary.
+* ``"acce_act"``  ACCE-ACT as in App. F.2: the ADMM adversary of program (6) runs on the mini-batch with the
+  confidence variable replaced by the smoothed confidence z_n(x'_n) of the model: every attack step takes
+  one PGD step on x' against the augmented Lagrangian's z-terms (the model's forward pass gives z), then one
+  gradient step on the assignment a, the closed-form split-variable updates and dual ascent;
+* ``"acce_act_exact"`` (beyond the paper) the exact solver of program (6) finds worst-case target
+  confidences on the batch first, and PGD moves each input towards its target (the "inverse problem" of
+  App. L).
 
-Departures from the paper, and why: (i) the paper interleaves the ADMM primal/dual updates with the PGD
-updates of x' (App. F.2); we solve the program on the batch first and then fit x' to its target confidences
-(the "inverse problem" of App. L), which is what lets the exact solver drop in as the adversary. (ii) The
-certificate intervals inside training drop the Hoeffding term (with m ~ 4 draws it would cover [0, 1]):
-[Phi(Phi^-1(z) - eps/sigma), Phi(Phi^-1(z) + eps/sigma)] around the Monte-Carlo confidence z. (iii) In the
-calibration adversaries a step that would change the smoothed (Monte-Carlo) prediction is rejected and its
-step halved, so c_n stays fixed as certification requires.
+Departures from the paper, and why: (i) the certificate intervals inside training drop the Hoeffding term
+(with m ~ 4 draws it would cover [0, 1]): [Phi(Phi^-1(z) - eps/sigma), Phi(Phi^-1(z) + eps/sigma)] around the
+clean Monte-Carlo confidence z. (ii) In the calibration adversaries a step that would change the smoothed
+(Monte-Carlo) prediction is rejected and its step halved, so c_n stays fixed as certification requires.
+(iii) In ACCE-ACT one z per sample (the model's) stands for the per-bin z_nm, so the z = g coupling is
+applied over the sample's reachable bins only (reconstructed: App. F's equations were lost).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import torch.nn.functional as F
 
 from ._pgd import ascent_direction, project
 from ._validation import (
+    as_logits,
     check_choice,
     check_labelled_images,
     check_positive_float,
@@ -67,7 +70,7 @@ class TrainingResult:
 def _smoothed_logprob(model: torch.nn.Module, x: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
     """log((1/m) sum_i softmax(f(x + delta_i))): (B, K), from noise (B, m, C, H, W)."""
     b, m = noise.shape[:2]
-    logits = model((x[:, None] + noise).flatten(0, 1))
+    logits = as_logits(model((x[:, None] + noise).flatten(0, 1)), b * m)
     logp = torch.log_softmax(logits, dim=1).view(b, m, -1)
     return torch.logsumexp(logp, dim=1) - np.log(m)
 
@@ -131,6 +134,8 @@ def adversarial_calibration_training(
     Attack step size = attack_step_factor * 2 * epsilon / attack_steps (Salman et al.'s rule, scaled as in
     App. I.3); weights are updated with Adam (the paper uses SGD on CIFAR-10; Adam converges in the few
     epochs the small demo affords); the model learning rate decays by 10x every 4 epochs (App. I.3).
+    ``admm``: the settings of ACCE-ACT's ADMM adversary (``lr_a``, rho schedule, ``grad_clip``, ``a_init``;
+    it takes one ADMM step per attack step, so ``ADMMConfig.steps`` is not used here).
     """
     yt = check_labelled_images(model, x, y)
     check_choice("method", method, TRAINING_METHODS)
@@ -145,7 +150,9 @@ def adversarial_calibration_training(
     check_positive_float("weight_decay", weight_decay, allow_zero=True)
     if admm is not None and not isinstance(admm, ADMMConfig):
         raise TypeError(f"admm must be an ADMMConfig, got {type(admm).__name__}")
-    admm_cfg = admm or ADMMConfig(steps=300, inits=("brier",))
+    # ACCE-ACT's adversary uses the ADMM learning rate of a, the rho schedule and the gradient clip; its number
+    # of steps is ``attack_steps`` (one ADMM step per PGD step, App. F.2)
+    admm_cfg = admm or ADMMConfig()
 
     net = model if inplace else copy.deepcopy(model)
     device = model_device(net)
@@ -173,12 +180,16 @@ def adversarial_calibration_training(
             net.eval()
             x_adv = _inner(net, method, xb, yb, noise, eps, sigma, attack_steps, step, n_bins, admm_cfg)
             net.train()
-            logits = net((x_adv[:, None] + noise).flatten(0, 1))
+            logits = as_logits(net((x_adv[:, None] + noise).flatten(0, 1)), xb.shape[0] * num_noise)
             loss = F.cross_entropy(logits, yb.repeat_interleave(num_noise))
+            lv = float(loss.detach())
+            if not np.isfinite(lv):
+                raise ValueError(f"training loss became non-finite ({lv}) in epoch {epoch}: the model returned "
+                                 "NaN/inf logits; lower lr or check the model")
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss.detach()) * xb.shape[0]
+            total += lv * xb.shape[0]
             count += xb.shape[0]
         sched.step()
         history.append(total / count)
@@ -204,8 +215,11 @@ def _inner(net, method, xb, yb, noise, eps, sigma, steps, step, n_bins, admm_cfg
             return (correct - lp.gather(1, pred[:, None]).squeeze(1).exp()) ** 2
 
         return _pgd_l2(net, xb, noise, eps, steps, step, brier, keep_prediction=pred)
-    # ACCE-ACT: worst-case target confidences from the CCE program on this batch
     from scipy.stats import norm as _norm
+
+    if method == "acce_act":
+        return _acce_admm_pgd(net, xb, noise, pred, correct, lp0, eps, sigma, steps, step, n_bins, admm_cfg)
+    # exact-ACT: worst-case target confidences from the exact CCE optimum on this batch
 
     z = lp0.max(1).values.exp().double().cpu().numpy().clip(0.0, 1.0)
     shift = eps / sigma
@@ -213,10 +227,77 @@ def _inner(net, method, xb, yb, noise, eps, sigma, steps, step, n_bins, admm_cfg
     upper = _norm.cdf(_norm.ppf(z) + shift)
     res = certified_calibration_error(
         lower, upper, correct.cpu().numpy(), n_bins=n_bins,
-        method="exact" if method == "acce_act_exact" else "admm", confidences=z, admm=admm_cfg)
+        method="exact", confidences=z)
     target = torch.as_tensor(res.confidences, dtype=xb.dtype, device=xb.device)
 
     def toward(lp: torch.Tensor) -> torch.Tensor:
         return -(lp.gather(1, pred[:, None]).squeeze(1).exp() - target) ** 2
 
     return _pgd_l2(net, xb, noise, eps, steps, step, toward, keep_prediction=pred)
+
+
+def _acce_admm_pgd(net, xb, noise, pred, correct, lp0, eps, sigma, steps, step, n_bins, cfg) -> torch.Tensor:
+    """ACCE-ACT's inner maximisation (App. F.2): ADMM on program (6) whose confidences are the model's.
+
+    Each of ``steps`` iterations: z = smoothed confidence of the prediction at x' (forward pass); one L2 PGD
+    step on x' descending the Lagrangian's z-terms -sum_m s_m sum_n a_nm (c_n - z_n) + sum_{n, m reachable}
+    [l5_nm (z_n - g_nm) + rho/2 (z_n - g_nm)^2] (prediction kept fixed); one clipped gradient step on a;
+    q1, q2, g in closed form; dual ascent; rho grows by ``cfg.rho_growth`` up to ``cfg.rho_max``.
+    """
+    from scipy.stats import norm as _norm
+
+    from ._program import build_program
+
+    dev, dt = xb.device, lp0.dtype
+    z0 = lp0.gather(1, pred[:, None]).squeeze(1).exp().double().cpu().numpy().clip(0.0, 1.0)
+    shift = eps / sigma
+    prog = build_program(_norm.cdf(_norm.ppf(z0) - shift), _norm.cdf(_norm.ppf(z0) + shift),
+                         correct.double().cpu().numpy(), n_bins)
+    reach = torch.as_tensor(prog.reachable, device=dev)
+    rmask = reach.to(dt)
+    k = 1.0 - rmask
+    lo = torch.as_tensor(prog.lo, dtype=dt, device=dev)
+    hi = torch.as_tensor(prog.hi, dtype=dt, device=dev)
+    b = xb.shape[0]
+    c = correct.to(dt)[:, None]
+    a = torch.full((b, n_bins), 1.0 / n_bins if cfg.a_init is None else cfg.a_init, dtype=dt, device=dev)
+    q1, q2 = a.clone(), a.clone()
+    g = torch.minimum(torch.maximum(torch.as_tensor(z0, dtype=dt, device=dev)[:, None].expand(b, n_bins), lo), hi)
+    l1, l2, l5 = torch.zeros_like(a), torch.zeros_like(a), torch.zeros_like(a)
+    l3 = torch.zeros(b, 1, dtype=dt, device=dev)
+    l4 = torch.zeros(b, 1, dtype=dt, device=dev)
+    rho = cfg.rho_init
+    radius = float(np.sqrt(b * n_bins) / 2.0)
+    view = (-1,) + (1,) * (xb.ndim - 1)
+    eps_v = torch.full((b,) + (1,) * (xb.ndim - 1), eps, device=dev, dtype=xb.dtype)
+    alpha = torch.full((b,), step, device=dev, dtype=xb.dtype)
+    x_adv = xb.clone()
+    for _ in range(steps):
+        xr = x_adv.detach().requires_grad_(True)
+        z = _smoothed_logprob(net, xr, noise).gather(1, pred[:, None]).exp().to(dt)  # (B, 1)
+        gap = c - z  # (B, 1) broadcast over bins
+        s = torch.sign((a * gap).sum(0, keepdim=True)).detach()
+        lag_z = (-(s * a * gap).sum() + (rmask * (l5 * (z - g) + 0.5 * rho * (z - g) ** 2)).sum())
+        (grad,) = torch.autograd.grad(lag_z, xr)
+        cand = project(x_adv - alpha.view(view) * ascent_direction(grad, "l2"), xb, eps_v, "l2")
+        with torch.no_grad():
+            ok = _smoothed_logprob(net, cand, noise).argmax(1) == pred
+            x_adv = torch.where(ok.view(view), cand, x_adv).detach()
+            alpha = torch.where(ok, alpha, alpha / 2)
+            zd = z.detach()
+            gap = c - zd
+            r3 = a.sum(1, keepdim=True) - 1.0
+            r4 = (k * a).sum(1, keepdim=True)
+            grad_a = (-s * gap + l1 + rho * (a - q1) + l2 + rho * (a - q2) + (l3 + rho * r3) + k * (l4 + rho * r4))
+            a = a - cfg.lr_a * grad_a.clamp(-cfg.grad_clip, cfg.grad_clip)
+            q1 = (a + l1 / rho).clamp(0.0, 1.0)
+            v = a + l2 / rho - 0.5
+            q2 = 0.5 + radius * v / v.norm().clamp_min(1e-30)
+            g = torch.minimum(torch.maximum(zd + l5 / rho, lo), hi)
+            l1 = l1 + rho * (a - q1)
+            l2 = l2 + rho * (a - q2)
+            l3 = l3 + rho * (a.sum(1, keepdim=True) - 1.0)
+            l4 = l4 + rho * (k * a).sum(1, keepdim=True)
+            l5 = l5 + rho * rmask * (zd - g)
+            rho = min(rho * cfg.rho_growth, cfg.rho_max)
+    return x_adv
