@@ -32,7 +32,7 @@ def test_rmc_neighbours_match_brute_force(rmc, digits, mlp_std):
     _, _, xte, _ = digits
     dx, _ = rmc.augmented
     assert dx.shape[0] == 600  # D plus one adversarial copy
-    got = set(rmc.neighbours(mlp_std, xte[:2]).tolist())
+    got = set(rmc.neighbours(xte[:2]).tolist())
     fd = penultimate_features(mlp_std, dx).double().numpy()
     fx = penultimate_features(mlp_std, xte[:2]).double().numpy()
     want = set()

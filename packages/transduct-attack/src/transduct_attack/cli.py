@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     eps = preset["eps"] if args.eps is None else args.eps
     T = preset["T"] if args.T is None else args.T
     xtr, ytr, xte, yte = _load_data(args.data)
-    c, side, k = xtr.shape[1], xtr.shape[-1], int(ytr.max()) + 1
+    c, side, k = xtr.shape[1], tuple(xtr.shape[-2:]), int(ytr.max()) + 1
     g = torch.Generator().manual_seed(args.seed)
 
     def fresh(gen):

@@ -93,20 +93,30 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
     defender_state = defense.initial_state()
     attacker_state = defense.initial_state()  # public: the pretrained model is known to the attacker
 
-    # Batches as (indices, attack-call id); adversarial order attacks whole pools and re-slices them.
+    # The rounds, as index tensors into (x, y). Adversarial order (A.7): the attacker pools ``pool_size`` clean
+    # points and chooses their order (``orderer``) before the stream starts; each round it then perturbs one
+    # batch of that order, and the defender receives exactly the batch the attacker returned.
     n = x.shape[0]
-    pool = threat_model.pool_size if threat_model.order == "adversarial" else batch_size
-    pools = [torch.arange(i, min(i + pool, n), device=device) for i in range(0, n, pool)]
+    if threat_model.order == "adversarial":
+        rounds: list[torch.Tensor] = []
+        for start in range(0, n, threat_model.pool_size):
+            pool_idx = torch.arange(start, min(start + threat_model.pool_size, n), device=device)
+            perm = threat_model.orderer(x[pool_idx], y[pool_idx]).to(device)
+            if sorted(perm.tolist()) != list(range(pool_idx.shape[0])):
+                raise ValueError("orderer must return a permutation of the pooled batch")
+            ordered = pool_idx[perm]
+            rounds += [ordered[i:i + batch_size] for i in range(0, ordered.shape[0], batch_size)]
+    else:
+        rounds = [torch.arange(i, min(i + batch_size, n), device=device) for i in range(0, n, batch_size)]
 
     scores: list[RoundScore] = []
     selected: list[int | None] = []
-    round_index = 0
-    iterator = pools
+    iterator = rounds
     if progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(pools, desc=f"{attack.name} vs {defense.name}")
-    for idx in iterator:
+        iterator = tqdm(rounds, desc=f"{attack.name} vs {defense.name}")
+    for round_index, idx in enumerate(iterator):
         xb, yb = x[idx], y[idx]
         view = defender_state if threat_model.leak_state else attacker_state
         result = attack(xb, yb, eps=eps, defense=defense, generator=_generator(attacker_seeds.spawn(1)[0], device),
@@ -118,22 +128,12 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
             raise ValueError(f"attack {attack.name!r} left the agreed L∞ ball of radius {eps} or [0, 1]")
         if defense.stateful and not threat_model.leak_state and result.adaptation is not None:
             attacker_state = result.adaptation.state  # the attacker's own simulation of Γ
-        if threat_model.order == "adversarial":
-            perm = threat_model.orderer(x_adv, yb).to(device)
-            if sorted(perm.tolist()) != list(range(xb.shape[0])):
-                raise ValueError("orderer must return a permutation of the pooled batch")
-            batches = [perm[i:i + batch_size] for i in range(0, xb.shape[0], batch_size)]
-        else:
-            batches = [torch.arange(xb.shape[0], device=device)]
-        for b in batches:
-            # private randomness: created only after the attacker has committed to U'
-            private = _generator(defender_seeds.spawn(1)[0], device)
-            adaptation = defense.adapt(x_adv[b], state=defender_state, generator=private)
-            if defense.stateful:
-                defender_state = adaptation.state
-            scores.append(score_round(adaptation, x_adv[b], yb[b], xb[b], rejects=defense.rejects,
-                                      round_index=round_index))
-            round_index += 1
+        # private randomness: created only after the attacker has committed to U'
+        private = _generator(defender_seeds.spawn(1)[0], device)
+        adaptation = defense.adapt(x_adv, state=defender_state, generator=private)
+        if defense.stateful:
+            defender_state = adaptation.state
+        scores.append(score_round(adaptation, x_adv, yb, xb, rejects=defense.rejects, round_index=round_index))
         selected.append(result.selected_round)
 
     weights = [s.n for s in scores]

@@ -186,7 +186,8 @@ class PGDEnsemble:
         eps = check_eps(eps)
         aggregate = check_choice(aggregate, "aggregate", AGGREGATES)
         with torch.no_grad():
-            n_classes = models[0](x[:1]).shape[1]
+            # the whole batch: a DENT-adapted model is position-aware and only accepts the batch it adapted on
+            n_classes = models[0](x).shape[1]
         n_targeted = n_classes - 1 if self.n_targeted is None else min(self.n_targeted, n_classes - 1)
         sub = PGD(steps=self.steps, step_size=self.step_size, random_start=self.random_start, restarts=1)
         candidates: list[torch.Tensor] = []

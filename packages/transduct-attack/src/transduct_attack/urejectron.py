@@ -49,7 +49,7 @@ class URejectron(TransductiveDefense):
         self.threshold = float(threshold)
         self._classifier = classifier.eval()
         if make_discriminator is None:
-            c, h = train_x.shape[1], train_x.shape[-1]
+            c, h = train_x.shape[1], tuple(train_x.shape[-2:])
 
             def make_discriminator(g: torch.Generator) -> nn.Module:
                 return build(lambda: SmallCNN(in_channels=c, n_classes=2, image_size=h, batch_norm=False), g,
