@@ -158,7 +158,7 @@ def test_adversarial_order_attacks_exactly_the_batch_the_defender_receives(batch
     returned = [e for e in log if e[0] == "returned"]
     received = [e[1] for e in log if e[0] == "defend"]
     assert len(returned) == len(received) == 3
-    for (_, x_adv, yb), got in zip(returned, received, strict=True):
+    for (_, x_adv, _), got in zip(returned, received, strict=True):
         assert torch.equal(x_adv, got)
     # the batches still follow A.7's label order within each pool
     labels = torch.cat([e[2] for e in returned])

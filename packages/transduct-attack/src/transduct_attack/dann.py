@@ -23,7 +23,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import check_choice, check_generator, check_images, check_labels, check_positive_float, check_positive_int
+from ._validate import (
+    check_choice,
+    check_generator,
+    check_images,
+    check_labels,
+    check_positive_float,
+    check_positive_int,
+)
 from .networks import DomainAdversarialNet, build
 from .threat_model import Adaptation, TransductiveDefense
 
