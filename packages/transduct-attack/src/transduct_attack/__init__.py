@@ -11,7 +11,8 @@ from importlib.metadata import version as _version
 from .attacks import Attack, NoAttack, TransferAutoAttack, TransferPGD
 from .dann import DANN
 from .dent import DENT
-from .game import GameResult, play_game
+from .game import GameResult, RoundRecord, play_game
+from .intervals import bootstrap_mean, clopper_pearson, paired_difference
 from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probability
 from .model_space import FPA, GMSA
 from .pgd import PGD, PGDEnsemble
@@ -21,7 +22,7 @@ from .static import StaticDefense
 from .tadv import TADV
 from .threat_model import Adaptation, AttackResult, ThreatModel, TransductiveDefense, label_order
 from .training import train_classifier
-from .urejectron import URejectron
+from .urejectron import RejectionCurve, URejectron, rejection_curve
 
 __version__ = _version("transduct-attack")
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
     "AttackResult",
     "RoundScore",
     "GameResult",
+    "RoundRecord",
     "play_game",
     "score_round",
     "label_order",
@@ -43,6 +45,8 @@ __all__ = [
     "DANN",
     "TADV",
     "URejectron",
+    "RejectionCurve",
+    "rejection_curve",
     # attacks
     "Attack",
     "NoAttack",
@@ -59,4 +63,8 @@ __all__ = [
     "max_wrong_probability",
     # training T(D)
     "train_classifier",
+    # intervals for the referee's numbers
+    "clopper_pearson",
+    "paired_difference",
+    "bootstrap_mean",
 ]

@@ -135,4 +135,5 @@ class DENT(TransductiveDefense):
                 opt.step()
         for p in model.parameters():
             p.requires_grad_(False)
+        model.position_aware = True  # per-sample affines: only the batch it adapted on (see PGD's MIN gradient)
         return Adaptation(model=model.eval())

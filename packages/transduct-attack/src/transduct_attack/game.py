@@ -11,6 +11,7 @@ Round r (one batch of the test stream):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,9 @@ import torch
 from ._validate import check_eps, check_images, check_labels, check_positive_int
 from .attacks import Attack
 from .referee import RoundScore, score_round
-from .threat_model import ThreatModel, TransductiveDefense
+from .threat_model import Adaptation, ThreatModel, TransductiveDefense
 
-__all__ = ["GameResult", "play_game"]
+__all__ = ["GameResult", "RoundRecord", "play_game"]
 
 _TOL = 1e-5
 
@@ -40,16 +41,40 @@ class GameResult:
     error_accepted: float | None
     rejection_rate: float | None
     selected_rounds: tuple[int | None, ...]
+    #: index into the test stream of each scored point, in the order the rounds were played
+    order: tuple[int, ...] = ()
 
     @property
     def n(self) -> int:
         return sum(r.n for r in self.rounds)
 
+    @property
+    def correct(self) -> np.ndarray:
+        """Per-sample correctness F*(x'_i) = y_i, indexed like the test stream (boolean array of length n)."""
+        played = np.array([c for r in self.rounds for c in r.correct], dtype=bool)
+        out = np.zeros(len(played), dtype=bool)
+        out[np.asarray(self.order, dtype=np.int64)] = played
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {"attack": self.attack, "defense": self.defense, "eps": self.eps,
                 "threat_model": dict(self.threat_model), "n": self.n, "accuracy": self.accuracy,
                 "error_accepted": self.error_accepted, "rejection_rate": self.rejection_rate,
-                "selected_rounds": list(self.selected_rounds), "rounds": [r.to_dict() for r in self.rounds]}
+                "selected_rounds": list(self.selected_rounds), "order": list(self.order),
+                "rounds": [r.to_dict() for r in self.rounds]}
+
+
+@dataclass(frozen=True, eq=False)
+class RoundRecord:
+    """What happened in one round: the clean batch U, the attacker's U' (exactly what Γ received), the labels,
+    the indices into the test stream, and Γ's adaptation."""
+
+    round: int
+    indices: torch.Tensor
+    x_clean: torch.Tensor
+    x_adv: torch.Tensor
+    y: torch.Tensor
+    adaptation: Adaptation
 
 
 def _generator(seq: np.random.SeedSequence, device: torch.device) -> torch.Generator:
@@ -66,12 +91,14 @@ def _pooled(values: list[float | None], weights: list[int]) -> float | None:
 
 def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: torch.Tensor, *,
               eps: float, batch_size: int, threat_model: ThreatModel | None = None, seed: int = 0,
-              defender_seed: int | None = None, progress: bool = False) -> GameResult:
+              defender_seed: int | None = None, progress: bool = False,
+              observer: Callable[[RoundRecord], None] | None = None) -> GameResult:
     """Play ``attack`` against ``defense`` on the test stream (x, y), ``batch_size`` points per round.
 
     ``seed`` drives the attacker's generator; the defender's private generators come from
     ``defender_seed`` (default: an independent child of ``seed``) and are created after each attack
-    returns, so the attacker's output can never depend on them. Inputs are not mutated.
+    returns, so the attacker's output can never depend on them. Inputs are not mutated. ``observer`` (if
+    given) receives a :class:`RoundRecord` after each round (e.g. for threshold sweeps of a rejecting Γ).
     """
     if not isinstance(attack, Attack):
         raise TypeError(f"attack must be a transduct_attack Attack, got {type(attack).__name__}")
@@ -134,6 +161,9 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
         if defense.stateful:
             defender_state = adaptation.state
         scores.append(score_round(adaptation, x_adv, yb, xb, rejects=defense.rejects, round_index=round_index))
+        if observer is not None:
+            observer(RoundRecord(round=round_index, indices=idx, x_clean=xb, x_adv=x_adv, y=yb,
+                                 adaptation=adaptation))
         selected.append(result.selected_round)
 
     weights = [s.n for s in scores]
@@ -142,5 +172,5 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
         rounds=tuple(scores), accuracy=float(_pooled([s.accuracy for s in scores], weights)),
         error_accepted=_pooled([s.error_accepted for s in scores], weights),
         rejection_rate=_pooled([s.rejection_rate for s in scores], weights),
-        selected_rounds=tuple(selected),
+        selected_rounds=tuple(selected), order=tuple(int(i) for r in rounds for i in r.tolist()),
     )

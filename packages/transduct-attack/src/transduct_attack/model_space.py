@@ -15,7 +15,7 @@ import torch
 from . import losses as _losses
 from ._validate import check_choice, check_positive_int
 from .attacks import Attack, Solver
-from .pgd import PGD, PGDEnsemble, ensemble_objective
+from .pgd import PGD, PGDEnsemble
 from .referee import attack_error
 from .threat_model import AttackResult
 
@@ -54,11 +54,13 @@ class _ModelSpaceAttack(Attack):
             x_i = self.solver.run(ensemble, x, y, eps=eps, generator=generator, aggregate=aggregate,
                                   steps_scale=scale)
             adaptation = defense.adapt(x_i, state=state, generator=generator)
-            errors.append(attack_error(adaptation, x_i, y, rejects=defense.rejects))
+            # one forward of F^(i+1) on V^(i) gives both the line-5 error and the tie-break
+            with torch.no_grad():
+                logits = adaptation.model(x_i)
+            errors.append(attack_error(adaptation, x_i, y, rejects=defense.rejects, logits=logits))
             # Departure (tie-break only): among rounds with equal 0-1 error, prefer the larger mean
             # cross-entropy of F^(i+1) on V^(i); with small batches ties are common.
-            tiebreak.append(float(ensemble_objective([adaptation.model], x_i, y, _losses.cross_entropy,
-                                                     "avg").mean()))
+            tiebreak.append(float(_losses.cross_entropy(logits, y).mean()))
             candidates.append(x_i)
             adaptations.append(adaptation)
             models.append(adaptation.model)

@@ -42,6 +42,8 @@ class Adaptation:
     model: nn.Module
     state: Any = None
     acceptor: Callable[[torch.Tensor], torch.Tensor] | None = None
+    #: a rejecting Γ's score behind ``acceptor`` (URejectron: log P(test | x); accepted iff score < log τ)
+    scorer: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         """Labels F*(x)."""
