@@ -14,7 +14,7 @@ from .dent import DENT
 from .game import GameResult, RoundRecord, play_game
 from .intervals import bootstrap_mean, clopper_pearson, paired_difference
 from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probability
-from .model_space import FPA, GMSA
+from .model_space import FPA, GMSA, attack_suite
 from .pgd import PGD, PGDEnsemble
 from .referee import RoundScore, score_round
 from .rmc import RMC
@@ -54,6 +54,7 @@ __all__ = [
     "TransferAutoAttack",
     "FPA",
     "GMSA",
+    "attack_suite",
     "PGD",
     "PGDEnsemble",
     # losses (A.2–A.3)

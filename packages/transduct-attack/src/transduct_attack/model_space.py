@@ -19,7 +19,7 @@ from .pgd import PGD, PGDEnsemble
 from .referee import attack_error
 from .threat_model import AttackResult
 
-__all__ = ["FPA", "GMSA"]
+__all__ = ["FPA", "GMSA", "attack_suite"]
 
 
 def _progress(iterable, enabled: bool, desc: str):
@@ -102,3 +102,13 @@ class GMSA(_ModelSpaceAttack):
     def _ensemble(self, models: list, i: int) -> tuple[list, str, int]:
         scale = i + 1 if (self.mode == "min" and self.scale_min_steps) else 1
         return list(models), self.mode, scale
+
+
+def attack_suite(*, steps: int = 100, T: int = 9, solver: Solver | None = None) -> dict[str, Attack]:
+    """The attacks of the paper's tables, by their table names: no attack, transfer PGD, FPA, GMSA-AVG, GMSA-MIN,
+    sharing one solver (default ``PGD(steps=steps)``; the paper: 100 steps, T = 9)."""
+    from .attacks import NoAttack, TransferPGD
+
+    solver = PGD(steps=check_positive_int(steps, "steps")) if solver is None else solver
+    return {"none": NoAttack(), "pgd": TransferPGD(solver=solver), "fpa": FPA(T=T, solver=solver),
+            "gmsa-avg": GMSA(mode="avg", T=T, solver=solver), "gmsa-min": GMSA(mode="min", T=T, solver=solver)}
