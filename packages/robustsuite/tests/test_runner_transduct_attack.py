@@ -14,7 +14,8 @@ from robustsuite.runners import transduct_attack as runner
 TINY = {"T": 1, "pgd_steps": 3, "rmc_points": 6, "rmc_batch": 3, "rmc_k": 16, "rmc_epochs": 2,
         "rmc_calibration_points": 3, "dann_points": 30, "dann_epochs": 2, "dann_train": 200, "dann_T": 1,
         "tadv_points": 30, "tadv_epochs": 1, "tadv_train": 200, "urej_points": 20, "urej_train": 100, "urej_epochs": 1,
-        "urej_T": 1, "urej_thresholds": [0.2, 0.5, 0.8]}
+        "urej_T": 1, "urej_thresholds": [0.2, 0.5, 0.8], "seeds": [0, 1], "dent_points": 8, "dent_batch": 4,
+        "dent_train": 100, "dent_base_epochs": 1, "dent_solver_targeted": 1, "rmc_seed_points": 3, "rmc_train": 200}
 
 
 def test_runner_section(tmp_path):
@@ -22,7 +23,7 @@ def test_runner_section(tmp_path):
     params = {**runner.DEFAULTS, **TINY}
     section = runner.run(ctx, params)
     assert isinstance(section, Section)
-    assert {t.name for t in section.tables} == {"rmc", "dann", "tadv", "urejectron"}
+    assert {t.name for t in section.tables} == {"rmc", "dann", "tadv", "urejectron", "dent", "rmc_seeds"}
     for table in section.tables:
         cols = table.columns
         for row in table.rows:

@@ -17,6 +17,7 @@ from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probabi
 from .model_space import FPA, GMSA, attack_suite
 from .pgd import PGD, PGDEnsemble
 from .referee import RoundScore, score_round
+from .repeats import SeededResult, repeat_game
 from .rmc import RMC
 from .static import StaticDefense
 from .tadv import TADV
@@ -37,6 +38,8 @@ __all__ = [
     "RoundRecord",
     "play_game",
     "score_round",
+    "repeat_game",
+    "SeededResult",
     "label_order",
     # defenses Γ
     "StaticDefense",

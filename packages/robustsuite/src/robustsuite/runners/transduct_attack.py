@@ -30,13 +30,18 @@ DEFAULTS: dict = {
     "dann_T": 8,                            # DANN: GMSA needs T near the paper's 9 (T <= 4 left it level with transfer)
     "pgd_steps": 10,                        # paper: 100–200
     "rmc_points": 24, "rmc_batch": 6, "rmc_k": 128, "rmc_epochs": 10, "rmc_lr": 2e-3, "rmc_patience": 2,
+    "rmc_train": 1200,                      # size of D (D' adds one PGD copy)
     "rmc_calibration_points": 0,            # clean points RMC calibrates on before the stream (0: none)
     "dann_points": 100, "dann_epochs": 20, "dann_train": 1200, "dann_width": 16, "dann_alpha_max": 1.0,
     "dann_lr": 1e-3,
     "tadv_points": 100, "tadv_epochs": 10, "tadv_train": 1200, "tadv_adv_steps": 5, "tadv_hidden": 64,
     "urej_points": 100, "urej_epochs": 2, "urej_train": 600, "urej_T": 2,
     "urej_thresholds": [0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95],
-    "tables": ["rmc", "dann", "tadv", "urejectron"],
+    "dent_points": 64, "dent_batch": 32, "dent_T": 1, "dent_train": 1200, "dent_base_epochs": 5,
+    "dent_solver_targeted": 2,              # PGDEnsemble (A.3): 1 untargeted + this many targeted CW runs (paper: 5 + 9)
+    "seeds": [0, 1, 2],                     # Tables 2 and 6: intervals over seeds (paper: 5 runs)
+    "rmc_seed_points": 12,
+    "tables": ["rmc", "dann", "tadv", "urejectron", "dent", "rmc_seeds"],
 }
 
 _ATTACKS = ("pgd", "fpa", "gmsa-avg", "gmsa-min")
@@ -53,6 +58,25 @@ _PAPER = {
                    "gmsa-avg": 0.9427, "gmsa-min": 0.9548},
 }
 _COLUMNS = ["defense", "attack", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "paper (MNIST)"]
+_SEED_COLUMNS = ["defense", "attack", "mean", "mean_ci_low", "mean_ci_high", "std over seeds", "paper"]
+# Table 2 (CIFAR-10, Wu et al. 2020a base) and Table 6 (MNIST, mean over 5 runs), percent / 100
+_PAPER_DENT = {"static none": 0.857, "static pgd": 0.58, "none": 0.861, "pgd": 0.595, "fpa": 0.593, "gmsa-avg": 0.596,
+               "gmsa-min": 0.596}
+_PAPER_RMC_SEEDS = {"std": {"static none": 0.994, "static pgd": 0.0, "none": 0.9862, "gmsa-avg": 0.0054,
+                            "gmsa-min": 0.008},
+                    "at": {"static none": 0.9924, "static pgd": 0.8786, "none": 0.965, "gmsa-avg": 0.5714,
+                           "gmsa-min": 0.5948}}
+
+
+def _seeded(ctx, key: str, compute) -> dict:
+    path = Path(ctx.work_dir()) / f"{key}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    record = compute().to_dict()
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(record))
+    os.replace(tmp, path)
+    return record
 
 
 def _cell(ctx, key: str, compute) -> dict:
@@ -133,8 +157,9 @@ def run(ctx, params: dict) -> Section:
     if "rmc" in p["tables"]:
         n, b = int(p["rmc_points"]), int(p["rmc_batch"])
         rows = []
+        rm = int(p["rmc_train"])
         for label, model, tag in (("standard", std, "std"), ("adv. trained", at, "at")):
-            rmc = ta.RMC(model, xtr, ytr, k=int(p["rmc_k"]), aug_eps=eps, aug_steps=int(p["pgd_steps"]),
+            rmc = ta.RMC(model, xtr[:rm], ytr[:rm], k=int(p["rmc_k"]), aug_eps=eps, aug_steps=int(p["pgd_steps"]),
                          aug_step_size=None, lr=float(p["rmc_lr"]), max_epochs=int(p["rmc_epochs"]),
                          patience=int(p["rmc_patience"]), seed=seed)
             if int(p["rmc_calibration_points"]) > 0:  # clean points after the test stream's, never scored
@@ -172,6 +197,68 @@ def run(ctx, params: dict) -> Section:
         rows = block("tadv", "", static_at, tadv, n, n, te, int(p["T"]), "static AT, MLP")
         tables.append(Table("tadv", f"Table 4 analogue: TADV vs static AT ({n} points, one batch, L∞ eps {te})",
                             _COLUMNS, rows))
+
+    seeds = [int(v) for v in p["seeds"]]
+
+    def seeded_rows(tag: str, label: str, attacks: dict, make_defense, static_model, n: int, batch: int,
+                    budget: float, paper: dict) -> list[list]:
+        rows = []
+        static_attacks = {"static none": ta.NoAttack(), "static pgd": attacks["pgd"]}
+        for a, attack in static_attacks.items():
+            r = _seeded(ctx, f"{tag}-{a.replace(' ', '-')}", lambda attack=attack: ta.repeat_game(
+                attack, lambda _s: ta.StaticDefense(static_model), xte, yte, eps=budget, n=n, batch_size=n,
+                seeds=seeds))
+            rows.append([f"static {label}", "clean" if a == "static none" else "PGD (white-box)", r["mean"],
+                         r["ci_low"], r["ci_high"], r["std"], paper.get(a)])
+        for a, attack in attacks.items():
+            r = _seeded(ctx, f"{tag}-{a}", lambda attack=attack: ta.repeat_game(
+                attack, make_defense, xte, yte, eps=budget, n=n, batch_size=batch, seeds=seeds))
+            rows.append([f"{r['defense']} ({label})", _LABEL[a], r["mean"], r["ci_low"], r["ci_high"], r["std"],
+                         paper.get(a)])
+            metrics[f"{tag.replace('-', '_')}_{a.replace('-', '_')}_mean"] = r["mean"]
+            metrics[f"{tag.replace('-', '_')}_{a.replace('-', '_')}_mean_ci_low"] = r["ci_low"]
+            metrics[f"{tag.replace('-', '_')}_{a.replace('-', '_')}_mean_ci_high"] = r["ci_high"]
+        return rows
+
+    if "dent" in p["tables"]:
+        from transduct_attack.networks import SmallCNN
+
+        n, m, te = int(p["dent_points"]), int(p["dent_train"]), float(p["tadv_eps"])
+        gen = torch.Generator().manual_seed(seed)
+        dent_base = ta.train_classifier(
+            build(lambda: SmallCNN(in_channels=xtr.shape[1], n_classes=int(ytr.max()) + 1,
+                                   image_size=tuple(xtr.shape[-2:])), gen, device=dev),
+            xtr[:m], ytr[:m], epochs=int(p["dent_base_epochs"]), generator=gen, adversarial_eps=te,
+            adv_steps=int(p["tadv_adv_steps"]))
+        solver = ta.PGDEnsemble(steps=int(p["pgd_steps"]), n_untargeted=1, n_targeted=int(p["dent_solver_targeted"]))
+        attacks = ta.attack_suite(T=int(p["dent_T"]), solver=solver)
+        rows = seeded_rows("dent", "AT SmallCNN-BN", attacks, lambda _s: ta.DENT(dent_base), dent_base, n,
+                           int(p["dent_batch"]), te, _PAPER_DENT)
+        tables.append(Table("dent", f"Table 2 analogue: DENT (AdaMod, 6 steps, β3 0.6) over an adversarially trained "
+                                    f"BatchNorm CNN, L∞ eps {te}, {n} points in batches of {p['dent_batch']}, "
+                                    f"A.3's PGD ensemble, mean over seeds {seeds} (paper: CIFAR-10, Wu et al. base)",
+                            _SEED_COLUMNS, rows))
+        notes.append("DENT-AA (AutoAttack through DENT) and the AA columns of Table 2 are not run: they need the "
+                     "'autoattack' extra (pyautoattack), which this environment does not install.")
+
+    if "rmc_seeds" in p["tables"]:
+        n, b, rm = int(p["rmc_seed_points"]), int(p["rmc_batch"]), int(p["rmc_train"])
+        suite = suites[int(p["T"])]
+        attacks = {k: suite[k] for k in ("none", "pgd", "gmsa-avg", "gmsa-min")}
+        rows = []
+        for label, model, tag in (("standard", std, "std"), ("adv. trained", at, "at")):
+            built: dict = {}  # one RMC (and its D') per seed, shared by the attacks
+
+            def make(s, model=model, built=built):
+                if s not in built:
+                    built[s] = ta.RMC(model, xtr[:rm], ytr[:rm], k=int(p["rmc_k"]), aug_eps=eps,
+                                      aug_steps=int(p["pgd_steps"]), aug_step_size=None, lr=float(p["rmc_lr"]),
+                                      max_epochs=int(p["rmc_epochs"]), patience=int(p["rmc_patience"]), seed=s)
+                return built[s]
+
+            rows += seeded_rows(f"rmc-seeds-{tag}", label, attacks, make, model, n, b, eps, _PAPER_RMC_SEEDS[tag])
+        tables.append(Table("rmc_seeds", f"Table 6 analogue: RMC over seeds {seeds} ({n} points drawn per seed, {b} "
+                                         f"per round, L∞ eps {eps}; paper: MNIST, 5 runs)", _SEED_COLUMNS, rows))
 
     figures = []
     if "urejectron" in p["tables"]:
