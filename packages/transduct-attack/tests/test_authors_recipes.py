@@ -42,7 +42,7 @@ def test_one_dent_step_moves_affines_by_one_minus_beta3_times_lr(mlp_bn, digits)
     # the parameters are exposed: β3 = 0.999 gives the 400× smaller step of the library default
     small = DENT(mlp_bn, steps=1, beta3=0.999).adapt(x, state=None, generator=_gen(0))
     (norm_small,) = [m for m in small.model.modules() if hasattr(m, "gamma")]
-    step_small = (norm_small.gamma - bn.weight).abs()
+    step_small = (norm_small.gamma - bn.weight).abs().detach()
     # (γ ≈ 1 in float32: the 6e-6 step is resolved to within two ulps, 2.4e-7)
     assert float(step_small[step_small > 0].median()) == pytest.approx((1 - 0.999) * 0.006, abs=2.4e-7)
 
