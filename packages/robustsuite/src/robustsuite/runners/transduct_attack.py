@@ -40,7 +40,7 @@ DEFAULTS: dict = {
     "dent_points": 64, "dent_batch": 32, "dent_T": 1, "dent_train": 1200, "dent_base_epochs": 5,
     "dent_solver_targeted": 2,              # PGDEnsemble (A.3): 1 untargeted + this many targeted CW runs (paper: 5 + 9)
     "seeds": [0, 1, 2],                     # Tables 2 and 6: intervals over seeds (paper: 5 runs)
-    "rmc_seed_points": 12,
+    "rmc_seed_points": 6,                   # one round of rmc_batch per seed (the demo budget)
     "tables": ["rmc", "dann", "tadv", "urejectron", "dent", "rmc_seeds"],
 }
 
