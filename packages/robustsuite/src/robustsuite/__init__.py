@@ -2,21 +2,31 @@
 
 The five method packages (zeroe_perturb, iortemp, uncspan, transduct_attack, certcal) are independent;
 this package loads models and data for them, runs them as resumable units and merges their sections into
-one report (see ARCHITECTURE.md).
+one report (see ARCHITECTURE.md). Names are imported on first use, so ``import robustsuite`` (and the CLI's
+``--help``) does not load torch.
 """
 
+from importlib import import_module as _import_module
 from importlib.metadata import version as _version
 
-from .data import Dataset, Split
-from .errors import ConfigError, DatasetSpecError, ModelSpecError, SpecError
-from .loaders import load_dataset, load_model
-from .models import TextClassifier
-from .predict import predict_logits
-from .report import Figure, Section, Table
-from .runners import RunContext
-
 __version__ = _version("robustsuite")
-__all__ = [
-    "ConfigError", "Dataset", "DatasetSpecError", "Figure", "ModelSpecError", "RunContext", "Section", "Split",
-    "SpecError", "Table", "TextClassifier", "__version__", "load_dataset", "load_model", "predict_logits",
-]
+_EXPORTS = {
+    "Dataset": "data", "Split": "data", "UserDataset": "userdata", "align_labels": "userdata",
+    "ConfigError": "errors", "DatasetSpecError": "errors", "ModelSpecError": "errors", "SpecError": "errors",
+    "load_dataset": "loaders", "load_model": "loaders", "TextClassifier": "models", "predict_logits": "predict",
+    "Figure": "report", "Section": "report", "Table": "report", "RunContext": "runners",
+    "read_samples": "samples", "clopper_pearson": "intervals",
+}
+__all__ = sorted([*_EXPORTS, "__version__"])
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(_import_module(f".{_EXPORTS[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'robustsuite' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

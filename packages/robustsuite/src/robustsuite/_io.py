@@ -60,3 +60,28 @@ def stable_hash(obj: Any, length: int = 12) -> str:
     """Hash of a JSON-serialisable object, independent of dict order."""
     blob = json.dumps(obj, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()[:length]
+
+
+def safe_name(text: str, max_len: int = 48) -> str:
+    """A file-name-safe, unique rendering of a user string (a spec, a path): letters, digits, ``_.-`` only.
+
+    Characters outside that set become ``-``; a short hash of the original string is appended whenever the
+    rendering changed or was truncated, so two different strings never map to the same name.
+    """
+    import re
+
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "x"
+    if slug != text or len(slug) > max_len:
+        slug = f"{slug[:max_len].rstrip('-.')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return slug
+
+
+def hash_path(path: Path) -> str:
+    """SHA-256 over a file, or over every file of a directory (relative names and contents, sorted)."""
+    path = Path(path)
+    if path.is_file():
+        return sha256_file(path)
+    h = hashlib.sha256()
+    for p in sorted(q for q in path.rglob("*") if q.is_file()):
+        h.update(p.relative_to(path).as_posix().encode() + b"\0" + sha256_file(p).encode())
+    return h.hexdigest()

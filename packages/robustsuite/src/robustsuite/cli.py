@@ -1,4 +1,7 @@
-"""``robustsuite`` command line: demo, run, report, models, datasets."""
+"""``robustsuite`` command line: demo, run, plan, report, models, datasets, methods.
+
+Imports are lazy: ``robustsuite --help`` loads neither torch nor the method packages.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +9,82 @@ import sys
 from pathlib import Path
 
 import typer
-from rich.console import Console
-from rich.table import Table as RichTable
 
 from .errors import ConfigError, SpecError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Evaluate what adversarial robustness numbers hide: one report over five methods.")
-console = Console(stderr=True)
 DEFAULT_DEMO_DIR = Path("runs/demo")
 
 
+def _console(stderr: bool = True):
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def _version_callback(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"robustsuite {version('robustsuite')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
+                                      help="print the version and exit")) -> None:
+    """Evaluate what adversarial robustness numbers hide: one report over five methods."""
+
+
+def _parse_value(text: str):
+    """A TOML value (``0.5``, ``true``, ``[1, 2]``, ``"x"``); anything else is taken as a plain string."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_overrides(config: dict, sets: list[str]) -> dict:
+    """Apply ``--set dotted.key=value`` overrides (e.g. ``methods.certcal.sigmas=[0.5]``, ``seed=3``)."""
+    import copy
+
+    config = copy.deepcopy(config)
+    for item in sets:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ConfigError(f"--set needs KEY=VALUE (e.g. methods.certcal.n=500), got {item!r}")
+        parts = key.strip().split(".")
+        node = config
+        for p in parts[:-1]:
+            node = node.setdefault(p, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {item!r}: {p!r} is not a table")
+        node[parts[-1]] = _parse_value(value.strip())
+    return config
+
+
+def _run_options(config: dict, *, seeds: int | None, limit: int | None, log_samples: str | None,
+                 sets: list[str]) -> dict:
+    config = apply_overrides(config, sets)
+    if seeds is not None:
+        config["seeds"] = seeds
+    if limit is not None:
+        config["limit"] = limit
+    if log_samples:
+        config["log_samples"] = log_samples
+    return config
+
+
 def _execute(config: dict, out: Path, progress: bool) -> int:
+    from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from . import run as _run
 
+    console = _console()
     units = _run.plan(config)
     failed = []
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -30,16 +93,20 @@ def _execute(config: dict, out: Path, progress: bool) -> int:
 
         def on_unit(unit, status):
             if status == "start":
-                bar.update(task, description=f"{unit.method} · {unit.model}")
+                bar.update(task, description=escape(f"{unit.method} · {unit.model} · seed {unit.seed}"))
             else:
                 bar.advance(task)
                 if status == "failed":
                     failed.append(unit.id)
-                    console.print(f"[red]unit failed:[/red] {unit.id} (see {out}/units/{unit.id}.failed.json)")
 
-        _run.execute(config, out, progress=progress, command=" ".join(["robustsuite", *sys.argv[1:]]),
-                     on_unit=on_unit)
-    console.print(f"report written: {out / 'report.html'}, {out / 'report.md'}, {out / 'report.json'}")
+        report = _run.execute(config, out, progress=progress, command=" ".join(["robustsuite", *sys.argv[1:]]),
+                              on_unit=on_unit)
+    for u in report["units"]:
+        if u["status"] == "failed":
+            console.print(f"[red]unit failed:[/red] {escape(u['id'])}: {escape(u['error'] or '')} "
+                          f"(traceback: {escape(str(out / 'units' / (u['id'] + '.failed.json')))})")
+    console.print(f"report written: {escape(str(out / 'report.html'))}, {escape(str(out / 'report.md'))}, "
+                  f"{escape(str(out / 'report.json'))}")
     return 1 if failed else 0
 
 
@@ -47,31 +114,78 @@ def _guard(fn):
     try:
         return fn()
     except (ConfigError, SpecError) as e:
-        console.print(f"[red]error:[/red] {e}")
+        from rich.markup import escape
+
+        _console().print(f"[red]error:[/red] {escape(str(e))}")
         raise typer.Exit(2) from None
+
+
+SEEDS = typer.Option(None, "--seeds", min=1, help="repeat every unit with seeds SEED..SEED+N-1; report mean ± 95 % interval")
+LIMIT = typer.Option(None, "--limit", min=1, help="first N samples of every split (quick checks)")
+LOG = typer.Option(None, "--log-samples", help="write per-sample records per unit: parquet or jsonl")
+SET = typer.Option([], "--set", help="override a config value: --set methods.certcal.n=500 (TOML values)")
 
 
 @app.command()
 def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run directory (resumes if it exists)"),
          methods: str = typer.Option("", help="comma-separated subset of methods (default: all)"),
          seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
+         seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
+         sets: list[str] = SET,
          progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Run every method on the embedded defaults (offline) and write the report to OUT (default runs/demo)."""
     from . import run as _run
 
-    config = _guard(lambda: _run.demo_config([m for m in methods.split(",") if m] or None, seed, device))
+    config = _guard(lambda: _run_options(_run.demo_config([m for m in methods.split(",") if m] or None, seed, device),
+                                         seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
     raise typer.Exit(_guard(lambda: _execute(config, out, progress)))
 
 
 @app.command("run")
 def run_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods"),
                out: Path = typer.Option(..., "--out", "-o", help="run directory (resumes if it exists)"),
+               seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
+               sets: list[str] = SET,
                progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Run the methods of CONFIG; finished units in OUT are not redone."""
     from . import run as _run
 
-    cfg = _guard(lambda: _run.load_config(config))
+    cfg = _guard(lambda: _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples,
+                                      sets=sets))
     raise typer.Exit(_guard(lambda: _execute(cfg, out, progress)))
+
+
+@app.command("plan")
+def plan_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods"),
+                out: Path | None = typer.Option(None, "--out", "-o", help="run directory to check for cached units"),
+                seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
+                sets: list[str] = SET) -> None:
+    """List the units CONFIG would run and which are already cached in OUT; runs nothing."""
+    from rich.markup import escape
+
+    from . import run as _run
+
+    def go() -> None:
+        cfg = _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples, sets=sets)
+        units = _run.plan(cfg)
+        fmt = _run._log_format(cfg)
+        from rich.table import Table as RichTable
+
+        t = RichTable(title=f"{len(units)} units")
+        for col in ("unit", "method", "model", "dataset", "seed", "state"):
+            t.add_column(col)
+        cached = 0
+        for u in units:
+            hit = out is not None and _run.cached_record(out, u, fmt) is not None
+            cached += hit
+            t.add_row(*(escape(str(v)) for v in (u.id, u.method, u.model, u.dataset, u.seed)),
+                      "cached" if hit else "to run")
+        from rich.console import Console
+
+        Console(width=200).print(t)
+        typer.echo(f"{cached} cached, {len(units) - cached} to run")
+
+    _guard(go)
 
 
 @app.command()
@@ -80,18 +194,22 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory holding rep
     from .report import rerender
 
     if not (run_dir / "report.json").is_file():
-        console.print(f"[red]error:[/red] no report.json in {run_dir}")
+        _console().print(f"[red]error:[/red] no report.json in {run_dir}")
         raise typer.Exit(2)
     paths = rerender(run_dir)
-    console.print("re-rendered: " + ", ".join(str(p) for p in paths.values()))
+    _console().print("re-rendered: " + ", ".join(str(p) for p in paths.values()))
 
 
 def _spec_table(title: str, specs) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table as RichTable
+
     t = RichTable(title=title)
     for col in ("spec", "kind", "description"):
         t.add_column(col)
     for s in specs:
-        t.add_row(s.spec, s.kind, s.description)
+        t.add_row(escape(s.spec), s.kind, escape(s.description))
     Console().print(t)
 
 
@@ -112,15 +230,27 @@ def datasets() -> None:
 
 
 @app.command()
-def methods() -> None:
+def methods(schema: bool = typer.Option(False, "--schema", help="print each method's parameters as JSON Schema")
+            ) -> None:
     """List the methods a config can name, with their default parameters."""
     from . import runners
+
+    if schema:
+        import json
+
+        from .config import schema as method_schema
+
+        typer.echo(json.dumps({name: method_schema(name) for name in runners.available()}, indent=2, default=str))
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table as RichTable
 
     t = RichTable(title="methods")
     for col in ("method", "title", "paper", "defaults"):
         t.add_column(col)
     for name, mod in runners.available().items():
-        t.add_row(name, mod.TITLE, str(getattr(mod, "PAPER", "") or ""), str(mod.DEFAULTS))
+        t.add_row(name, escape(mod.TITLE), str(getattr(mod, "PAPER", "") or ""), escape(str(mod.DEFAULTS)))
     Console().print(t)
 
 

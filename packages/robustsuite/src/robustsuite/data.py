@@ -1,4 +1,4 @@
-"""Datasets: the embedded defaults (no network) and loaders for user data.
+"""Datasets: the embedded defaults (no network); user-data loaders live in :mod:`robustsuite.userdata`.
 
 A :class:`Dataset` has train/val/test :class:`Split`\\ s plus named extras (``open_set``, ``ood``).
 Vision inputs are float32 tensors in [0, 1] of shape (N, C, H, W); text inputs are lists of strings;
@@ -7,18 +7,14 @@ labels are int64 tensors (-1 for out-of-distribution samples that belong to no c
 
 from __future__ import annotations
 
-import csv
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 import numpy as np
 import torch
 
 from . import _corpus
-from .errors import DatasetSpecError
 
 Modality = Literal["vision", "text"]
 
@@ -51,6 +47,7 @@ class Dataset:
     val: Split
     test: Split
     extras: Mapping[str, Split] = field(default_factory=dict)
+    source: str = ""  # where the data came from (e.g. the shipped subset or a full local copy), for the report
 
     @property
     def num_classes(self) -> int:
@@ -61,6 +58,7 @@ class Dataset:
             "name": self.name,
             "modality": self.modality,
             "num_classes": self.num_classes,
+            "source": self.source,
             "sizes": {k: len(s) for k, s in {"train": self.train, "val": self.val, "test": self.test,
                                               **self.extras}.items()},
         }
@@ -161,140 +159,80 @@ def sentiment_mini_multi(n: int = 4000) -> Dataset:
                         np.asarray(labels))
 
 
+# --- shipped real data: Fashion-MNIST and WordNet glosses -----------------------------------------
+
+def _fashion_splits(root, full) -> tuple[dict[str, Split], str]:
+    from . import _fashion_mnist
+
+    arrays, source = _fashion_mnist.load_arrays(root, full=full)
+    splits = {name: Split(torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1), torch.from_numpy(y))
+              for name, (x, y) in arrays.items()}
+    return splits, source
+
+
+def fashion_mnist(root: str | Path | None = None, *, full: bool | None = None) -> Dataset:
+    """Fashion-MNIST (Xiao et al. 2017, MIT licence), (N, 1, 28, 28) floats in [0, 1], 10 classes.
+
+    The shipped stratified subset (9,000/1,000/2,000 train/val/test) is used unless the official IDX files are
+    found (``root``, ``$ROBUSTSUITE_DATA`` or Debian's ``/usr/share/datasets/fashion-mnist``): then the full
+    55,000/5,000/10,000 split, each split starting with the shipped subset in the same order, so
+    ``split.head(n)`` is identical either way. ``full=False`` forces the subset, ``full=True`` requires the
+    files. ``Dataset.source`` says which was used.
+    """
+    from ._fashion_mnist import CLASSES
+
+    s, source = _fashion_splits(root, full)
+    return Dataset("builtin:fashion-mnist", "vision", CLASSES, s["train"], s["val"], s["test"], source=source)
+
+
+def _upsampled_digits(size: int = 28) -> torch.Tensor:
+    x, _ = _digits_arrays()
+    return torch.nn.functional.interpolate(x, size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)
+
+
+def fashion_mnist_osr(root: str | Path | None = None, *, full: bool | None = None, known: int = 6) -> Dataset:
+    """Open-set Fashion-MNIST: classes ``0..known-1`` (default 0–5) known; test images of the other classes
+    as ``extras["open_set"]``; ``extras["ood"]`` = scikit-learn's 1,797 8×8 digits upsampled (bilinear) to
+    28×28, label -1. Splits keep the order of :func:`fashion_mnist` (so ``head(n)`` is source-independent)."""
+    from ._fashion_mnist import CLASSES
+
+    if not isinstance(known, int) or not 2 <= known < len(CLASSES):
+        raise ValueError(f"known must be an int in [2, {len(CLASSES) - 1}], got {known!r}")
+    s, source = _fashion_splits(root, full)
+
+    def keep(split: Split, mask: torch.Tensor) -> Split:
+        return Split(split.x[mask], split.y[mask])
+
+    parts = {k: keep(v, v.y < known) for k, v in s.items()}
+    open_set = keep(s["test"], s["test"].y >= known)
+    ood_x = _upsampled_digits()
+    ood = Split(ood_x, torch.full((len(ood_x),), -1, dtype=torch.int64))
+    return Dataset("builtin:fashion-mnist-osr", "vision", CLASSES[:known], parts["train"], parts["val"],
+                   parts["test"], {"open_set": open_set, "ood": ood}, source=source)
+
+
+def wordnet_topics() -> Dataset:
+    """WordNet 3.0 noun glosses (definition + example sentences, cased) labelled by 8 lexicographer files
+    (artifact, person, plant, animal, act, communication, location, food); balanced 14,000/1,000/2,000
+    train/val/test split shipped in the package (WordNet 3.0 licence)."""
+    from . import _wordnet
+
+    t = _wordnet.load_topics()
+    splits = {s: Split(list(t[s]["text"]), torch.tensor(t[s]["label"], dtype=torch.int64))
+              for s in ("train", "val", "test")}
+    return Dataset("builtin:wordnet-topics", "text", tuple(t["classes"]), splits["train"], splits["val"],
+                   splits["test"], source="shipped balanced subset of WordNet 3.0 noun glosses")
+
+
 BUILTIN_DATASETS = {
+    "fashion-mnist": (fashion_mnist, "Fashion-MNIST, 10 classes, 28×28 (shipped 9k/1k/2k subset; full 55k/5k/10k "
+                                     "when the IDX files are found)"),
+    "fashion-mnist-osr": (fashion_mnist_osr, "Fashion-MNIST classes 0–5 known; 6–9 as extras['open_set']; "
+                                             "upsampled 8×8 digits as extras['ood']"),
+    "wordnet-topics": (wordnet_topics, "WordNet 3.0 noun glosses, 8 lexicographer-file topics, 14k/1k/2k "
+                                       "(shipped)"),
     "digits": (digits, "scikit-learn 8×8 digits, 10 classes, 1,797 images (real data)"),
     "digits-osr": (digits_osr, "digits 0–7 known; 8–9 as extras['open_set']; photo patches as extras['ood']"),
     "sentiment-mini": (sentiment_mini, "4,000 generated binary sentiment sentences (4 % label noise)"),
     "sentiment-mini-multi": (sentiment_mini_multi, "4,000 generated 4-class emotion sentences"),
 }
-
-
-# --- user data ------------------------------------------------------------------------------------
-
-def _labels_to_index(raw: Sequence) -> tuple[np.ndarray, list[str]]:
-    if all(isinstance(v, int | np.integer) or (isinstance(v, str) and v.lstrip("-").isdigit()) for v in raw):
-        ints = np.asarray([int(v) for v in raw], dtype=np.int64)
-        return ints, [str(i) for i in range(int(ints.max()) + 1)]
-    classes = sorted({str(v) for v in raw})
-    lookup = {c: i for i, c in enumerate(classes)}
-    return np.asarray([lookup[str(v)] for v in raw], dtype=np.int64), classes
-
-
-def _records_dataset(name: str, records: list[dict], path: Path) -> Dataset:
-    if not records:
-        raise DatasetSpecError(f"{path} holds no records")
-    missing = {"text", "label"} - set(records[0])
-    if missing:
-        raise DatasetSpecError(f"{path} needs columns 'text' and 'label' (and optionally 'split'); "
-                               f"missing {sorted(missing)}")
-    texts = [str(r["text"]) for r in records]
-    y, classes = _labels_to_index([r["label"] for r in records])
-    if "split" in records[0]:
-        splits = {}
-        for part in ("train", "val", "test"):
-            idx = np.asarray([i for i, r in enumerate(records) if r.get("split") in _SPLIT_ALIASES[part]],
-                             dtype=np.int64)
-            if len(idx) == 0:
-                raise DatasetSpecError(f"{path}: column 'split' has no rows for {part!r} "
-                                       f"(accepted values: {sorted(_SPLIT_ALIASES[part])})")
-            splits[part] = _take(texts, y, idx)
-        return Dataset(name, "text", tuple(classes), splits["train"], splits["val"], splits["test"])
-    return _from_arrays(name, "text", classes, texts, y)
-
-
-_SPLIT_ALIASES = {"train": {"train"}, "val": {"val", "valid", "validation", "dev"}, "test": {"test"}}
-
-
-def load_csv(path: str | Path) -> Dataset:
-    """A CSV with columns ``text``, ``label`` and optionally ``split`` (train/val/test)."""
-    path = Path(path)
-    with open(path, newline="", encoding="utf-8") as f:
-        records = list(csv.DictReader(f))
-    return _records_dataset(f"csv:{path}", records, path)
-
-
-def load_jsonl(path: str | Path) -> Dataset:
-    """A JSON-lines file of objects with ``text``, ``label`` and optionally ``split``."""
-    path = Path(path)
-    records = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise DatasetSpecError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
-    return _records_dataset(f"jsonl:{path}", records, path)
-
-
-def _torchvision_split(ds) -> tuple[torch.Tensor, np.ndarray]:
-    data = ds.data if isinstance(ds.data, np.ndarray) else ds.data.numpy()
-    x = torch.tensor(data, dtype=torch.float32) / 255.0
-    x = x.permute(0, 3, 1, 2) if x.ndim == 4 else x.unsqueeze(1)
-    return x.contiguous(), np.asarray(ds.targets, dtype=np.int64)
-
-
-def _torchvision_dataset(name: str, cls_name: str, root: str | Path, expected: str) -> Dataset:
-    import torchvision
-
-    root = Path(root)
-    cls = getattr(torchvision.datasets, cls_name)
-    try:
-        train = cls(str(root), train=True, download=False)
-        test = cls(str(root), train=False, download=False)
-    except RuntimeError as e:
-        raise DatasetSpecError(
-            f"{name}: no {cls_name} data under {root} ({e}). Put the extracted files at {root / expected} "
-            f"(on a machine with network: torchvision.datasets.{cls_name}({str(root)!r}, download=True))."
-        ) from e
-    x, y = _torchvision_split(train)
-    x_test, y_test = _torchvision_split(test)
-    tr, va = stratified_split(y, fractions=(0.9, 0.1))
-    return Dataset(name, "vision", tuple(train.classes), _take(x, y, tr), _take(x, y, va),
-                   Split(x_test, torch.as_tensor(y_test)))
-
-
-def load_cifar10(root: str | Path) -> Dataset:
-    """CIFAR-10 from a local torchvision root (``<root>/cifar-10-batches-py``); never downloads."""
-    return _torchvision_dataset(f"cifar10:{root}", "CIFAR10", root, "cifar-10-batches-py")
-
-
-def load_mnist(root: str | Path) -> Dataset:
-    """MNIST from a local torchvision root (``<root>/MNIST/raw``); never downloads."""
-    return _torchvision_dataset(f"mnist:{root}", "MNIST", root, "MNIST/raw")
-
-
-def load_hf_dataset(name: str) -> Dataset:
-    """A Hugging Face dataset with a text column (``text``/``sentence``) and a ``label`` column."""
-    try:
-        import datasets
-    except ImportError as e:  # pragma: no cover - datasets is a dependency of robustsuite
-        raise ImportError("hf-datasets specs need the 'datasets' package") from e
-    try:
-        dd = datasets.load_dataset(name)
-    except Exception as e:  # the hub raises many types (ConnectionError, FileNotFoundError, ...)
-        raise DatasetSpecError(
-            f"hf-datasets:{name} could not be loaded ({type(e).__name__}: {e}). Offline, the dataset must be "
-            f"in the Hugging Face cache (run `datasets.load_dataset({name!r})` once with network, or set "
-            f"HF_DATASETS_OFFLINE=1 with a populated HF_HOME)."
-        ) from e
-    first = dd[next(iter(dd))]
-    text_col = next((c for c in ("text", "sentence", "content") if c in first.column_names), None)
-    if text_col is None or "label" not in first.column_names:
-        raise DatasetSpecError(f"hf-datasets:{name} needs a text column (text/sentence/content) and 'label'; "
-                               f"has {first.column_names}")
-    names = getattr(first.features["label"], "names", None)
-    records = []
-    for split_name, part in dd.items():
-        alias = next((k for k, v in _SPLIT_ALIASES.items() if split_name in v), None)
-        if alias is not None:
-            records += [{"text": t, "label": int(lab), "split": alias}
-                        for t, lab in zip(part[text_col], part["label"], strict=True)]
-    present = {r["split"] for r in records}
-    if present != {"train", "val", "test"}:
-        for r in records:
-            r.pop("split")
-    ds = _records_dataset(f"hf-datasets:{name}", records, Path(name))
-    if names:
-        ds = Dataset(ds.name, ds.modality, tuple(names), ds.train, ds.val, ds.test)
-    return ds

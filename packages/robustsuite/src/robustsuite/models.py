@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from . import _shipped
 from . import data as _data
 from ._io import cache_dir, sha256_file, stable_hash, write_json
 
@@ -45,7 +46,31 @@ class DigitsCNN(nn.Module):
         return self.head(self.features((x - self.mean) / self.std))
 
 
-ARCHITECTURES: dict[str, Callable[..., nn.Module]] = {"digits-cnn": DigitsCNN}
+class FashionCNN(nn.Module):
+    """Three-conv CNN with BatchNorm for grey or colour images of any size ≥ 4×4 (adaptive pooling), in [0, 1];
+    input normalisation inside (RobustBench style). ~157k parameters for 1 channel and 10 classes. The
+    BatchNorm layers are what DENT adapts (transduct-attack)."""
+
+    def __init__(self, num_classes: int = 10, in_channels: int = 1, widths: tuple[int, int, int] = (16, 32, 64),
+                 mean: float = 0.286, std: float = 0.353):
+        super().__init__()
+        self.register_buffer("mean", torch.tensor(float(mean)))
+        self.register_buffer("std", torch.tensor(float(std)))
+        a, b, c = widths
+        self.features = nn.Sequential(
+            nn.Conv2d(in_channels, a, 3, padding=1), nn.BatchNorm2d(a), nn.ReLU(), nn.MaxPool2d(2, ceil_mode=True),
+            nn.Conv2d(a, b, 3, padding=1), nn.BatchNorm2d(b), nn.ReLU(), nn.MaxPool2d(2, ceil_mode=True),
+            nn.Conv2d(b, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU(),
+            nn.AdaptiveAvgPool2d(4), nn.Flatten(),
+            nn.Linear(16 * c, 128), nn.ReLU(),
+        )
+        self.head = nn.Linear(128, num_classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features((x - self.mean) / self.std))
+
+
+ARCHITECTURES: dict[str, Callable[..., nn.Module]] = {"digits-cnn": DigitsCNN, "fashion-cnn": FashionCNN}
 
 
 @dataclass(frozen=True)
@@ -129,15 +154,40 @@ class TextClassifier:
     TextAttack recipes accept it directly.
     """
 
-    def __init__(self, model, tokenizer, *, max_length: int = 64, batch_size: int = 64):
+    def __init__(self, model, tokenizer, *, max_length: int | None = None, batch_size: int = 64,
+                 max_length_cap: int = 512):
         self.model = model.eval()
         self.tokenizer = tokenizer
+        if max_length is None:  # the tokenizer's own limit; "unset" tokenizers report a huge sentinel
+            limit = getattr(tokenizer, "model_max_length", None)
+            positions = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
+            candidates = [v for v in (limit, positions, max_length_cap) if isinstance(v, int) and v > 0]
+            max_length = min(candidates)
+        if not isinstance(max_length, int) or max_length < 1:
+            raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
         self.max_length = max_length
         self.batch_size = batch_size
+        if tokenizer.pad_token is None:  # GPT-2 family: pad with EOS (the model reads the last non-pad token)
+            if tokenizer.eos_token is None:
+                raise ValueError("tokenizer has neither a pad token nor an EOS token to pad batches with; "
+                                 "set tokenizer.pad_token before wrapping it")
+            tokenizer.pad_token = tokenizer.eos_token
+        if getattr(model.config, "pad_token_id", None) is None:
+            model.config.pad_token_id = tokenizer.pad_token_id
 
     @property
     def device(self) -> torch.device:
         return next(self.model.parameters()).device
+
+    @property
+    def labels(self) -> list[str] | None:
+        """The model's class names in id order (``config.id2label``), or ``None`` when they are only
+        transformers' placeholders ``LABEL_0, LABEL_1, ...``."""
+        id2label = getattr(self.model.config, "id2label", None) or {}
+        names = [str(id2label.get(i, id2label.get(str(i), ""))) for i in range(self.num_classes)]
+        if not all(names) or names == [f"LABEL_{i}" for i in range(self.num_classes)]:
+            return None
+        return names
 
     @property
     def num_classes(self) -> int:
@@ -385,8 +435,20 @@ def builtin_text(name: str, *, progress: Callable[[int, int], None] | None = Non
     return _cached(recipe, build, lambda entry: load_text_dir(entry, max_length=recipe.max_length))
 
 
+SHIPPED_MODELS = _shipped.SHIPPED_MODELS
+
+
+def load_shipped(name: str) -> nn.Module | TextClassifier:
+    """A builtin model shipped as weights in ``robustsuite/resources/models`` (``builtin:fashion-cnn`` ...,
+    ``builtin:wordnet-roberta``), loaded from safetensors; see :mod:`robustsuite._shipped` for the recipes."""
+    return _shipped.load(name)
+
+
 def builtin_manifest(name: str) -> dict | None:
-    """The cached manifest (recipe, measured test accuracy) of a builtin model, if it has been trained."""
+    """The manifest (recipe, measured test accuracy) of a builtin model: for a shipped model its record in
+    ``resources/manifest.json``; for a model trained on first use its cache entry's, if it has been trained."""
+    if name in SHIPPED_MODELS:
+        return _shipped.manifest()["models"].get(name)
     recipe = VISION_RECIPES.get(name) or TEXT_RECIPES.get(name)
     if recipe is None:
         raise KeyError(name)

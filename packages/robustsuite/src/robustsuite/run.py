@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import platform
 import subprocess
 import sys
@@ -17,37 +18,108 @@ import time
 import tomllib
 import traceback
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from . import runners
-from ._io import stable_hash, write_json
+from ._io import hash_path, safe_name, sha256_file, stable_hash, write_json
 from .errors import ConfigError
 from .report import SCHEMA_VERSION, Section, write_report
 
 PACKAGES = ("robustsuite", "zeroe-perturb", "iortemp", "uncspan", "transduct-attack", "certcal", "torch",
             "transformers", "numpy", "scipy", "scikit-learn", "cvxpy", "textattack", "robustbench")
-RUN_KEYS = {"seed", "device", "methods"}
+# packages whose code computes every unit's numbers (the method's own distribution is added per unit)
+CORE_PACKAGES = ("robustsuite", "torch", "numpy", "scipy", "transformers")
+RUN_KEYS = {"seed", "seeds", "device", "methods", "labels", "limit", "log_samples"}
+TARGET_KEYS = {"model", "dataset", "models", "targets", "labels"}
 
 
 @dataclass(frozen=True)
 class Unit:
-    """One serialisable unit of work."""
+    """One serialisable unit of work: a method on one model and dataset with one seed.
+
+    ``identity`` holds everything that determines the result (method, every parameter after defaults, model and
+    dataset specs with the content hash of local files, seed, ``limit``, explicit labels and the versions of the
+    packages that compute it); :attr:`id` is derived from it, so a resumed run reuses a unit only when nothing
+    that matters changed.
+    """
 
     method: str
     model: str
     dataset: str
     params: dict[str, Any]
+    seed: int = 0
+    identity: dict[str, Any] = field(default_factory=dict, compare=False)
+    allowed_models: frozenset[str] | None = field(default=None, compare=False)
 
     @property
     def id(self) -> str:
-        slug = "-".join(s.replace("builtin:", "").replace(":", "_").replace("/", "_")[:40]
-                        for s in (self.model, self.dataset))
-        return f"{self.method}--{slug}--{stable_hash(self.params, 8)}"
+        return (f"{self.method}--{_short(self.model)}--{_short(self.dataset)}--s{self.seed}--"
+                f"{stable_hash(self.identity or self.params, 12)}")
+
+    @property
+    def group(self) -> str:
+        """The identity without the seed: units that differ only in seed form one group (``--seeds``)."""
+        return stable_hash({k: v for k, v in (self.identity or {"params": self.params}).items() if k != "seed"}, 12)
+
+    def to_dict(self) -> dict:
+        return {"id": self.id, "method": self.method, "model": self.model, "dataset": self.dataset,
+                "seed": self.seed, "params": self.params, "identity": self.identity, "group": self.group}
+
+
+def _short(spec: str) -> str:
+    """A readable file-name part for a spec: local paths shortened to their last component."""
+    scheme, _, value = spec.partition(":")
+    if "/" in value:
+        value = value.rstrip("/").rsplit("/", 1)[-1]
+    return safe_name(f"{scheme}-{value}" if value else spec, 32)
+
+
+def _version(pkg: str) -> str | None:
+    try:
+        return metadata.version(pkg)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def method_packages(method: str) -> tuple[str, ...]:
+    """Distributions whose code computes ``method``'s numbers (a runner may name them in ``PACKAGES``)."""
+    mod = runners.get(method)
+    own = getattr(mod, "PACKAGES", None)
+    if own is None:
+        own = (method.replace("_", "-"),) if _version(method.replace("_", "-")) else ()
+    return tuple(dict.fromkeys((*CORE_PACKAGES, *own)))
+
+
+def _strings(obj) -> Iterable[str]:
+    if isinstance(obj, str):
+        yield obj
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            yield from _strings(v)
+    elif isinstance(obj, list | tuple):
+        for v in obj:
+            yield from _strings(v)
+
+
+def unit_identity(method: str, params: dict, seed: int, *, limit: int | None = None,
+                  hashes: dict[str, str] | None = None) -> dict:
+    """Everything that determines a unit's result (see :class:`Unit`); local files enter by content hash."""
+    from .loaders import local_path
+
+    hashes = {} if hashes is None else hashes
+    local = {}
+    for spec in sorted(set(_strings(params))):
+        path = local_path(spec)
+        if path is not None:
+            key = str(path.resolve())
+            if key not in hashes:
+                hashes[key] = hash_path(path)
+            local[spec] = hashes[key]
+    return {"method": method, "params": params, "seed": seed, "limit": limit, "local_files": local,
+            "versions": {p: _version(p) for p in method_packages(method)}}
 
 
 def load_config(path: Path) -> dict:
@@ -70,24 +142,44 @@ def demo_config(methods: Iterable[str] | None = None, seed: int = 0, device: str
     return {"seed": seed, "device": device, "methods": {m: {} for m in chosen}}
 
 
+def _check_int(config: dict, key: str, lo: int) -> int | None:
+    v = config.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+        raise ConfigError(f"{key} must be an integer >= {lo}, got {v!r}")
+    return v
+
+
 def plan(config: dict) -> list[Unit]:
-    """Validate ``config`` and expand it into units (one per method × target)."""
+    """Validate ``config`` and expand it into units (method × target × seed), each with its identity."""
+    from .config import validate_method_params
+
     unknown = set(config) - RUN_KEYS
     if unknown:
         raise ConfigError(f"unknown top-level config keys {sorted(unknown)}; allowed: {sorted(RUN_KEYS)}")
     methods = config.get("methods")
     if not isinstance(methods, dict) or not methods:
         raise ConfigError("config needs a [methods.<name>] table for at least one method")
+    seed = _check_int(config, "seed", 0) or 0
+    n_seeds = _check_int(config, "seeds", 1) or 1
+    limit = _check_int(config, "limit", 1)
+    top_labels = config.get("labels")
+    hashes: dict[str, str] = {}
     units = []
     for name, overrides in methods.items():
         mod = runners.get(name)
         if not isinstance(overrides, dict):
             raise ConfigError(f"[methods.{name}] must be a table")
-        allowed = set(mod.DEFAULTS) | {"model", "dataset", "models", "targets"}
-        bad = set(overrides) - allowed
-        if bad:
-            raise ConfigError(f"[methods.{name}]: unknown keys {sorted(bad)}; allowed: {sorted(allowed)}")
-        params = {**mod.DEFAULTS, **overrides}
+        validate_method_params(name, {k: v for k, v in overrides.items() if k not in TARGET_KEYS})
+        labels = overrides.get("labels", top_labels)
+        if labels is not None and not (isinstance(labels, list) and labels and all(isinstance(v, str | int) for v in labels)):
+            raise ConfigError(f"[methods.{name}] labels must be a non-empty list of class names in class-index order, "
+                              f"got {labels!r}")
+        params = {**mod.DEFAULTS, **{k: v for k, v in overrides.items() if k != "labels"}}
+        names_models = bool({"model", "models", "targets"} & set(overrides))
+        # a config that names its own models may only load the builtin models it names itself
+        allowed = frozenset(s for s in _strings(overrides) if s.startswith("builtin:")) if names_models else None
         if "targets" in overrides or ("targets" in params and not {"model", "models"} & set(overrides)):
             targets = params.pop("targets")
         else:
@@ -98,29 +190,53 @@ def plan(config: dict) -> list[Unit]:
             if not (isinstance(target, list | tuple) and len(target) == 2 and all(isinstance(t, str) for t in target)):
                 raise ConfigError(f"[methods.{name}]: each target must be [model_spec, dataset_spec], got {target!r}")
             model, dataset = target
-            units.append(Unit(name, model, dataset, {**params, "model": model, "dataset": dataset}))
+            unit_params = {**params, "model": model, "dataset": dataset}
+            if labels is not None:
+                unit_params["labels"] = [str(v) for v in labels]
+            for s in range(seed, seed + n_seeds):
+                ident = unit_identity(name, unit_params, s, limit=limit, hashes=hashes)
+                units.append(Unit(name, model, dataset, unit_params, s, ident, allowed))
     return units
 
 
 def _versions() -> dict[str, str | None]:
-    out = {}
-    for p in PACKAGES:
-        try:
-            out[p] = metadata.version(p)
-        except metadata.PackageNotFoundError:
-            out[p] = None
-    return out
+    return {p: _version(p) for p in PACKAGES}
 
 
-def _git_hash() -> str | None:
+def _find_upwards(name: str, starts: Iterable[Path]) -> Path | None:
+    for start in starts:
+        for d in [start, *start.parents]:
+            if (d / name).is_file():
+                return d / name
+    return None
+
+
+def uv_lock() -> Path | None:
+    """The ``uv.lock`` of the environment robustsuite runs from (next to its sources, else above the cwd)."""
+    return _find_upwards("uv.lock", [Path(__file__).resolve().parent, Path.cwd()])
+
+
+def user_git() -> dict | None:
+    """The git commit of the user's working directory, only when the run is started inside a repository."""
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
-                              cwd=Path(__file__).parent).stdout.strip() or None
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], capture_output=True, text=True, timeout=5,
+                             cwd=Path.cwd())
+        if top.returncode != 0:
+            return None
+        head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, cwd=Path.cwd())
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                               text=True, timeout=10, cwd=Path.cwd())
     except (OSError, subprocess.SubprocessError):
         return None
+    commit = head.stdout.strip()
+    if head.returncode != 0 or not commit:
+        return None
+    return {"commit": commit, "repository": top.stdout.strip(), "dirty": bool(dirty.stdout.strip())}
 
 
-def resolve_device(device: str) -> torch.device:
+def resolve_device(device: str):
+    import torch
+
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
@@ -132,15 +248,73 @@ def resolve_device(device: str) -> torch.device:
     return dev
 
 
+def _log_format(config: dict) -> str | None:
+    from .samples import FORMATS
+
+    fmt = config.get("log_samples")
+    if fmt in (None, False):
+        return None
+    if fmt is True:
+        return "parquet"
+    if fmt not in FORMATS:
+        raise ConfigError(f"log_samples must be one of {FORMATS} (or true), got {fmt!r}")
+    return fmt
+
+
+def unit_path(run_dir: Path, unit: Unit) -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}.json"
+
+
+def cached_record(run_dir: Path, unit: Unit, log_format: str | None = None) -> dict | None:
+    """The finished record of ``unit`` in ``run_dir`` (``None`` if it must run: absent, or samples wanted but
+    not logged)."""
+    path = unit_path(run_dir, unit)
+    if not path.is_file():
+        return None
+    record = json.loads(path.read_text())
+    if log_format is not None and not record.get("samples") and getattr(runners.get(unit.method), "LOGS_SAMPLES",
+                                                                         False):
+        return None
+    if log_format is not None and any(not (Path(run_dir) / p).is_file() for p in record.get("samples") or []):
+        return None
+    return record
+
+
+def _preflight(ctx, unit: Unit) -> None:
+    """Before any work: load the unit's model and dataset, one forward pass gives the number of classes, and
+    the dataset's labels must fit it."""
+    from .predict import predict_logits
+
+    model, ds = ctx.model(unit.model), ctx.dataset(unit.dataset)
+    split = next((s for s in (ds.test, ds.val, ds.train) if len(s)), None)
+    if split is None:
+        raise ConfigError(f"dataset {unit.dataset} has no samples")
+    try:
+        logits = predict_logits(model, split.x[:2], device=ctx.device)
+    except Exception as e:  # shape or modality mismatch: say which model and data
+        raise ConfigError(f"model {unit.model} cannot take inputs from {unit.dataset} "
+                          f"({ds.modality}, shape {tuple(getattr(split.x, 'shape', (len(split.x),)))}): "
+                          f"{type(e).__name__}: {e}") from e
+    if logits.ndim != 2:
+        raise ConfigError(f"model {unit.model} returned shape {logits.shape}; expected (N, num_classes) logits")
+    k = logits.shape[1]
+    top = max((int(s.y.max()) for s in (ds.train, ds.val, ds.test) if len(s)), default=-1)
+    if top >= k:
+        raise ConfigError(f"dataset {unit.dataset} has class index {top} but model {unit.model} outputs {k} classes "
+                          f"(dataset classes: {list(ds.classes)})")
+
+
 def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str = "",
             on_unit: Callable[[Unit, str], None] | None = None) -> dict:
     """Run every unfinished unit of ``config`` in ``run_dir``, then write the report; returns it.
 
-    ``on_unit(unit, status)`` is called with status "start", "skip", "done" or "failed".
+    ``on_unit(unit, status)`` is called with status "start", "skip", "done" or "failed" (with the error message
+    in ``unit_errors[unit.id]`` of the returned report's units).
     """
     units = plan(config)
-    seed = int(config.get("seed", 0))
     device = resolve_device(str(config.get("device", "cpu")))
+    log_format = _log_format(config)
+    limit = config.get("limit")
     run_dir = Path(run_dir)
     (run_dir / "units").mkdir(parents=True, exist_ok=True)
     meta_path = run_dir / "run.json"
@@ -150,66 +324,186 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
     shared_cache: dict[str, Any] = {}
     records = []
     for unit in units:
-        done_path = run_dir / "units" / f"{unit.id}.json"
-        if done_path.is_file():
-            records.append(json.loads(done_path.read_text()))
+        record = cached_record(run_dir, unit, log_format)
+        if record is not None:
+            records.append(record)
             if on_unit:
                 on_unit(unit, "skip")
             continue
         if on_unit:
             on_unit(unit, "start")
-        ctx = runners.RunContext(run_dir=run_dir, method=unit.method, seed=seed, device=device, progress=progress,
-                                 _cache=shared_cache)
+        ctx = runners.RunContext(run_dir=run_dir, method=unit.method, seed=unit.seed, device=device,
+                                 progress=progress, _cache=shared_cache, unit_id=unit.id, model_spec=unit.model,
+                                 dataset_spec=unit.dataset,
+                                 labels=unit.params.get("labels"), limit=limit, allowed_models=unit.allowed_models,
+                                 log_format=log_format)
         t0 = time.perf_counter()
         try:
-            section = runners.get(unit.method).run(ctx, dict(unit.params))
+            _preflight(ctx, unit)
+            section = runners.get(unit.method).run(ctx, {k: v for k, v in unit.params.items() if k != "labels"})
             if not isinstance(section, Section):
                 raise TypeError(f"runner {unit.method} returned {type(section).__name__}, not a Section")
-            record = {"unit": unit.__dict__ | {"id": unit.id}, "status": "done",
-                      "seconds": time.perf_counter() - t0, "section": section.to_dict(), "error": None}
-            write_json(done_path, record)
+            record = {"unit": unit.to_dict(), "status": "done", "seconds": time.perf_counter() - t0,
+                      "section": section.to_dict(), "error": None, "samples": list(ctx.samples)}
+            write_json(unit_path(run_dir, unit), record)
+            (run_dir / "units" / f"{unit.id}.failed.json").unlink(missing_ok=True)
             status = "done"
         except Exception as e:  # a failing unit is recorded; the other units still run
-            record = {"unit": unit.__dict__ | {"id": unit.id}, "status": "failed",
-                      "seconds": time.perf_counter() - t0, "section": None,
-                      "error": f"{type(e).__name__}: {e}"}
-            write_json(run_dir / "units" / f"{unit.id}.failed.json",
-                       record | {"traceback": traceback.format_exc()})
+            record = {"unit": unit.to_dict(), "status": "failed", "seconds": time.perf_counter() - t0,
+                      "section": None, "error": f"{type(e).__name__}: {e}", "samples": []}
+            write_json(run_dir / "units" / f"{unit.id}.failed.json", record | {"traceback": traceback.format_exc()})
             status = "failed"
         records.append(record)
         if on_unit:
             on_unit(unit, status)
-    report = assemble(records, config=config, seed=seed, device=str(device), created=created, command=command)
+    report = assemble(records, config=config, seed=units[0].seed if units else 0, device=str(device),
+                      created=created, command=command)
     write_report(run_dir, report)
     return report
 
 
-def assemble(records: list[dict], *, config: dict, seed: int, device: str, created: str, command: str) -> dict:
-    per_method: dict[str, int] = {}
-    for r in records:
-        per_method[r["unit"]["method"]] = per_method.get(r["unit"]["method"], 0) + 1
-    sections = {}
-    for r in records:
-        if r["status"] != "done":
+def _is_number(v) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _aggregate_seeds(group: list[dict]) -> dict:
+    """One section from the sections of a unit run with several seeds: numeric metrics become the mean over
+    seeds with a Student-t 95 % interval across seeds; the per-seed values go into a table."""
+    from .intervals import t_interval
+
+    seeds = [r["unit"]["seed"] for r in group]
+    secs = [r["section"] for r in group]
+    base = dict(secs[0])
+    names = [k for k, v in base["metrics"].items()
+             if not k.endswith(("_ci_low", "_ci_high")) and all(_is_number(s["metrics"].get(k)) for s in secs)]
+    metrics: dict[str, Any] = {}
+    rows, fixed = [], []
+    for k in names:
+        vals = [s["metrics"][k] for s in secs]
+        if len(set(vals)) == 1:  # does not depend on the seed: keep the value and its per-sample interval
+            metrics[k] = vals[0]
+            for suffix in ("_ci_low", "_ci_high"):
+                if k + suffix in base["metrics"]:
+                    metrics[k + suffix] = base["metrics"][k + suffix]
+            fixed.append(k)
             continue
-        u = r["unit"]
-        key = u["method"] if per_method[u["method"]] == 1 else f"{u['method']}:{u['model']}"
+        m, lo, hi = t_interval([float(v) for v in vals])
+        metrics[k], metrics[f"{k}_ci_low"], metrics[f"{k}_ci_high"] = m, lo, hi
+        rows.append([k, *vals, m, lo, hi])
+    for k, v in base["metrics"].items():  # non-numeric metrics of the first seed
+        if k not in names and not k.endswith(("_ci_low", "_ci_high")):
+            metrics[k] = v
+    table = {"name": "seeds", "title": f"Per-seed values (seeds {', '.join(map(str, seeds))}) and Student-t 95 % "
+             "interval across seeds", "columns": ["metric", *[f"seed {s}" for s in seeds], "mean", "mean_ci_low",
+                                                  "mean_ci_high"], "rows": rows}
+    varying = [k for k in names if k not in fixed]
+    spread = ", ".join(_fmt_ci(metrics, k) if k + "_ci_low" in metrics else f"{k} {metrics[k]:.4g}"
+                       for k in varying[:3])
+    base["summary"] = (f"Over {len(seeds)} seeds ({', '.join(map(str, seeds))}): "
+                       + (f"mean {spread} (Student-t 95 % interval across seeds)" if varying else
+                          "every numeric metric is identical across seeds")
+                       + f". Seed {seeds[0]}: {secs[0]['summary']}")
+    base["metrics"] = metrics
+    if rows:
+        base["tables"] = [*base["tables"], table]
+    base["notes"] = [*base["notes"], f"{len(seeds)} seeds: metrics that vary with the seed show their mean and a "
+                     "Student-t 95 % interval across seeds (per-seed values in the seeds table); metrics identical "
+                     f"across seeds ({', '.join(fixed) or 'none'}) keep their per-sample interval; tables and figures "
+                     f"show seed {seeds[0]}."]
+    return base
+
+
+def _fmt_ci(m: dict, k: str, name: bool = True) -> str:
+    return (f"{k} " if name else "") + f"{m[k]:.4g} [{m[k + '_ci_low']:.4g}, {m[k + '_ci_high']:.4g}]"
+
+
+def _comparison_notes(sections: dict[str, dict]) -> None:
+    """For sections of one method on one dataset: say, per shared metric with an interval, whether the
+    compared numbers are separated by their 95 % intervals (written from the numbers)."""
+    from .intervals import separated
+
+    groups: dict[tuple, list[str]] = {}
+    for key, sec in sections.items():
+        groups.setdefault((sec["method"], sec.get("dataset")), []).append(key)
+    for keys in groups.values():
+        if len(keys) < 2:
+            continue
+        for i, a in enumerate(keys):
+            ma = sections[a]["metrics"]
+            for b in keys[i + 1:]:
+                mb = sections[b]["metrics"]
+                shared = [k for k in ma if f"{k}_ci_low" in ma and f"{k}_ci_low" in mb and _is_number(ma[k])
+                          and _is_number(mb.get(k)) and all(_is_number(x.get(f"{k}_ci_{s}")) for x in (ma, mb)
+                                                            for s in ("low", "high"))]
+                for k in shared:
+                    sep = separated((ma[f"{k}_ci_low"], ma[f"{k}_ci_high"]), (mb[f"{k}_ci_low"], mb[f"{k}_ci_high"]))
+                    verdict = "separated by their 95 % intervals" if sep else \
+                        "NOT separated: their 95 % intervals overlap, so this difference is not established"
+                    note = (f"{k}: {sections[a]['model']} {_fmt_ci(ma, k, False)} vs {sections[b]['model']} "
+                            f"{_fmt_ci(mb, k, False)} — {verdict}.")
+                    for key in (a, b):
+                        sections[key]["notes"] = [*sections[key]["notes"], note]
+
+
+def _section_keys(groups: list[list[dict]]) -> list[str]:
+    """Readable unique section keys: the method alone; with several sections, ``method:model``, then
+    ``method:model:dataset``, then numbered."""
+    by_method: dict[str, list[int]] = {}
+    for i, g in enumerate(groups):
+        by_method.setdefault(g[0]["unit"]["method"], []).append(i)
+    out = [""] * len(groups)
+    for method, idx in by_method.items():
+        if len(idx) == 1:
+            out[idx[0]] = method
+            continue
+        units = [groups[i][0]["unit"] for i in idx]
+        for level in (1, 2, 3):
+            cand = [":".join([method, u["model"], *([u["dataset"]] if level > 1 else []),
+                              *([str(n + 1)] if level > 2 else [])]) for n, u in enumerate(units)]
+            if len(set(cand)) == len(cand):
+                break
+        for i, c in zip(idx, cand, strict=True):
+            out[i] = c
+    return out
+
+
+def assemble(records: list[dict], *, config: dict, seed: int, device: str, created: str, command: str) -> dict:
+    """The report dict (see :data:`robustsuite.report.REPORT_SCHEMA`) from unit records; units that differ only
+    in seed are merged into one section with intervals across seeds."""
+    groups: dict[str, list[dict]] = {}
+    for r in records:
+        if r["status"] == "done":
+            groups.setdefault(r["unit"].get("group") or r["unit"]["id"], []).append(r)
+    group_list = list(groups.values())
+    per_method: dict[str, int] = {}
+    for g in group_list:
+        per_method[g[0]["unit"]["method"]] = per_method.get(g[0]["unit"]["method"], 0) + 1
+    sections = {}
+    for key, g in zip(_section_keys(group_list), group_list, strict=True):
+        u = g[0]["unit"]
         mod = runners.get(u["method"])
-        sec = dict(r["section"])
+        sec = _aggregate_seeds(g) if len(g) > 1 else dict(g[0]["section"])
         if u["method"] == "overview":  # overview titles name model and data; prefix the section's title
             sec["title"] = f"{mod.TITLE} — {sec['title']}"
         elif per_method[u["method"]] > 1:  # the same method on several models: tell the sections apart
             sec["title"] = f"{sec['title']} ({u['model']})"
-        sections[key] = sec | {"paper": getattr(mod, "PAPER", None), "model": u["model"], "dataset": u["dataset"],
-                               "seconds": round(r["seconds"], 3)}
+        sections[key] = sec | {"method": u["method"], "paper": getattr(mod, "PAPER", None), "model": u["model"],
+                               "dataset": u["dataset"], "seeds": [r["unit"]["seed"] for r in g],
+                               "seconds": round(sum(r["seconds"] for r in g), 3),
+                               "samples": [p for r in g for p in r.get("samples") or []]}
+    _comparison_notes(sections)
+    lock = uv_lock()
     return {
         "schema_version": SCHEMA_VERSION,
         "run": {"id": stable_hash(config, 10),
                 "created": created, "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-                "seed": seed, "device": device, "config": config, "versions": _versions(), "git": _git_hash(),
+                "seed": seed, "seeds": sorted({r["unit"].get("seed", seed) for r in records}) or [seed],
+                "device": device, "config": config, "versions": _versions(),
+                "uv_lock_sha256": sha256_file(lock) if lock else None, "user_git": user_git(),
                 "command": command or " ".join(sys.argv), "platform": platform.platform()},
         "units": [{"id": r["unit"]["id"], "method": r["unit"]["method"], "model": r["unit"]["model"],
-                   "dataset": r["unit"]["dataset"], "status": r["status"], "seconds": round(r["seconds"], 3),
-                   "error": r["error"]} for r in records],
+                   "dataset": r["unit"]["dataset"], "seed": r["unit"].get("seed", seed), "status": r["status"],
+                   "seconds": round(r["seconds"], 3), "error": r["error"], "samples": r.get("samples") or []}
+                  for r in records],
         "sections": sections,
     }

@@ -1,7 +1,9 @@
 """Overview section: clean accuracy, confidence and calibration of every model in the run.
 
 Calibration numbers (ECE with 15 equal-width bins, AdaECE, top-label Brier score, reliability diagram)
-come from ``certcal``'s public metrics.
+come from ``certcal``'s public metrics. Accuracy carries a Clopper-Pearson 95 % interval; ECE and Brier a
+percentile bootstrap interval over the samples (seeded by the run's seed). With ``--log-samples`` every input
+gets a row: ``id``, ``label``, ``prediction``, ``confidence``, ``correct``.
 """
 
 from __future__ import annotations
@@ -12,12 +14,33 @@ from ..report import Section, Table
 NAME = "overview"
 TITLE = "Models and data: clean accuracy, confidence and calibration"
 PAPER = None
+PACKAGES = ("certcal",)  # computes the calibration metrics
+LOGS_SAMPLES = True
 DEFAULTS = {
     "targets": [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", "builtin:digits"],
                 ["builtin:text-tiny", "builtin:sentiment-mini"]],
     "split": "test",
     "n_bins": 15,
+    "n_boot": 1000,  # bootstrap resamples for the ECE and Brier intervals
 }
+BOUNDS = {"n_bins": {"ge": 1}, "n_boot": {"ge": 100}, "split": {"pattern": "^(train|val|test)$"}}
+
+
+def bootstrap_calibration(conf, correct, n_bins: int, *, seed: int, n_boot: int) -> dict[str, tuple[float, float]]:
+    """Percentile-bootstrap 95 % intervals of ECE (equal-width bins, certcal's Eq. 1) and top-label Brier."""
+    import numpy as np
+
+    import certcal
+
+    from ..intervals import bootstrap
+
+    n = len(conf)
+    gap = conf - correct
+    onehot = np.zeros((n, n_bins))
+    onehot[np.arange(n), certcal.bin_index(conf, n_bins)] = 1.0
+    ece = bootstrap(lambda w: np.abs((w * gap) @ onehot).sum(1) / n, n, seed=seed, n_boot=n_boot)
+    brier = bootstrap(lambda w: (w @ gap**2) / n, n, seed=seed + 1, n_boot=n_boot)
+    return {"ece": ece, "brier": brier}
 
 
 def run(ctx, params: dict) -> Section:
@@ -26,18 +49,27 @@ def run(ctx, params: dict) -> Section:
 
     import certcal
 
+    from .._io import safe_name
+    from ..intervals import clopper_pearson, with_interval
+
     model_spec, data_spec = params["model"], params["dataset"]
     split_name = params.get("split", "test")
     if split_name not in ("train", "val", "test"):
         raise ValueError(f"split must be 'train', 'val' or 'test', got {split_name!r}")
     n_bins = int(params.get("n_bins", 15))
+    n_boot = int(params.get("n_boot", DEFAULTS["n_boot"]))
     model, ds = ctx.model(model_spec), ctx.dataset(data_spec)
     split = getattr(ds, split_name)
+    if len(split) == 0:
+        raise ValueError(f"the {split_name} split of {data_spec} is empty; choose another split")
     probs = softmax64(predict_logits(model, split.x, device=ctx.device))
     y = split.y.numpy()
     conf, pred = probs.max(1), probs.argmax(1)
     correct = pred == y
+    n, k = len(y), int(correct.sum())
     diagram = certcal.reliability_diagram(conf, correct, n_bins=n_bins)
+    boot = bootstrap_calibration(conf, correct.astype(np.float64), n_bins, seed=ctx.seed, n_boot=n_boot)
+    acc_ci = clopper_pearson(k, n)
 
     fig, (ax_hist, ax_rel) = plt.subplots(1, 2, figsize=(9, 3.6))
     bins = np.linspace(1.0 / probs.shape[1], 1.0, 21)
@@ -48,21 +80,30 @@ def run(ctx, params: dict) -> Section:
     diagram.plot(ax_rel, title=f"reliability (ECE {100 * diagram.ece:.2f} %)")
     fig.suptitle(f"{model_spec} on {data_spec} ({split_name})")
     fig.tight_layout()
-    slug = model_spec.replace(":", "-").replace("/", "-")
-    figure = ctx.figure(fig, f"confidence-{slug}",
-                        f"Confidence histogram and reliability diagram of {model_spec} on the {data_spec} {split_name} split")
+    figure = ctx.figure(fig, f"confidence-{safe_name(model_spec)}-{safe_name(data_spec)}",
+                        f"Confidence histogram and reliability diagram of {model_spec} on the {data_spec} {split_name} "
+                        f"split ({n} samples, accuracy {k / n:.2%}, ECE {100 * diagram.ece:.2f} %)")
+    ctx.log_samples({"id": np.arange(n), "label": y, "prediction": pred, "confidence": conf,
+                     "correct": correct})
     wrong_conf = float(conf[~correct].mean()) if (~correct).any() else None
     table = Table("dataset", "Dataset splits", ["split", "samples"],
-                  [[k, v] for k, v in ds.summary()["sizes"].items()])
+                  [[s, v] for s, v in ds.summary()["sizes"].items()])
+    metrics: dict = {}
+    with_interval(metrics, "accuracy", k / n, *acc_ci)
+    metrics |= {"mean_confidence": float(conf.mean()), "mean_confidence_wrong": wrong_conf}
+    with_interval(metrics, "ece", diagram.ece, *boot["ece"])
+    metrics["ada_ece"] = certcal.adaptive_calibration_error(conf, correct, n_bins=n_bins)
+    with_interval(metrics, "brier", certcal.brier_score(conf, correct), *boot["brier"])
+    metrics |= {"num_samples": n, "num_classes": int(probs.shape[1])}
+    gap = float(conf.mean()) - k / n
+    direction = "over-confident" if gap > 0 else "under-confident" if gap < 0 else "exactly calibrated on average"
     return Section(
         title=f"{model_spec} on {data_spec}",
-        summary=f"Clean accuracy {correct.mean():.2%} on {len(y)} {split_name} samples; mean confidence "
-                f"{conf.mean():.3f}" + (f" ({wrong_conf:.3f} on wrong predictions)" if wrong_conf is not None else "")
-                + f"; ECE {100 * diagram.ece:.2f} %.",
-        metrics={"accuracy": float(correct.mean()), "mean_confidence": float(conf.mean()),
-                 "mean_confidence_wrong": wrong_conf,
-                 "ece": diagram.ece,
-                 "ada_ece": certcal.adaptive_calibration_error(conf, correct, n_bins=n_bins),
-                 "brier": certcal.brier_score(conf, correct),
-                 "num_samples": int(len(y)), "num_classes": int(probs.shape[1])},
-        tables=[table], figures=[figure])
+        summary=f"Clean accuracy {k / n:.2%} (95 % CI {acc_ci[0]:.2%}–{acc_ci[1]:.2%}) on {n} {split_name} samples; "
+                f"mean confidence {conf.mean():.3f}"
+                + (f" ({wrong_conf:.3f} on wrong predictions)" if wrong_conf is not None else "")
+                + f", {direction} by {abs(gap):.4f}; ECE {100 * diagram.ece:.2f} % "
+                  f"(95 % CI {100 * boot['ece'][0]:.2f}–{100 * boot['ece'][1]:.2f} %).",
+        metrics=metrics, tables=[table], figures=[figure],
+        notes=["Intervals: Clopper-Pearson for accuracy; percentile bootstrap over the samples "
+               f"({n_boot} resamples, seed {ctx.seed}) for ECE and Brier."])

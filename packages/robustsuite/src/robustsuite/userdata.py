@@ -1,0 +1,518 @@
+"""User datasets: CSV/JSONL, ``npz:``, ``imagefolder:``, ``idx:``, ``hf-disk:``, ``hf-datasets:``, CIFAR-10, MNIST.
+
+Every loader validates what it reads before any work starts (shapes, value range, label set) and raises a
+:class:`~robustsuite.errors.DatasetSpecError` naming the file and the problem. Options ride on the spec as a
+query string: ``csv:reviews.csv?text=review&label=stars``, ``hf-disk:/data/sst2?split=validation``.
+
+Labels come in three kinds (:attr:`UserDataset.label_kind`):
+
+- ``"index"``: integers, taken as class indices as they are;
+- ``"name"``: strings (``"positive"``); indices are only assigned by :func:`align_labels`, through the model's
+  own ``id2label`` or an explicit ``labels = [...]`` list — never by guessing (e.g. sorting);
+- ``"ordered"``: names with a documented order (torchvision's ImageFolder: sorted folder names), used as
+  is unless the model or the config names the labels.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+from urllib.parse import parse_qsl
+
+import numpy as np
+import torch
+
+from .data import Dataset, Split, _take, stratified_split
+from .errors import DatasetSpecError
+
+LabelKind = Literal["index", "name", "ordered"]
+_SPLIT_ALIASES = {"train": {"train"}, "val": {"val", "valid", "validation", "dev"}, "test": {"test"}}
+_IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
+
+
+@dataclass(frozen=True)
+class UserDataset(Dataset):
+    """A :class:`~robustsuite.data.Dataset` read from user files, remembering what its labels are."""
+
+    label_kind: LabelKind = "index"
+
+
+def parse_options(spec_value: str, allowed: Sequence[str], scheme: str) -> tuple[str, dict[str, str]]:
+    """Split ``PATH?key=value&...`` into the path and its options; unknown keys are an error."""
+    path, sep, query = spec_value.partition("?")
+    opts = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False)) if sep else {}
+    bad = sorted(set(opts) - set(allowed))
+    if bad:
+        raise DatasetSpecError(f"{scheme}: unknown option(s) {bad} in {spec_value!r}; allowed: {sorted(allowed)}")
+    return path, opts
+
+
+def _labels_to_index(raw: Sequence, where: str) -> tuple[np.ndarray, list[str], LabelKind]:
+    """Integer labels stay indices; string labels keep their names (indices are provisional until aligned)."""
+    if len(raw) == 0:
+        raise DatasetSpecError(f"{where}: no labels")
+    if all(isinstance(v, int | np.integer) or (isinstance(v, str) and v.strip().lstrip("-").isdigit()) for v in raw):
+        ints = np.asarray([int(v) for v in raw], dtype=np.int64)
+        if ints.min() < 0:
+            raise DatasetSpecError(f"{where}: integer labels must be >= 0 class indices, found {int(ints.min())}")
+        return ints, [str(i) for i in range(int(ints.max()) + 1)], "index"
+    if any(isinstance(v, float) for v in raw):
+        raise DatasetSpecError(f"{where}: labels must be integers or names, found floats")
+    classes = sorted({str(v) for v in raw})  # provisional order; align_labels maps names to the model's ids
+    lookup = {c: i for i, c in enumerate(classes)}
+    return np.asarray([lookup[str(v)] for v in raw], dtype=np.int64), classes, "name"
+
+
+def _splits_from_column(name, x, y, split_of: list, where: str) -> tuple[Split, Split, Split]:
+    parts = []
+    for part in ("train", "val", "test"):
+        idx = np.asarray([i for i, s in enumerate(split_of) if str(s) in _SPLIT_ALIASES[part]], dtype=np.int64)
+        if part == "test" and len(idx) == 0:
+            raise DatasetSpecError(f"{where}: the split column has no 'test' rows (accepted values: "
+                                   f"{ {k: sorted(v) for k, v in _SPLIT_ALIASES.items()} })")
+        parts.append(_take(x, y, idx))
+    return tuple(parts)
+
+
+def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="") -> UserDataset:
+    if split_of is not None:
+        tr, va, te = _splits_from_column(name, x, y, split_of, where)
+    else:
+        a, b, c = stratified_split(y)
+        tr, va, te = _take(x, y, a), _take(x, y, b), _take(x, y, c)
+    return UserDataset(name, modality, tuple(classes), tr, va, te, label_kind=kind)
+
+
+def _records_dataset(name: str, records: list[dict], where: str, text_col: str = "text", label_col: str = "label",
+                     split_col: str = "split") -> UserDataset:
+    if not records:
+        raise DatasetSpecError(f"{where} holds no records")
+    missing = {text_col, label_col} - set(records[0])
+    if missing:
+        raise DatasetSpecError(f"{where} needs columns {text_col!r} and {label_col!r} (choose them with "
+                               f"?text=COLUMN&label=COLUMN); missing {sorted(missing)}, found {sorted(records[0])}")
+    for i, r in enumerate(records):
+        if r.get(text_col) in (None, "") or r.get(label_col) in (None, ""):
+            raise DatasetSpecError(f"{where}: row {i + 1} has an empty {text_col!r} or {label_col!r}")
+    texts = [str(r[text_col]) for r in records]
+    y, classes, kind = _labels_to_index([r[label_col] for r in records], where)
+    split_of = [r.get(split_col) for r in records] if split_col in records[0] else None
+    return _make(name, "text", classes, texts, y, kind, split_of, where)
+
+
+_TABLE_OPTIONS = ("text", "label", "split")
+
+
+def load_csv(value: str | Path) -> UserDataset:
+    """``csv:PATH[?text=COL&label=COL&split=COL]``: a CSV with a text and a label column (optional split column
+    holding train/val/test; without it a fixed stratified 60/20/20 split)."""
+    path_s, opts = parse_options(str(value), _TABLE_OPTIONS, "csv")
+    path = _existing_file(path_s, "csv")
+    with open(path, newline="", encoding="utf-8") as f:
+        records = list(csv.DictReader(f))
+    return _records_dataset(f"csv:{value}", records, str(path), opts.get("text", "text"), opts.get("label", "label"),
+                            opts.get("split", "split"))
+
+
+def load_jsonl(value: str | Path) -> UserDataset:
+    """``jsonl:PATH[?text=KEY&label=KEY&split=KEY]``: JSON lines of objects with a text and a label field."""
+    path_s, opts = parse_options(str(value), _TABLE_OPTIONS, "jsonl")
+    path = _existing_file(path_s, "jsonl")
+    records = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as e:
+                    raise DatasetSpecError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
+    return _records_dataset(f"jsonl:{value}", records, str(path), opts.get("text", "text"),
+                            opts.get("label", "label"), opts.get("split", "split"))
+
+
+def _existing_file(path_s: str, scheme: str) -> Path:
+    path = Path(path_s)
+    if not path.is_file():
+        raise DatasetSpecError(f"{scheme}: file not found: {path}")
+    return path
+
+
+# --- images -----------------------------------------------------------------------------------------
+
+
+def images_to_tensor(x: np.ndarray, where: str) -> torch.Tensor:
+    """Validate an image array and return float32 (N, C, H, W) in [0, 1].
+
+    Accepted: (N, H, W) or (N, C, H, W) with C in {1, 3, 4}; uint8 (scaled by 1/255) or floats already in [0, 1].
+    """
+    x = np.asarray(x)
+    if x.ndim == 3:
+        x = x[:, None]
+    if x.ndim != 4 or x.shape[1] not in (1, 3, 4):
+        raise DatasetSpecError(f"{where}: images must have shape (N, H, W) or (N, C, H, W) with C in 1/3/4 channels "
+                               f"first; got {tuple(np.asarray(x).shape)} (transpose NHWC arrays to NCHW)")
+    if x.shape[0] == 0:
+        raise DatasetSpecError(f"{where}: no images")
+    if x.dtype == np.uint8:
+        return torch.from_numpy(x.astype(np.float32) / 255.0)
+    if not np.issubdtype(x.dtype, np.floating):
+        raise DatasetSpecError(f"{where}: images must be uint8 (0-255) or floats in [0, 1], got dtype {x.dtype}")
+    if not np.isfinite(x).all():
+        raise DatasetSpecError(f"{where}: images contain NaN or inf")
+    lo, hi = float(x.min()), float(x.max())
+    if lo < 0.0 or hi > 1.0:
+        raise DatasetSpecError(f"{where}: float images must lie in [0, 1] (models normalise inside), found values in "
+                               f"[{lo:.4g}, {hi:.4g}]; divide 0-255 data by 255")
+    return torch.from_numpy(x.astype(np.float32))
+
+
+def _int_labels(y: np.ndarray, n: int, where: str) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim != 1 or len(y) != n:
+        raise DatasetSpecError(f"{where}: labels must be a 1-D array with one label per image ({n}), got shape {y.shape}")
+    if not np.issubdtype(y.dtype, np.integer):
+        if np.issubdtype(y.dtype, np.floating) and np.all(y == np.round(y)):
+            y = y.astype(np.int64)
+        else:
+            raise DatasetSpecError(f"{where}: labels must be integer class indices, got dtype {y.dtype}")
+    if y.min() < 0:
+        raise DatasetSpecError(f"{where}: labels must be >= 0, found {int(y.min())}")
+    return y.astype(np.int64)
+
+
+def load_npz(value: str | Path) -> UserDataset:
+    """``npz:PATH``: a NumPy archive with ``x`` (images) and ``y`` (integer labels), split 60/20/20 stratified; or
+    ``x_train``/``y_train``, ``x_val``/``y_val`` (optional), ``x_test``/``y_test``. An optional ``classes`` array
+    names the classes."""
+    path_s, _ = parse_options(str(value), (), "npz")
+    path = _existing_file(path_s, "npz")
+    try:
+        arch = np.load(path, allow_pickle=False)
+    except (ValueError, OSError) as e:
+        raise DatasetSpecError(f"npz: {path} is not a readable .npz archive ({e})") from e
+    with arch:
+        keys = set(arch.files)
+        where = f"npz:{path}"
+        if {"x", "y"} <= keys:
+            x = images_to_tensor(arch["x"], f"{where} ['x']")
+            y = _int_labels(arch["y"], len(x), f"{where} ['y']")
+            parts = None
+        elif {"x_test", "y_test"} <= keys:
+            parts = {}
+            for part in ("train", "val", "test"):
+                if f"x_{part}" in keys:
+                    xp = images_to_tensor(arch[f"x_{part}"], f"{where} ['x_{part}']")
+                    parts[part] = (xp, _int_labels(arch[f"y_{part}"], len(xp), f"{where} ['y_{part}']"))
+            shapes = {tuple(p[0].shape[1:]) for p in parts.values()}
+            if len(shapes) != 1:
+                raise DatasetSpecError(f"{where}: splits have different image shapes {sorted(shapes)}")
+        else:
+            raise DatasetSpecError(f"{where} needs arrays 'x' and 'y' (or x_test/y_test [+ x_train/y_train]); "
+                                   f"has {sorted(keys)}")
+        names = [str(c) for c in arch["classes"]] if "classes" in keys else None
+    if parts is None:
+        k = int(y.max()) + 1
+        classes = names or [str(i) for i in range(k)]
+        _check_label_range(y, classes, where)
+        return _make(where, "vision", classes, x, y, "index")
+    k = max(int(p[1].max()) + 1 for p in parts.values())
+    classes = names or [str(i) for i in range(k)]
+    splits = {}
+    for part in ("train", "val", "test"):
+        if part in parts:
+            _check_label_range(parts[part][1], classes, where)
+            splits[part] = Split(parts[part][0], torch.as_tensor(parts[part][1]))
+        else:
+            shape = next(iter(parts.values()))[0].shape[1:]
+            splits[part] = Split(torch.empty(0, *shape), torch.empty(0, dtype=torch.int64))
+    return UserDataset(where, "vision", tuple(classes), splits["train"], splits["val"], splits["test"],
+                       label_kind="index")
+
+
+def _check_label_range(y: np.ndarray, classes: Sequence[str], where: str) -> None:
+    if len(y) and int(y.max()) >= len(classes):
+        raise DatasetSpecError(f"{where}: label {int(y.max())} is outside the {len(classes)} named classes {list(classes)}")
+
+
+def _read_folder(root: Path, size: tuple[int, int] | None, where: str) -> tuple[torch.Tensor, np.ndarray, list[str]]:
+    from PIL import Image
+
+    classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    if not classes:
+        raise DatasetSpecError(f"{where}: no class folders under {root} (ImageFolder layout: ROOT/<class>/<image>)")
+    files, labels = [], []
+    for i, c in enumerate(classes):
+        found = sorted(p for p in (root / c).rglob("*") if p.suffix.lower() in _IMAGE_SUFFIXES)
+        files += found
+        labels += [i] * len(found)
+    if not files:
+        raise DatasetSpecError(f"{where}: no image files ({sorted(_IMAGE_SUFFIXES)}) under {root}")
+    images = []
+    for f in files:
+        with Image.open(f) as im:
+            images.append(im.convert("RGB") if im.mode not in ("L", "1", "I;16", "I") else im.convert("L"))
+    mode = "RGB" if any(im.mode == "RGB" for im in images) else "L"
+    images = [im.convert(mode) for im in images]
+    if size is not None:
+        images = [im.resize((size[1], size[0]), Image.BILINEAR) for im in images]
+    sizes = {im.size for im in images}
+    if len(sizes) != 1:
+        raise DatasetSpecError(f"{where}: images have different sizes {sorted(sizes)[:4]}; resize them with "
+                               "?size=HxW (e.g. imagefolder:/data/pets?size=32x32)")
+    arr = np.stack([np.asarray(im, dtype=np.uint8) for im in images])
+    arr = arr[:, None] if arr.ndim == 3 else arr.transpose(0, 3, 1, 2)
+    return images_to_tensor(arr, where), np.asarray(labels, dtype=np.int64), classes
+
+
+def load_imagefolder(value: str | Path) -> UserDataset:
+    """``imagefolder:ROOT[?size=HxW]``: torchvision's ImageFolder layout ``ROOT/<class>/<image>`` (class index =
+    position of the folder name in sorted order, torchvision's convention), split 60/20/20 stratified; or
+    ``ROOT/{train,val,test}/<class>/<image>`` for fixed splits. Grey images stay 1-channel, any colour image
+    makes the set RGB."""
+    path_s, opts = parse_options(str(value), ("size",), "imagefolder")
+    root = Path(path_s)
+    where = f"imagefolder:{path_s}"
+    if not root.is_dir():
+        raise DatasetSpecError(f"imagefolder: directory not found: {root}")
+    size = None
+    if "size" in opts:
+        try:
+            h, w = (int(v) for v in opts["size"].lower().split("x"))
+            size = (h, w)
+        except ValueError as e:
+            raise DatasetSpecError(f"imagefolder: size must look like HxW (e.g. 32x32), got {opts['size']!r}") from e
+    if (root / "test").is_dir():
+        parts = {p: _read_folder(root / p, size, f"{where}/{p}") for p in ("train", "val", "test")
+                 if (root / p).is_dir()}
+        classes = parts["test"][2]
+        for p, (_, _, cls) in parts.items():
+            if cls != classes:
+                raise DatasetSpecError(f"{where}: split {p!r} has class folders {cls}, test has {classes}")
+        shape = parts["test"][0].shape[1:]
+        splits = {p: Split(parts[p][0], torch.as_tensor(parts[p][1])) if p in parts else
+                  Split(torch.empty(0, *shape), torch.empty(0, dtype=torch.int64)) for p in ("train", "val", "test")}
+        return UserDataset(where, "vision", tuple(classes), splits["train"], splits["val"], splits["test"],
+                           label_kind="ordered")
+    x, y, classes = _read_folder(root, size, where)
+    return _make(where, "vision", classes, x, y, "ordered")
+
+
+def load_idx(value: str | Path) -> UserDataset:
+    """``idx:DIR``: the four MNIST-format IDX files (``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``,
+    ``t10k-images-idx3-ubyte``, ``t10k-labels-idx1-ubyte``, optionally ``.gz``), e.g. Debian's
+    ``/usr/share/datasets/fashion-mnist``. Train is split 90/10 (stratified) into train/val; t10k is the test split."""
+    from ._idx import find_idx, read_idx
+
+    path_s, _ = parse_options(str(value), (), "idx")
+    root = Path(path_s)
+    where = f"idx:{path_s}"
+    if not root.is_dir():
+        raise DatasetSpecError(f"idx: directory not found: {root}")
+    arrays = {}
+    for part, stem in (("train", "train"), ("test", "t10k")):
+        x = images_to_tensor(read_idx(find_idx(root, f"{stem}-images-idx3-ubyte")), f"{where} {stem} images")
+        y = _int_labels(read_idx(find_idx(root, f"{stem}-labels-idx1-ubyte")), len(x), f"{where} {stem} labels")
+        arrays[part] = (x, y)
+    if arrays["train"][0].shape[1:] != arrays["test"][0].shape[1:]:
+        raise DatasetSpecError(f"{where}: train and t10k images differ in shape")
+    k = int(max(arrays["train"][1].max(), arrays["test"][1].max())) + 1
+    x, y = arrays["train"]
+    tr, va = stratified_split(y, fractions=(0.9, 0.1))
+    xt, yt = arrays["test"]
+    return UserDataset(where, "vision", tuple(str(i) for i in range(k)), _take(x, y, tr), _take(x, y, va),
+                       Split(xt, torch.as_tensor(yt)), label_kind="index")
+
+
+# --- Hugging Face datasets --------------------------------------------------------------------------
+
+
+def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
+    """A ``datasets.Dataset``/``DatasetDict`` as a :class:`UserDataset` (text or image column + label column)."""
+    import datasets
+
+    if isinstance(dd, datasets.Dataset):
+        dd = datasets.DatasetDict({"all": dd})
+    chosen = opts.get("split")
+    if chosen is not None and chosen not in dd:
+        raise DatasetSpecError(f"{name}: no split {chosen!r}; splits: {sorted(dd)}")
+    first = dd[chosen or next(iter(dd))]
+    cols = first.column_names
+    label_col = opts.get("label", "label")
+    x_col = opts.get("text") or opts.get("image") or next(
+        (c for c in ("text", "sentence", "content", "image", "img", "pixel_values") if c in cols), None)
+    if x_col is None or x_col not in cols or label_col not in cols:
+        raise DatasetSpecError(f"{name} needs an input column (choose it with ?text=COLUMN or ?image=COLUMN) and a "
+                               f"label column (?label=COLUMN); has {cols}")
+    feature = first.features[x_col]
+    vision = isinstance(feature, datasets.Image) or "image" in opts or x_col in ("image", "img", "pixel_values")
+    names = getattr(first.features[label_col], "names", None)
+
+    def columns(part) -> tuple:
+        labels = list(part[label_col])
+        if vision:
+            arr = np.stack([np.asarray(im, dtype=np.uint8) if not isinstance(im, np.ndarray) else im
+                            for im in part[x_col]])
+            if arr.ndim == 4 and arr.shape[-1] in (1, 3, 4) and arr.shape[1] not in (1, 3, 4):
+                arr = arr.transpose(0, 3, 1, 2)
+            return images_to_tensor(arr, f"{name} column {x_col!r}"), labels
+        return [str(t) for t in part[x_col]], labels
+
+    if chosen is not None:  # the chosen split is what gets evaluated; other standard splits are kept around it
+        mapping = {"test": chosen}
+        for alias, split in (("train", "train"), ("val", next((s for s in dd if s in _SPLIT_ALIASES["val"]), None))):
+            if split in dd and split != chosen:
+                mapping[alias] = split
+    else:
+        mapping = {alias: next((s for s in dd if s in names_), None) for alias, names_ in _SPLIT_ALIASES.items()}
+        mapping = {k: v for k, v in mapping.items() if v is not None}
+    if "test" not in mapping:  # no test split: a fixed stratified split of everything
+        x, raw = columns(datasets.concatenate_datasets([dd[s] for s in dd]))
+        y, classes, kind = _labels_to_index(raw, name) if names is None else (
+            np.asarray(raw, dtype=np.int64), list(names), "name")
+        return _make(name, "vision" if vision else "text", classes, x, y, kind)
+    parts = {alias: columns(dd[split]) for alias, split in mapping.items()}
+    all_raw = [v for _, raw in parts.values() for v in raw]
+    if names is not None:
+        kind: LabelKind = "name"
+        classes = list(names)
+        conv = {alias: np.asarray(raw, dtype=np.int64) for alias, (_, raw) in parts.items()}
+    else:
+        _, classes, kind = _labels_to_index(all_raw, name)
+        lookup = {c: i for i, c in enumerate(classes)}
+        conv = {alias: np.asarray([lookup[str(v)] if kind == "name" else int(v) for v in raw], dtype=np.int64)
+                for alias, (_, raw) in parts.items()}
+    empty_x = [] if not vision else torch.empty(0, *parts["test"][0].shape[1:])
+    splits = {alias: Split(parts[alias][0], torch.as_tensor(conv[alias])) if alias in parts else
+              Split(empty_x, torch.empty(0, dtype=torch.int64)) for alias in ("train", "val", "test")}
+    for alias, s in splits.items():
+        if len(s) and (int(s.y.min()) < 0 or int(s.y.max()) >= len(classes)):
+            raise DatasetSpecError(f"{name}: split {alias!r} has labels outside 0..{len(classes) - 1}")
+    return UserDataset(name, "vision" if vision else "text", tuple(classes), splits["train"], splits["val"],
+                       splits["test"], label_kind=kind)
+
+
+def load_hf_disk(value: str | Path) -> UserDataset:
+    """``hf-disk:PATH[?split=NAME&text=COL|image=COL&label=COL]``: a dataset written by ``save_to_disk``, read
+    with ``datasets.load_from_disk``. ``split`` names the split to evaluate (the test split of the report)."""
+    import datasets
+
+    path_s, opts = parse_options(str(value), ("split", "text", "image", "label"), "hf-disk")
+    if not Path(path_s).is_dir():
+        raise DatasetSpecError(f"hf-disk: directory not found: {path_s}")
+    try:
+        dd = datasets.load_from_disk(path_s)
+    except (FileNotFoundError, ValueError) as e:
+        raise DatasetSpecError(f"hf-disk: {path_s} is not a save_to_disk directory ({e})") from e
+    return _from_hf(dd, f"hf-disk:{path_s}", opts)
+
+
+def load_hf_dataset(value: str) -> UserDataset:
+    """``hf-datasets:NAME[?split=..&text=..&label=..]``: ``datasets.load_dataset(NAME)`` (the cache when offline)."""
+    import datasets
+
+    name, opts = parse_options(value, ("split", "text", "image", "label"), "hf-datasets")
+    try:
+        dd = datasets.load_dataset(name)
+    except Exception as e:  # the hub raises many types (ConnectionError, FileNotFoundError, ...)
+        raise DatasetSpecError(
+            f"hf-datasets:{name} could not be loaded ({type(e).__name__}: {e}). Offline, the dataset must be "
+            f"in the Hugging Face cache (run `datasets.load_dataset({name!r})` once with network, or set "
+            f"HF_DATASETS_OFFLINE=1 with a populated HF_HOME); or save it with save_to_disk and use hf-disk:PATH."
+        ) from e
+    return _from_hf(dd, f"hf-datasets:{name}", opts)
+
+
+def _torchvision_split(ds) -> tuple[torch.Tensor, np.ndarray]:
+    data = ds.data if isinstance(ds.data, np.ndarray) else ds.data.numpy()
+    x = torch.tensor(data, dtype=torch.float32) / 255.0
+    x = x.permute(0, 3, 1, 2) if x.ndim == 4 else x.unsqueeze(1)
+    return x.contiguous(), np.asarray(ds.targets, dtype=np.int64)
+
+
+def _torchvision_dataset(name: str, cls_name: str, root: str | Path, expected: str) -> UserDataset:
+    import torchvision
+
+    root = Path(root)
+    cls = getattr(torchvision.datasets, cls_name)
+    try:
+        train = cls(str(root), train=True, download=False)
+        test = cls(str(root), train=False, download=False)
+    except RuntimeError as e:
+        raise DatasetSpecError(
+            f"{name}: no {cls_name} data under {root} ({e}). Put the extracted files at {root / expected} "
+            f"(on a machine with network: torchvision.datasets.{cls_name}({str(root)!r}, download=True))."
+        ) from e
+    x, y = _torchvision_split(train)
+    x_test, y_test = _torchvision_split(test)
+    tr, va = stratified_split(y, fractions=(0.9, 0.1))
+    return UserDataset(name, "vision", tuple(train.classes), _take(x, y, tr), _take(x, y, va),
+                       Split(x_test, torch.as_tensor(y_test)), label_kind="index")
+
+
+def load_cifar10(root: str | Path) -> UserDataset:
+    """``cifar10:ROOT``: CIFAR-10 from a local torchvision root (``ROOT/cifar-10-batches-py``); never downloads."""
+    return _torchvision_dataset(f"cifar10:{root}", "CIFAR10", root, "cifar-10-batches-py")
+
+
+def load_mnist(root: str | Path) -> UserDataset:
+    """``mnist:ROOT``: MNIST from a local torchvision root (``ROOT/MNIST/raw``); never downloads."""
+    return _torchvision_dataset(f"mnist:{root}", "MNIST", root, "MNIST/raw")
+
+
+LOADERS = {"csv": load_csv, "jsonl": load_jsonl, "npz": load_npz, "imagefolder": load_imagefolder, "idx": load_idx,
+           "hf-disk": load_hf_disk, "hf-datasets": load_hf_dataset, "cifar10": load_cifar10, "mnist": load_mnist}
+
+
+# --- label alignment -------------------------------------------------------------------------------
+
+
+def _remap(split: Split, old_to_new: np.ndarray) -> Split:
+    y = split.y.numpy()
+    keep = y >= 0  # -1 marks out-of-distribution samples; they stay -1
+    new = y.copy()
+    new[keep] = old_to_new[y[keep]]
+    return Split(split.x, torch.as_tensor(new, dtype=torch.int64))
+
+
+def align_labels(ds: Dataset, model_labels: Sequence[str] | None, *, source: str = "the model") -> Dataset:
+    """Map a dataset's class indices onto the model's: ``y_new = model_labels.index(ds.classes[y])``.
+
+    ``model_labels`` is the model's ``id2label`` in id order or the config's explicit ``labels`` list (``None``
+    when neither exists). Named labels without such a list are an error (never guessed); a dataset class the
+    model does not know is an error listing both label sets.
+    """
+    kind = getattr(ds, "label_kind", "ordered")  # builtin datasets: names in a documented order
+    if model_labels is None:
+        if kind == "name":
+            raise DatasetSpecError(
+                f"{ds.name} has named labels {list(ds.classes)} but the model declares no label names (id2label); "
+                "give their order in the config: labels = [\"name of class 0\", \"name of class 1\", ...]")
+        return ds
+    model_labels = [str(v) for v in model_labels]
+    if len(set(model_labels)) != len(model_labels):
+        raise DatasetSpecError(f"labels of {source} are not unique: {model_labels}")
+    present = set()
+    for s in (ds.train, ds.val, ds.test):
+        present |= {ds.classes[i] for i in s.y.unique().tolist() if 0 <= i < len(ds.classes)}
+    known = present & set(model_labels)
+    if kind == "index" or (kind == "ordered" and not known):
+        k = max((int(s.y.max()) for s in (ds.train, ds.val, ds.test) if len(s)), default=-1) + 1
+        if k > len(model_labels):
+            raise DatasetSpecError(f"{ds.name} has class indices up to {k - 1}, but {source} knows only "
+                                   f"{len(model_labels)} labels {model_labels}")
+        return ds
+    unknown = sorted(present - set(model_labels))
+    if unknown:
+        raise DatasetSpecError(f"{ds.name}: dataset labels {unknown} are unknown to {source}. Dataset labels: "
+                               f"{sorted(present)}; labels of {source}: {model_labels}")
+    pos = {c: i for i, c in enumerate(model_labels)}
+    old_to_new = np.asarray([pos.get(c, -2) for c in ds.classes], dtype=np.int64)
+    fields = {"classes": tuple(model_labels), "train": _remap(ds.train, old_to_new), "val": _remap(ds.val, old_to_new),
+              "test": _remap(ds.test, old_to_new)}
+    if isinstance(ds, UserDataset):
+        fields["label_kind"] = "index"
+    return replace(ds, **fields)

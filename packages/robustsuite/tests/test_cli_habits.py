@@ -1,0 +1,110 @@
+"""CLI habits, typed configuration and per-sample logs (issue 12, items 6, 8, 9)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+sys.path.insert(0, str(Path(__file__).parent))
+import _userfix as uf  # noqa: E402
+
+from robustsuite import ConfigError, read_samples, runners  # noqa: E402
+from robustsuite import run as run_mod  # noqa: E402
+from robustsuite.cli import app, apply_overrides  # noqa: E402
+from robustsuite.config import validate_method_params  # noqa: E402
+
+cli = CliRunner()
+
+
+def test_version_and_help_do_not_import_torch():
+    from importlib.metadata import version
+
+    res = cli.invoke(app, ["--version"])
+    assert res.exit_code == 0 and version("robustsuite") in res.output
+    code = ("import sys; from robustsuite.cli import app\n"
+            "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+            "heavy = [m for m in ('torch', 'certcal', 'transformers', 'iortemp') if m in sys.modules]\n"
+            "print('HEAVY', heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+    assert "HEAVY []" in out, out
+
+
+def test_set_overrides_parse_toml_values():
+    cfg = apply_overrides({"methods": {"overview": {}}},
+                          ["methods.overview.n_bins=10", "seed=3", "methods.overview.split=val", "labels=['a','b']"])
+    assert cfg == {"seed": 3, "labels": ["a", "b"], "methods": {"overview": {"n_bins": 10, "split": "val"}}}
+    with pytest.raises(ConfigError, match="KEY=VALUE"):
+        apply_overrides({}, ["nonsense"])
+
+
+def test_typed_config_rejects_unknown_keys_wrong_types_and_ranges():
+    with pytest.raises(ConfigError, match="did you mean 'n_bins'"):
+        validate_method_params("overview", {"n_bin": 3})
+    with pytest.raises(ConfigError, match="n_bins"):
+        validate_method_params("overview", {"n_bins": "many"})
+    with pytest.raises(ConfigError, match="n_bins"):
+        validate_method_params("overview", {"n_bins": 0})  # BOUNDS: ge 1
+    validate_method_params("overview", {"n_bins": 10, "split": "val"})
+    # every runner gets a schema generated from its DEFAULTS; a float default accepts an integer
+    for name, mod in runners.available().items():
+        floats = {k: int(v) for k, v in mod.DEFAULTS.items() if isinstance(v, float) and float(v).is_integer()}
+        validate_method_params(name, floats)
+        for k, v in mod.DEFAULTS.items():
+            if isinstance(v, bool):
+                with pytest.raises(ConfigError, match=k):
+                    validate_method_params(name, {k: "yes please"})
+
+
+def test_methods_schema_is_json_schema_for_every_method():
+    import jsonschema
+
+    res = cli.invoke(app, ["methods", "--schema"])
+    assert res.exit_code == 0, res.output
+    schemas = json.loads(res.output)
+    assert set(schemas) == set(runners.available())
+    for name, sch in schemas.items():
+        jsonschema.Draft202012Validator.check_schema(sch)
+        assert sch["additionalProperties"] is False
+        assert set(runners.get(name).DEFAULTS) <= set(sch["properties"])
+    assert schemas["overview"]["properties"]["n_bins"]["type"] == "integer"
+
+
+def test_plan_lists_units_and_cache_state_without_running(tmp_path, monkeypatch):
+    ckpt = uf.digits_cnn_checkpoint(tmp_path / "m.pt")
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[methods.overview]\nmodel = "torch:{ckpt}#digits-cnn"\ndataset = "builtin:digits"\n')
+    res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--seeds", "2"])
+    assert res.exit_code == 0, res.output
+    assert "0 cached, 2 to run" in res.output and not (tmp_path / "run").exists()
+    res = cli.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "run"), "--no-progress", "--limit", "30"])
+    assert res.exit_code == 0, res.output
+    report = json.loads((tmp_path / "run" / "report.json").read_text())
+    assert report["sections"]["overview"]["metrics"]["num_samples"] == 30
+    res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--seeds", "2", "--limit", "30"])
+    assert "1 cached, 1 to run" in res.output
+    res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--set", "methods.overview.n_bin=3"])
+    assert res.exit_code == 2 and "n_bins" in res.output
+
+
+def test_log_samples_writes_rows_that_reproduce_the_metrics(tmp_path):
+    ckpt = uf.digits_cnn_checkpoint(tmp_path / "m.pt")
+    cfg = {"log_samples": "jsonl", "limit": 50,
+           "methods": {"overview": {"model": f"torch:{ckpt}#digits-cnn", "dataset": "builtin:digits"}}}
+    report = run_mod.execute(cfg, tmp_path / "run", progress=False)
+    sec = report["sections"]["overview"]
+    (path,) = sec["samples"]
+    rows = read_samples(tmp_path / "run" / path)
+    assert len(rows) == 50 and set(rows[0]) == {"id", "label", "prediction", "confidence", "correct"}
+    assert sum(r["correct"] for r in rows) / 50 == pytest.approx(sec["metrics"]["accuracy"])
+    assert sum(r["confidence"] for r in rows) / 50 == pytest.approx(sec["metrics"]["mean_confidence"])
+    # a cached unit without a sample file is recomputed when samples are asked for
+    cfg2 = cfg | {"log_samples": "parquet"}
+    report = run_mod.execute(cfg2, tmp_path / "run2", progress=False)
+    report_again = run_mod.execute(cfg2 | {"log_samples": None}, tmp_path / "run2", progress=False)
+    assert report["units"][0]["id"] == report_again["units"][0]["id"]
+    assert report["sections"]["overview"]["samples"][0].endswith(".parquet")
