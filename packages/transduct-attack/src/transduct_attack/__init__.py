@@ -8,7 +8,7 @@ attacks (:class:`TransferPGD`, :class:`TransferAutoAttack`, :class:`FPA`, :class
 
 from importlib.metadata import version as _version
 
-from .attacks import Attack, NoAttack, TransferAutoAttack, TransferPGD
+from .attacks import AdaptiveAutoAttack, Attack, NoAttack, TransferAutoAttack, TransferPGD
 from .dann import DANN
 from .dent import DENT
 from .game import GameResult, RoundRecord, play_game
@@ -55,6 +55,7 @@ __all__ = [
     "NoAttack",
     "TransferPGD",
     "TransferAutoAttack",
+    "AdaptiveAutoAttack",
     "FPA",
     "GMSA",
     "attack_suite",
