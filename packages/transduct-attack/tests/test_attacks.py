@@ -145,7 +145,7 @@ def test_adaptive_autoattack_attacks_dent_through_its_adaptation(digits, mlp_bn)
         x, y, eps=0.2, defense=dent, generator=torch.Generator().manual_seed(0))
     assert len(calls) > 10  # every AutoAttack query ran DENT's adaptation
     assert float((res.x_adv - x).abs().max()) <= 0.2 + 1e-6
-    with torch.no_grad():
+    with torch.no_grad():  # DENT adapts under no_grad too
         clean = int((dent.adapt(x, state=None, generator=torch.Generator()).predict(x) == y).sum())
         attacked = int((dent.adapt(res.x_adv, state=None, generator=torch.Generator()).predict(res.x_adv) == y).sum())
     assert clopper_pearson(attacked, 24)[1] < clopper_pearson(clean, 24)[0], (clean, attacked)

@@ -128,11 +128,12 @@ class DENT(TransductiveDefense):
                 opt = torch.optim.Adam(params, lr=self.lr, betas=self.betas)
             mask = torch.zeros(n, dtype=torch.bool, device=x.device)
             mask[sl] = True
-            for _ in range(self.steps):
-                opt.zero_grad(set_to_none=True)
-                logits = model(x)
-                dent_objective(logits[mask]).backward()
-                opt.step()
+            with torch.enable_grad():  # adapting also works when the caller is under torch.no_grad()
+                for _ in range(self.steps):
+                    opt.zero_grad(set_to_none=True)
+                    logits = model(x)
+                    dent_objective(logits[mask]).backward()
+                    opt.step()
         for p in model.parameters():
             p.requires_grad_(False)
         model.position_aware = True  # per-sample affines: only the batch it adapted on (see PGD's MIN gradient)
