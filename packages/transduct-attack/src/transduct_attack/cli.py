@@ -22,7 +22,7 @@ PRESETS = {
     "cifar10": {"eps": 8 / 255, "steps": 40, "step_size": 1 / 255, "T": 9, "dann_alpha": 1.0},
 }
 DEFENSES = ("rmc", "dent", "dann", "tadv", "urejectron", "static")
-ATTACKS = ("none", "pgd", "aa", "fpa", "gmsa-avg", "gmsa-min")
+ATTACKS = ("none", "pgd", "aa", "aa-adaptive", "fpa", "gmsa-avg", "gmsa-min")
 
 
 def _load_data(path: str | None):
@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     pgd = ta.PGD(steps=preset["steps"], step_size=preset["step_size"])
     makers = {"none": ta.NoAttack, "pgd": lambda: ta.TransferPGD(solver=pgd),
               "aa": lambda: ta.TransferAutoAttack(version="custom", attacks=["apgd-ce", "apgd-t"]),
+              "aa-adaptive": lambda: ta.AdaptiveAutoAttack(version="custom", attacks=["apgd-ce"]),  # DENT-AA
               "fpa": lambda: ta.FPA(T=T, solver=pgd), "gmsa-avg": lambda: ta.GMSA(mode="avg", T=T, solver=pgd),
               "gmsa-min": lambda: ta.GMSA(mode="min", T=T, solver=pgd)}
     threat = ta.ThreatModel(leak_state=args.leak_state, order="adversarial" if args.adversarial_order else "natural")
