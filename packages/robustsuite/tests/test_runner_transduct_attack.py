@@ -56,7 +56,7 @@ def _acc(table, defense_prefix, attack):
 
 @pytest.mark.slow
 def test_runner_dann_table_shows_gmsa_below_transfer(tmp_path):
-    """The demo's DANN settings (half the training set and T = 6 to keep the test near a minute) show the Table 3
+    """On Fashion-MNIST, the demo's DANN settings with 600 training points and T = 6 show the Table 3
     ordering with data-derived margins: the static base is broken under white-box PGD (its interval lies below
     DANN's under transfer), and the runner's paired comparison puts the strongest model-space attack below
     transfer (paired bootstrap interval above zero, stated in the summary)."""
