@@ -4,10 +4,11 @@ import sys
 import transduct_attack
 
 EXPECTED = [
-    "__version__", "ThreatModel", "TransductiveDefense", "Adaptation", "AttackResult", "RoundScore", "GameResult",
-    "play_game", "score_round", "label_order", "StaticDefense", "RMC", "DENT", "DANN", "TADV", "URejectron",
-    "Attack", "NoAttack", "TransferPGD", "TransferAutoAttack", "FPA", "GMSA", "PGD", "PGDEnsemble",
+    "__version__", "ThreatModel", "TransductiveDefense", "Adaptation", "AttackResult", "RoundScore", "GameResult", "RoundRecord",
+    "play_game", "score_round", "repeat_game", "SeededResult", "label_order", "StaticDefense", "RMC", "DENT", "DANN", "TADV", "URejectron", "RejectionCurve", "rejection_curve",
+    "Attack", "NoAttack", "TransferPGD", "TransferAutoAttack", "AdaptiveAutoAttack", "FPA", "GMSA", "attack_suite", "PGD", "PGDEnsemble",
     "cross_entropy", "cw_untargeted", "cw_targeted", "max_wrong_probability", "train_classifier",
+    "clopper_pearson", "paired_difference", "bootstrap_mean",
 ]
 
 

@@ -125,6 +125,32 @@ def test_transfer_autoattack_restores_global_rng(digits, mlp_std):
         assert float((mlp_std(res.x_adv).argmax(1) == yte[:16]).float().mean()) < 0.5
 
 
+def test_adaptive_autoattack_attacks_dent_through_its_adaptation(digits, mlp_bn):
+    """DENT-AA (Table 2): AutoAttack re-adapts DENT on every batch it queries, and the examples it finds break the
+    adapted model; margin: the Clopper-Pearson intervals of clean and attacked accuracy do not overlap."""
+    pytest.importorskip("pyautoattack")
+    from transduct_attack import DENT, AdaptiveAutoAttack, clopper_pearson
+
+    _, _, xte, yte = digits
+    x, y = xte[:24], yte[:24]
+    calls = []
+
+    class CountingDENT(DENT):
+        def adapt(self, x, *, state, generator):
+            calls.append(x.shape[0])
+            return super().adapt(x, state=state, generator=generator)
+
+    dent = CountingDENT(mlp_bn, steps=2)
+    res = AdaptiveAutoAttack(version="custom", attacks=["apgd-ce"])(
+        x, y, eps=0.2, defense=dent, generator=torch.Generator().manual_seed(0))
+    assert len(calls) > 10  # every AutoAttack query ran DENT's adaptation
+    assert float((res.x_adv - x).abs().max()) <= 0.2 + 1e-6
+    with torch.no_grad():  # DENT adapts under no_grad too
+        clean = int((dent.adapt(x, state=None, generator=torch.Generator()).predict(x) == y).sum())
+        attacked = int((dent.adapt(res.x_adv, state=None, generator=torch.Generator()).predict(res.x_adv) == y).sum())
+    assert clopper_pearson(attacked, 24)[1] < clopper_pearson(clean, 24)[0], (clean, attacked)
+
+
 def test_bad_attack_arguments(batch):
     x, y = batch
     with pytest.raises(ValueError, match="mode"):

@@ -32,7 +32,7 @@ def test_rmc_neighbours_match_brute_force(rmc, digits, mlp_std):
     _, _, xte, _ = digits
     dx, _ = rmc.augmented
     assert dx.shape[0] == 600  # D plus one adversarial copy
-    got = set(rmc.neighbours(mlp_std, xte[:2]).tolist())
+    got = set(rmc.neighbours(xte[:2]).tolist())
     fd = penultimate_features(mlp_std, dx).double().numpy()
     fx = penultimate_features(mlp_std, xte[:2]).double().numpy()
     want = set()
@@ -201,3 +201,27 @@ def test_dent_in_an_adversarially_ordered_game(mlp_bn, digits):
     assert len(nat.rounds) == len(adv.rounds) == 4
     # label-sorted batches make Eq. 8's marginal-entropy term push predictions off the dominant class
     assert adv.accuracy < nat.accuracy
+
+
+def test_urejectron_threshold_sweep_matches_games_at_each_threshold(digits, mlp_std):
+    """Figure 1's τ sweep re-reads the trained discriminator; at every τ it equals the game played by a
+    URejectron with that threshold (same seeds, so the same discriminator), and it is monotone in τ."""
+    from transduct_attack import PGD, TransferPGD, play_game, rejection_curve
+
+    xtr, _, xte, yte = digits
+    x, y = xte[:40], yte[:40]
+    attack = TransferPGD(solver=PGD(steps=5))
+    taus = (0.1, 0.3, 0.5, 0.7, 0.9)
+    curve = rejection_curve(attack, URejectron(mlp_std, xtr[:300], epochs=2), x, y, eps=0.3, thresholds=taus,
+                            seed=3)
+    for tau, err, rej in zip(taus, curve.error_accepted, curve.rejection_rate, strict=True):
+        game = play_game(attack, URejectron(mlp_std, xtr[:300], epochs=2, threshold=tau), x, y, eps=0.3,
+                         batch_size=40, seed=3)
+        assert game.error_accepted == pytest.approx(err) and game.rejection_rate == pytest.approx(rej)
+    assert list(curve.rejection_rate) == sorted(curve.rejection_rate, reverse=True)
+    assert list(curve.error_accepted) == sorted(curve.error_accepted)
+    assert len(set(curve.error_accepted)) > 1  # the sweep is not flat on this data
+    for (lo, hi), v in zip(curve.error_ci, curve.error_accepted, strict=True):
+        assert lo <= v <= hi
+    with pytest.raises(ValueError, match="thresholds"):
+        rejection_curve(attack, URejectron(mlp_std, xtr[:300]), x, y, eps=0.3, thresholds=(0.0, 0.5))

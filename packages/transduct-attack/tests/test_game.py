@@ -139,3 +139,43 @@ def test_bad_threat_model():
         ThreatModel(order="random")
     with pytest.raises(ValueError, match="pool_size"):
         ThreatModel(pool_size=0)
+
+
+@pytest.mark.parametrize("pool_size", [24, 16])
+def test_adversarial_order_attacks_exactly_the_batch_the_defender_receives(batch, pool_size):
+    """Each round, the perturbed batch the attacker returns is exactly the batch Γ adapts on (issue 17, defect 3)."""
+    x, y = batch
+
+    class Recording(SpyAttack):
+        def _attack(self, x, y, *, eps, defense, generator, state):
+            res = super()._attack(x, y, eps=eps, defense=defense, generator=generator, state=state)
+            self.log.append(("returned", res.x_adv.clone(), y.clone()))
+            return res
+
+    log: list = []
+    play_game(Recording(log), RandomDefense(log), x, y, eps=0.1, batch_size=8,
+              threat_model=ThreatModel(order="adversarial", pool_size=pool_size))
+    returned = [e for e in log if e[0] == "returned"]
+    received = [e[1] for e in log if e[0] == "defend"]
+    assert len(returned) == len(received) == 3
+    for (_, x_adv, _), got in zip(returned, received, strict=True):
+        assert torch.equal(x_adv, got)
+    # the batches still follow A.7's label order within each pool
+    labels = torch.cat([e[2] for e in returned])
+    for start in range(0, 24, pool_size):
+        assert torch.equal(labels[start:start + pool_size], torch.sort(y[start:start + pool_size]).values)
+
+
+def test_repeat_game_over_seeds_matches_single_games(batch):
+    from transduct_attack import repeat_game
+
+    x, y = batch
+    res = repeat_game(SpyAttack([]), lambda s: RandomDefense([]), x, y, eps=0.1, n=16, batch_size=8, seeds=[3, 4, 5])
+    for s, acc in zip(res.seeds, res.accuracies, strict=True):
+        idx = torch.randperm(24, generator=torch.Generator().manual_seed(s))[:16]
+        single = play_game(SpyAttack([]), RandomDefense([]), x[idx], y[idx], eps=0.1, batch_size=8, seed=s)
+        assert single.accuracy == acc
+    assert res.mean == pytest.approx(sum(res.accuracies) / 3)
+    assert res.ci_low <= res.mean <= res.ci_high and res.std >= 0
+    with pytest.raises(ValueError, match="n must"):
+        repeat_game(NoAttack(), lambda s: RandomDefense([]), x, y, eps=0.0, n=25, batch_size=8, seeds=[0])

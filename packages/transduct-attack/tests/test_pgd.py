@@ -57,6 +57,10 @@ def test_min_gradient_equals_one_graph_reference(data):
     got = ensemble_gradient(models, x, y, cross_entropy, "min")
     assert torch.allclose(got, ref, atol=1e-6)
     vals = torch.stack([cross_entropy(m(x), y) for m in models])
+    assert len(set(vals.argmin(0).tolist())) > 1  # several models are someone's minimum: the split is exercised
+    # a position-aware model (DENT's per-sample affines) takes the whole batch with a masked loss: same gradient
+    models[1].position_aware = True
+    assert torch.allclose(ensemble_gradient(models, x, y, cross_entropy, "min"), ref, atol=1e-6)
     assert torch.allclose(ensemble_objective(models, x, y, cross_entropy, "min"), vals.min(0).values)
     assert torch.allclose(ensemble_objective(models, x, y, cross_entropy, "avg"), vals.mean(0), atol=1e-6)
 

@@ -8,20 +8,22 @@ attacks (:class:`TransferPGD`, :class:`TransferAutoAttack`, :class:`FPA`, :class
 
 from importlib.metadata import version as _version
 
-from .attacks import Attack, NoAttack, TransferAutoAttack, TransferPGD
+from .attacks import AdaptiveAutoAttack, Attack, NoAttack, TransferAutoAttack, TransferPGD
 from .dann import DANN
 from .dent import DENT
-from .game import GameResult, play_game
+from .game import GameResult, RoundRecord, play_game
+from .intervals import bootstrap_mean, clopper_pearson, paired_difference
 from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probability
-from .model_space import FPA, GMSA
+from .model_space import FPA, GMSA, attack_suite
 from .pgd import PGD, PGDEnsemble
 from .referee import RoundScore, score_round
+from .repeats import SeededResult, repeat_game
 from .rmc import RMC
 from .static import StaticDefense
 from .tadv import TADV
 from .threat_model import Adaptation, AttackResult, ThreatModel, TransductiveDefense, label_order
 from .training import train_classifier
-from .urejectron import URejectron
+from .urejectron import RejectionCurve, URejectron, rejection_curve
 
 __version__ = _version("transduct-attack")
 __all__ = [
@@ -33,8 +35,11 @@ __all__ = [
     "AttackResult",
     "RoundScore",
     "GameResult",
+    "RoundRecord",
     "play_game",
     "score_round",
+    "repeat_game",
+    "SeededResult",
     "label_order",
     # defenses Γ
     "StaticDefense",
@@ -43,13 +48,17 @@ __all__ = [
     "DANN",
     "TADV",
     "URejectron",
+    "RejectionCurve",
+    "rejection_curve",
     # attacks
     "Attack",
     "NoAttack",
     "TransferPGD",
     "TransferAutoAttack",
+    "AdaptiveAutoAttack",
     "FPA",
     "GMSA",
+    "attack_suite",
     "PGD",
     "PGDEnsemble",
     # losses (A.2–A.3)
@@ -59,4 +68,8 @@ __all__ = [
     "max_wrong_probability",
     # training T(D)
     "train_classifier",
+    # intervals for the referee's numbers
+    "clopper_pearson",
+    "paired_difference",
+    "bootstrap_mean",
 ]

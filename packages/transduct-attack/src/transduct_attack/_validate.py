@@ -14,6 +14,8 @@ def check_images(x: object, name: str = "x") -> torch.Tensor:
         raise ValueError(f"{name} must be a non-empty batch (N, ...), got shape {tuple(x.shape)}")
     if not torch.is_floating_point(x):
         raise TypeError(f"{name} must be a float tensor, got dtype {x.dtype}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} contains NaN or infinite values; inputs must be finite floats in [0, 1]")
     if x.numel() and (float(x.min()) < 0.0 or float(x.max()) > 1.0):
         raise ValueError(f"{name} must lie in [0, 1] (the vision-model contract)")
     return x
@@ -24,8 +26,12 @@ def check_labels(y: object, n: int, name: str = "y") -> torch.Tensor:
         raise TypeError(f"{name} must be an int64 torch.Tensor of shape (N,), got {type(y).__name__}")
     if y.dim() != 1 or y.shape[0] != n:
         raise ValueError(f"{name} must have shape ({n},), got {tuple(y.shape)}")
+    if torch.is_floating_point(y) and bool(torch.isnan(y).any()):
+        raise ValueError(f"{name} contains NaN labels; labels must be integers in [0, K)")
     if y.dtype not in (torch.int64, torch.int32):
         raise TypeError(f"{name} must be an integer tensor, got dtype {y.dtype}")
+    if y.numel() and int(y.min()) < 0:
+        raise ValueError(f"{name} must hold class indices >= 0, got {int(y.min())}")
     return y.long()
 
 

@@ -12,12 +12,13 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import torch
+from torch import nn
 
 from ._validate import check_choice, check_eps, check_generator, check_images, check_labels
 from .pgd import PGD, PGDEnsemble
 from .threat_model import AttackResult, TransductiveDefense
 
-__all__ = ["Attack", "NoAttack", "TransferPGD", "TransferAutoAttack"]
+__all__ = ["Attack", "NoAttack", "TransferPGD", "TransferAutoAttack", "AdaptiveAutoAttack"]
 
 Solver = PGD | PGDEnsemble
 
@@ -104,6 +105,9 @@ class TransferAutoAttack(Attack):
     def __repr__(self) -> str:
         return f"TransferAutoAttack(version={self.version!r}, attacks={self.attacks})"
 
+    def _target(self, defense: TransductiveDefense, state: Any, generator: torch.Generator) -> nn.Module:
+        return defense.base_model
+
     def _attack(self, x, y, *, eps, defense, generator, state) -> AttackResult:
         try:
             from pyautoattack import AutoAttack
@@ -112,8 +116,8 @@ class TransferAutoAttack(Attack):
                               "pip install 'transduct-attack[autoattack]'") from exc
         import logging
 
-        model = defense.base_model
-        device = next(model.parameters()).device
+        device = next(defense.base_model.parameters()).device
+        model = self._target(defense, state, generator)
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))
         devices = [device] if device.type == "cuda" else []
         logging.getLogger("auto-attack").setLevel(logging.WARNING)
@@ -128,3 +132,39 @@ class TransferAutoAttack(Attack):
         x_adv = out[0] if isinstance(out, tuple) else out  # pyautoattack returns (x_adv, y_adv)
         x_adv = torch.minimum(torch.maximum(x_adv.to(x.device), x - eps), x + eps).clamp(0, 1)
         return AttackResult(x_adv=x_adv.detach(), attack=self.name)
+
+
+class _AdaptedForward(nn.Module):
+    """x -> F_x(x) with F_x = Γ(x).model: Γ adapts on every batch it is called with (a dynamic model); gradients
+    flow through the adapted model, not through the adaptation (as AutoAttack sees a test-time defense)."""
+
+    def __init__(self, defense: TransductiveDefense, state: Any, seed: int) -> None:
+        super().__init__()
+        self.defense, self.state, self.seed = defense, state, seed
+        self.anchor = nn.Parameter(torch.zeros(()), requires_grad=False)  # AutoAttack reads a parameter device
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        gen = torch.Generator(device=x.device).manual_seed(self.seed)
+        with torch.enable_grad():
+            adaptation = self.defense.adapt(x.detach(), state=self.state, generator=gen)
+        return adaptation.model(x)
+
+
+class AdaptiveAutoAttack(TransferAutoAttack):
+    """AutoAttack run on Γ's adapted forward x -> Γ(x).model(x): the DENT authors' "DENT-AA" evaluation (paper
+    Table 2's DENT-AA column), which treats the test-time defense as a dynamic model and attacks it end to end.
+
+    Each forward of AutoAttack re-adapts Γ on the batch it is called with (no gradient through the adaptation),
+    with a seed drawn from the attacker's ``generator``; a stateful Γ is adapted from the attacker's view of the
+    state. Costly: every AutoAttack step runs Γ's adaptation (use ``version="custom"``, ``["apgd-ce"]`` on CPU).
+    """
+
+    name = "aa-adaptive"
+
+    def __repr__(self) -> str:
+        return f"AdaptiveAutoAttack(version={self.version!r}, attacks={self.attacks})"
+
+    def _target(self, defense: TransductiveDefense, state: Any, generator: torch.Generator) -> nn.Module:
+        seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))
+        device = next(defense.base_model.parameters()).device
+        return _AdaptedForward(defense, state, seed).to(device)

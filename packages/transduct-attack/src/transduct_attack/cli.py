@@ -22,7 +22,7 @@ PRESETS = {
     "cifar10": {"eps": 8 / 255, "steps": 40, "step_size": 1 / 255, "T": 9, "dann_alpha": 1.0},
 }
 DEFENSES = ("rmc", "dent", "dann", "tadv", "urejectron", "static")
-ATTACKS = ("none", "pgd", "aa", "fpa", "gmsa-avg", "gmsa-min")
+ATTACKS = ("none", "pgd", "aa", "aa-adaptive", "fpa", "gmsa-avg", "gmsa-min")
 
 
 def _load_data(path: str | None):
@@ -80,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     eps = preset["eps"] if args.eps is None else args.eps
     T = preset["T"] if args.T is None else args.T
     xtr, ytr, xte, yte = _load_data(args.data)
-    c, side, k = xtr.shape[1], xtr.shape[-1], int(ytr.max()) + 1
+    c, side, k = xtr.shape[1], tuple(xtr.shape[-2:]), int(ytr.max()) + 1
     g = torch.Generator().manual_seed(args.seed)
 
     def fresh(gen):
@@ -109,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     pgd = ta.PGD(steps=preset["steps"], step_size=preset["step_size"])
     makers = {"none": ta.NoAttack, "pgd": lambda: ta.TransferPGD(solver=pgd),
               "aa": lambda: ta.TransferAutoAttack(version="custom", attacks=["apgd-ce", "apgd-t"]),
+              "aa-adaptive": lambda: ta.AdaptiveAutoAttack(version="custom", attacks=["apgd-ce"]),  # DENT-AA
               "fpa": lambda: ta.FPA(T=T, solver=pgd), "gmsa-avg": lambda: ta.GMSA(mode="avg", T=T, solver=pgd),
               "gmsa-min": lambda: ta.GMSA(mode="min", T=T, solver=pgd)}
     threat = ta.ThreatModel(leak_state=args.leak_state, order="adversarial" if args.adversarial_order else "natural")

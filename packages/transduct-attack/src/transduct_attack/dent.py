@@ -2,7 +2,9 @@
 
 Stateless Γ: starting from the base model every time, only the BatchNorm affine parameters are adapted,
 *per sample* ((γ_i, β_i) for input x_i), for six steps of AdaMod (lr 0.006, batches of 128, no weight
-decay) on entropy minimisation with information-maximisation regularisation (Eq. 8):
+decay; the DENT authors' test-time configuration β1 = 0.99, β3 = 0.6 rather than AdaMod's library default
+β3 = 0.999, which caps every step at 0.001·lr and leaves the model nearly unadapted) on entropy
+minimisation with information-maximisation regularisation (Eq. 8):
 
     min_θ  Σ_i H(f(x_i; θ_i))  +  Σ_c S_c log S_c,   S_c = Σ_i f(x_i; θ_i)_c.
 
@@ -72,12 +74,16 @@ def _replace_bn(module: nn.Module, n: int) -> list[_SampleAffineNorm]:
 
 
 class DENT(TransductiveDefense):
-    """DENT+ (model adaptation only) as a stateless Γ; ``optimizer`` is ``"adamod"`` (paper) or ``"adam"``."""
+    """DENT+ (model adaptation only) as a stateless Γ; ``optimizer`` is ``"adamod"`` (paper) or ``"adam"``.
+
+    ``betas`` = (β1, β2) and ``beta3`` are AdaMod's moment coefficients (``betas`` also serve Adam). One
+    AdaMod step from fresh moments moves every parameter by (1 - β3)·lr·sign(g): 2.4e-3 with the defaults.
+    """
 
     name = "DENT"
 
     def __init__(self, base_model: nn.Module, *, steps: int = 6, lr: float = 0.006, optimizer: str = "adamod",
-                 batch_size: int = 128) -> None:
+                 batch_size: int = 128, betas: tuple[float, float] = (0.99, 0.999), beta3: float = 0.6) -> None:
         if not isinstance(base_model, nn.Module):
             raise TypeError("base_model must be a torch.nn.Module")
         if not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in base_model.modules()):
@@ -86,6 +92,16 @@ class DENT(TransductiveDefense):
         self.lr = check_positive_float(lr, "lr")
         self.optimizer = check_choice(optimizer, "optimizer", ("adamod", "adam"))
         self.batch_size = check_positive_int(batch_size, "batch_size")
+        try:
+            b1, b2 = (float(b) for b in betas)
+        except (TypeError, ValueError):
+            raise ValueError(f"betas must be a pair of floats in [0, 1), got {betas!r}") from None
+        if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0):
+            raise ValueError(f"betas must be a pair of floats in [0, 1), got {betas!r}")
+        self.betas = (b1, b2)
+        if isinstance(beta3, bool) or not isinstance(beta3, (int, float)) or not 0.0 <= beta3 < 1.0:
+            raise ValueError(f"beta3 must be a float in [0, 1), got {beta3!r}")
+        self.beta3 = float(beta3)
         self._base = base_model.eval()
 
     @property
@@ -106,15 +122,19 @@ class DENT(TransductiveDefense):
             params = [m.gamma for m in norms] + [m.beta for m in norms]
             # optimise only this batch's rows: the other rows get zero gradient and stay unchanged in
             # Adam/AdaMod (their moment estimates stay zero), because rows only meet through Eq. 8.
-            opt_cls = AdaMod if self.optimizer == "adamod" else torch.optim.Adam
-            opt = opt_cls(params, lr=self.lr)
+            if self.optimizer == "adamod":
+                opt = AdaMod(params, lr=self.lr, betas=self.betas, beta3=self.beta3)
+            else:
+                opt = torch.optim.Adam(params, lr=self.lr, betas=self.betas)
             mask = torch.zeros(n, dtype=torch.bool, device=x.device)
             mask[sl] = True
-            for _ in range(self.steps):
-                opt.zero_grad(set_to_none=True)
-                logits = model(x)
-                dent_objective(logits[mask]).backward()
-                opt.step()
+            with torch.enable_grad():  # adapting also works when the caller is under torch.no_grad()
+                for _ in range(self.steps):
+                    opt.zero_grad(set_to_none=True)
+                    logits = model(x)
+                    dent_objective(logits[mask]).backward()
+                    opt.step()
         for p in model.parameters():
             p.requires_grad_(False)
+        model.position_aware = True  # per-sample affines: only the batch it adapted on (see PGD's MIN gradient)
         return Adaptation(model=model.eval())

@@ -11,6 +11,7 @@ Round r (one batch of the test stream):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,9 @@ import torch
 from ._validate import check_eps, check_images, check_labels, check_positive_int
 from .attacks import Attack
 from .referee import RoundScore, score_round
-from .threat_model import ThreatModel, TransductiveDefense
+from .threat_model import Adaptation, ThreatModel, TransductiveDefense
 
-__all__ = ["GameResult", "play_game"]
+__all__ = ["GameResult", "RoundRecord", "play_game"]
 
 _TOL = 1e-5
 
@@ -40,16 +41,40 @@ class GameResult:
     error_accepted: float | None
     rejection_rate: float | None
     selected_rounds: tuple[int | None, ...]
+    #: index into the test stream of each scored point, in the order the rounds were played
+    order: tuple[int, ...] = ()
 
     @property
     def n(self) -> int:
         return sum(r.n for r in self.rounds)
 
+    @property
+    def correct(self) -> np.ndarray:
+        """Per-sample correctness F*(x'_i) = y_i, indexed like the test stream (boolean array of length n)."""
+        played = np.array([c for r in self.rounds for c in r.correct], dtype=bool)
+        out = np.zeros(len(played), dtype=bool)
+        out[np.asarray(self.order, dtype=np.int64)] = played
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {"attack": self.attack, "defense": self.defense, "eps": self.eps,
                 "threat_model": dict(self.threat_model), "n": self.n, "accuracy": self.accuracy,
                 "error_accepted": self.error_accepted, "rejection_rate": self.rejection_rate,
-                "selected_rounds": list(self.selected_rounds), "rounds": [r.to_dict() for r in self.rounds]}
+                "selected_rounds": list(self.selected_rounds), "order": list(self.order),
+                "rounds": [r.to_dict() for r in self.rounds]}
+
+
+@dataclass(frozen=True, eq=False)
+class RoundRecord:
+    """What happened in one round: the clean batch U, the attacker's U' (exactly what Γ received), the labels,
+    the indices into the test stream, and Γ's adaptation."""
+
+    round: int
+    indices: torch.Tensor
+    x_clean: torch.Tensor
+    x_adv: torch.Tensor
+    y: torch.Tensor
+    adaptation: Adaptation
 
 
 def _generator(seq: np.random.SeedSequence, device: torch.device) -> torch.Generator:
@@ -66,12 +91,14 @@ def _pooled(values: list[float | None], weights: list[int]) -> float | None:
 
 def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: torch.Tensor, *,
               eps: float, batch_size: int, threat_model: ThreatModel | None = None, seed: int = 0,
-              defender_seed: int | None = None, progress: bool = False) -> GameResult:
+              defender_seed: int | None = None, progress: bool = False,
+              observer: Callable[[RoundRecord], None] | None = None) -> GameResult:
     """Play ``attack`` against ``defense`` on the test stream (x, y), ``batch_size`` points per round.
 
     ``seed`` drives the attacker's generator; the defender's private generators come from
     ``defender_seed`` (default: an independent child of ``seed``) and are created after each attack
-    returns, so the attacker's output can never depend on them. Inputs are not mutated.
+    returns, so the attacker's output can never depend on them. Inputs are not mutated. ``observer`` (if
+    given) receives a :class:`RoundRecord` after each round (e.g. for threshold sweeps of a rejecting Γ).
     """
     if not isinstance(attack, Attack):
         raise TypeError(f"attack must be a transduct_attack Attack, got {type(attack).__name__}")
@@ -93,20 +120,30 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
     defender_state = defense.initial_state()
     attacker_state = defense.initial_state()  # public: the pretrained model is known to the attacker
 
-    # Batches as (indices, attack-call id); adversarial order attacks whole pools and re-slices them.
+    # The rounds, as index tensors into (x, y). Adversarial order (A.7): the attacker pools ``pool_size`` clean
+    # points and chooses their order (``orderer``) before the stream starts; each round it then perturbs one
+    # batch of that order, and the defender receives exactly the batch the attacker returned.
     n = x.shape[0]
-    pool = threat_model.pool_size if threat_model.order == "adversarial" else batch_size
-    pools = [torch.arange(i, min(i + pool, n), device=device) for i in range(0, n, pool)]
+    if threat_model.order == "adversarial":
+        rounds: list[torch.Tensor] = []
+        for start in range(0, n, threat_model.pool_size):
+            pool_idx = torch.arange(start, min(start + threat_model.pool_size, n), device=device)
+            perm = threat_model.orderer(x[pool_idx], y[pool_idx]).to(device)
+            if sorted(perm.tolist()) != list(range(pool_idx.shape[0])):
+                raise ValueError("orderer must return a permutation of the pooled batch")
+            ordered = pool_idx[perm]
+            rounds += [ordered[i:i + batch_size] for i in range(0, ordered.shape[0], batch_size)]
+    else:
+        rounds = [torch.arange(i, min(i + batch_size, n), device=device) for i in range(0, n, batch_size)]
 
     scores: list[RoundScore] = []
     selected: list[int | None] = []
-    round_index = 0
-    iterator = pools
+    iterator = rounds
     if progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(pools, desc=f"{attack.name} vs {defense.name}")
-    for idx in iterator:
+        iterator = tqdm(rounds, desc=f"{attack.name} vs {defense.name}")
+    for round_index, idx in enumerate(iterator):
         xb, yb = x[idx], y[idx]
         view = defender_state if threat_model.leak_state else attacker_state
         result = attack(xb, yb, eps=eps, defense=defense, generator=_generator(attacker_seeds.spawn(1)[0], device),
@@ -118,22 +155,15 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
             raise ValueError(f"attack {attack.name!r} left the agreed L∞ ball of radius {eps} or [0, 1]")
         if defense.stateful and not threat_model.leak_state and result.adaptation is not None:
             attacker_state = result.adaptation.state  # the attacker's own simulation of Γ
-        if threat_model.order == "adversarial":
-            perm = threat_model.orderer(x_adv, yb).to(device)
-            if sorted(perm.tolist()) != list(range(xb.shape[0])):
-                raise ValueError("orderer must return a permutation of the pooled batch")
-            batches = [perm[i:i + batch_size] for i in range(0, xb.shape[0], batch_size)]
-        else:
-            batches = [torch.arange(xb.shape[0], device=device)]
-        for b in batches:
-            # private randomness: created only after the attacker has committed to U'
-            private = _generator(defender_seeds.spawn(1)[0], device)
-            adaptation = defense.adapt(x_adv[b], state=defender_state, generator=private)
-            if defense.stateful:
-                defender_state = adaptation.state
-            scores.append(score_round(adaptation, x_adv[b], yb[b], xb[b], rejects=defense.rejects,
-                                      round_index=round_index))
-            round_index += 1
+        # private randomness: created only after the attacker has committed to U'
+        private = _generator(defender_seeds.spawn(1)[0], device)
+        adaptation = defense.adapt(x_adv, state=defender_state, generator=private)
+        if defense.stateful:
+            defender_state = adaptation.state
+        scores.append(score_round(adaptation, x_adv, yb, xb, rejects=defense.rejects, round_index=round_index))
+        if observer is not None:
+            observer(RoundRecord(round=round_index, indices=idx, x_clean=xb, x_adv=x_adv, y=yb,
+                                 adaptation=adaptation))
         selected.append(result.selected_round)
 
     weights = [s.n for s in scores]
@@ -142,5 +172,5 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
         rounds=tuple(scores), accuracy=float(_pooled([s.accuracy for s in scores], weights)),
         error_accepted=_pooled([s.error_accepted for s in scores], weights),
         rejection_rate=_pooled([s.rejection_rate for s in scores], weights),
-        selected_rounds=tuple(selected),
+        selected_rounds=tuple(selected), order=tuple(int(i) for r in rounds for i in r.tolist()),
     )

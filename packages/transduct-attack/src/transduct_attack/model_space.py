@@ -15,11 +15,11 @@ import torch
 from . import losses as _losses
 from ._validate import check_choice, check_positive_int
 from .attacks import Attack, Solver
-from .pgd import PGD, PGDEnsemble, ensemble_objective
+from .pgd import PGD, PGDEnsemble
 from .referee import attack_error
 from .threat_model import AttackResult
 
-__all__ = ["FPA", "GMSA"]
+__all__ = ["FPA", "GMSA", "attack_suite"]
 
 
 def _progress(iterable, enabled: bool, desc: str):
@@ -54,11 +54,13 @@ class _ModelSpaceAttack(Attack):
             x_i = self.solver.run(ensemble, x, y, eps=eps, generator=generator, aggregate=aggregate,
                                   steps_scale=scale)
             adaptation = defense.adapt(x_i, state=state, generator=generator)
-            errors.append(attack_error(adaptation, x_i, y, rejects=defense.rejects))
+            # one forward of F^(i+1) on V^(i) gives both the line-5 error and the tie-break
+            with torch.no_grad():
+                logits = adaptation.model(x_i)
+            errors.append(attack_error(adaptation, x_i, y, rejects=defense.rejects, logits=logits))
             # Departure (tie-break only): among rounds with equal 0-1 error, prefer the larger mean
             # cross-entropy of F^(i+1) on V^(i); with small batches ties are common.
-            tiebreak.append(float(ensemble_objective([adaptation.model], x_i, y, _losses.cross_entropy,
-                                                     "avg").mean()))
+            tiebreak.append(float(_losses.cross_entropy(logits, y).mean()))
             candidates.append(x_i)
             adaptations.append(adaptation)
             models.append(adaptation.model)
@@ -100,3 +102,13 @@ class GMSA(_ModelSpaceAttack):
     def _ensemble(self, models: list, i: int) -> tuple[list, str, int]:
         scale = i + 1 if (self.mode == "min" and self.scale_min_steps) else 1
         return list(models), self.mode, scale
+
+
+def attack_suite(*, steps: int = 100, T: int = 9, solver: Solver | None = None) -> dict[str, Attack]:
+    """The attacks of the paper's tables, by their table names: no attack, transfer PGD, FPA, GMSA-AVG, GMSA-MIN,
+    sharing one solver (default ``PGD(steps=steps)``; the paper: 100 steps, T = 9)."""
+    from .attacks import NoAttack, TransferPGD
+
+    solver = PGD(steps=check_positive_int(steps, "steps")) if solver is None else solver
+    return {"none": NoAttack(), "pgd": TransferPGD(solver=solver), "fpa": FPA(T=T, solver=solver),
+            "gmsa-avg": GMSA(mode="avg", T=T, solver=solver), "gmsa-min": GMSA(mode="min", T=T, solver=solver)}

@@ -53,6 +53,20 @@ def reset_parameters(module: nn.Module, generator: torch.Generator) -> nn.Module
     return module
 
 
+def _hw(image_size: int | tuple[int, int]) -> tuple[int, int]:
+    """(H, W) from an int (square) or a pair; the default networks take any H×W."""
+    if isinstance(image_size, int) and not isinstance(image_size, bool):
+        h = w = image_size
+    else:
+        try:
+            h, w = (int(v) for v in image_size)
+        except (TypeError, ValueError):
+            raise ValueError(f"image_size must be an int or an (H, W) pair, got {image_size!r}") from None
+    if h < 1 or w < 1:
+        raise ValueError(f"image_size must be positive, got {image_size!r}")
+    return h, w
+
+
 def build(factory: Callable[[], nn.Module], generator: torch.Generator,
           device: torch.device | str = "cpu") -> nn.Module:
     """Build ``factory()`` without consuming global randomness, then initialise it from ``generator``."""
@@ -63,13 +77,13 @@ def build(factory: Callable[[], nn.Module], generator: torch.Generator,
 
 
 class SmallCNN(nn.Module):
-    """Two conv blocks (optionally with BatchNorm) and a two-layer head; for 8x8 to 32x32 images.
+    """Two conv blocks (optionally with BatchNorm) and a two-layer head; ``image_size`` = H or (H, W).
 
     The penultimate representation (input of the last ``nn.Linear``) is what RMC's nearest-neighbour
     search uses, and the BatchNorm affine parameters are what DENT adapts.
     """
 
-    def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int = 8,
+    def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | tuple[int, int] = 8,
                  width: int = 16, hidden: int = 64, batch_norm: bool = True) -> None:
         super().__init__()
         norm = (lambda c: nn.BatchNorm2d(c)) if batch_norm else (lambda c: nn.Identity())
@@ -78,8 +92,8 @@ class SmallCNN(nn.Module):
             nn.Conv2d(width, 2 * width, 3, padding=1, stride=2), norm(2 * width), nn.ReLU(),
             nn.Flatten(),
         )
-        side = (image_size + 1) // 2
-        self.head = nn.Sequential(nn.Linear(2 * width * side * side, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
+        h, w = _hw(image_size)
+        self.head = nn.Sequential(nn.Linear(2 * width * ((h + 1) // 2) * ((w + 1) // 2), hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))
@@ -136,19 +150,19 @@ class DomainAdversarialNet(nn.Module):
     ``encoder="conv"`` (two conv blocks, A.4's MNIST encoder scaled down) or ``"mlp"`` (one hidden layer).
     """
 
-    def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int = 8, width: int = 16,
-                 hidden: int = 64, encoder: str = "conv") -> None:
+    def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | tuple[int, int] = 8,
+                 width: int = 16, hidden: int = 64, encoder: str = "conv") -> None:
         super().__init__()
+        h, w = _hw(image_size)
         if encoder == "conv":
-            side = (image_size + 1) // 2
             self.encoder = nn.Sequential(
                 nn.Conv2d(in_channels, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(),
                 nn.Conv2d(width, 2 * width, 3, padding=1, stride=2), nn.BatchNorm2d(2 * width), nn.ReLU(),
                 nn.Flatten(),
             )
-            feat = 2 * width * side * side
+            feat = 2 * width * ((h + 1) // 2) * ((w + 1) // 2)
         elif encoder == "mlp":
-            self.encoder = nn.Sequential(nn.Flatten(), nn.Linear(in_channels * image_size * image_size, hidden),
+            self.encoder = nn.Sequential(nn.Flatten(), nn.Linear(in_channels * h * w, hidden),
                                          nn.ReLU())
             feat = hidden
         else:

@@ -55,19 +55,33 @@ def ensemble_gradient(models: Sequence[nn.Module], x: torch.Tensor, y: torch.Ten
             (g,) = torch.autograd.grad(loss(m(xr), y).sum(), xr)
             grad += g
         return grad / len(models)
-    # "min": find each sample's hardest model without building graphs, then backpropagate
-    # through each model only on the samples it is the minimum for.
+    # "min": a forward pass of every model without a graph finds each sample's hardest model (argmin, first on
+    # ties, as torch.min's backward in the one-graph form); then each model backpropagates only the samples it
+    # is the minimum for, fed as a sub-batch. The backward work is one pass over the batch in total instead of
+    # one per model, and one graph at a time is alive (memory flat in the number of models). A position-aware
+    # model (DENT's per-sample affines: ``position_aware = True``) gets the whole batch with a masked loss.
     with torch.no_grad():
         values = torch.stack([loss(m(x), y) for m in models])  # (M, N): M floats per sample, tiny
-    argmin = values.argmin(dim=0)
-    for j, m in enumerate(models):
-        mask = argmin == j
-        if not bool(mask.any()):
+        argmin = values.argmin(dim=0)
+        order = argmin.argsort(stable=True)  # samples grouped by their hardest model
+        counts = torch.bincount(argmin, minlength=len(models)).tolist()  # one host sync for the whole split
+    xs, ys = x.detach()[order], y[order]
+    pieces = []
+    start = 0
+    for j, (m, c) in enumerate(zip(models, counts, strict=True)):
+        if c == 0:
             continue
-        xr = x.detach().requires_grad_(True)
-        # the whole batch is fed (DENT's adapted models are position-aware), the loss is masked
-        (g,) = torch.autograd.grad((loss(m(xr), y) * mask).sum(), xr)
-        grad += g
+        sl = slice(start, start + c)
+        start += c
+        if getattr(m, "position_aware", False):
+            xr = x.detach().requires_grad_(True)
+            (g,) = torch.autograd.grad((loss(m(xr), y) * (argmin == j)).sum(), xr)
+            pieces.append(g[order[sl]])
+        else:
+            xr = xs[sl].requires_grad_(True)
+            (g,) = torch.autograd.grad(loss(m(xr), ys[sl]).sum(), xr)
+            pieces.append(g)
+    grad[order] = torch.cat(pieces)
     return grad
 
 
@@ -127,12 +141,17 @@ class PGD:
             if target is None:
                 raise ValueError("loss 'cw-targeted' needs target=")
 
-            def loss_fn(z: torch.Tensor, yy: torch.Tensor) -> torch.Tensor:
-                return _losses.cw_targeted(z, yy, target)
+            def loss_fn(z: torch.Tensor, yt: torch.Tensor) -> torch.Tensor:
+                return _losses.cw_targeted(z, yt[:, 0], yt[:, 1])
+
+            # labels and targets travel together, so a sub-batch (MIN's per-model backward) indexes both
+            labels = torch.stack([y, target.to(y.device)], dim=1)
         elif name == "cw":
             loss_fn = _losses.cw_untargeted
         else:
             loss_fn = _losses.cross_entropy
+        if name != "cw-targeted":
+            labels = y
         x = x.detach()
         # The step size is that of the *base* schedule: A.1.3 scales GMSA-MIN's number of steps by (i + 1) at
         # a fixed step size (0.01 on MNIST), so the extra steps lengthen the search instead of shrinking it.
@@ -143,11 +162,11 @@ class PGD:
             for _ in range(steps):
                 if eps == 0:
                     break
-                g = ensemble_gradient(models, x_adv, y, loss_fn, aggregate)
+                g = ensemble_gradient(models, x_adv, labels, loss_fn, aggregate)
                 x_adv = _project(x_adv + alpha * g.sign(), x, eps)
             if self.restarts == 1:
                 return x_adv
-            val = ensemble_objective(models, x_adv, y, loss_fn, aggregate)
+            val = ensemble_objective(models, x_adv, labels, loss_fn, aggregate)
             if best_val is None:
                 best, best_val = x_adv, val
             else:
@@ -186,7 +205,8 @@ class PGDEnsemble:
         eps = check_eps(eps)
         aggregate = check_choice(aggregate, "aggregate", AGGREGATES)
         with torch.no_grad():
-            n_classes = models[0](x[:1]).shape[1]
+            # the whole batch: a DENT-adapted model is position-aware and only accepts the batch it adapted on
+            n_classes = models[0](x).shape[1]
         n_targeted = n_classes - 1 if self.n_targeted is None else min(self.n_targeted, n_classes - 1)
         sub = PGD(steps=self.steps, step_size=self.step_size, random_start=self.random_start, restarts=1)
         candidates: list[torch.Tensor] = []

@@ -20,7 +20,8 @@ class RoundScore:
       attack perturbs, its accuracy when it does not);
     - ``error_accepted``: err_{U'}(F|_S) of Eq. 1 = |{x' in U' ∩ S : F(x') != y}| / |U'|;
     - ``rejection_rate``: rej_U(S) of Eq. 1 = |U \\ S| / |U|, on the *clean* batch U;
-    - ``accepted_fraction``: |U' ∩ S| / |U'|. The last three are ``None`` for a Γ without rejection.
+    - ``accepted_fraction``: |U' ∩ S| / |U'|. The last three are ``None`` for a Γ without rejection;
+    - ``correct``: the per-sample record, True where F*(x') = y (for paired comparisons of two attacks).
     """
 
     round: int
@@ -29,9 +30,12 @@ class RoundScore:
     error_accepted: float | None = None
     rejection_rate: float | None = None
     accepted_fraction: float | None = None
+    correct: tuple[bool, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        d = asdict(self)
+        d["correct"] = [bool(c) for c in self.correct]
+        return d
 
 
 def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, x_clean: torch.Tensor | None = None,
@@ -41,20 +45,23 @@ def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, x_
     correct = pred.eq(y.to(pred.device))
     n = int(y.shape[0])
     accuracy = float(correct.float().mean())
+    record = tuple(bool(c) for c in correct.tolist())
     if not rejects:
-        return RoundScore(round=round_index, n=n, accuracy=accuracy)
+        return RoundScore(round=round_index, n=n, accuracy=accuracy, correct=record)
     if x_clean is None:
         raise ValueError("x_clean is needed to score the rejection rate rej_U(S) of a rejecting defense")
     accepted = adaptation.accepts(x_adv).to(correct.device)
     err = float((accepted & ~correct).float().sum()) / n
     rej = 1.0 - float(adaptation.accepts(x_clean).float().mean())
     return RoundScore(round=round_index, n=n, accuracy=accuracy, error_accepted=err, rejection_rate=rej,
-                      accepted_fraction=float(accepted.float().mean()))
+                      accepted_fraction=float(accepted.float().mean()), correct=record)
 
 
-def attack_error(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, *, rejects: bool) -> float:
-    """The L(F^(i+1), V^(i)) of Algorithms 1–2, line 5: 0-1 error (on accepted points if Γ rejects)."""
-    pred = adaptation.predict(x_adv)
+def attack_error(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, *, rejects: bool,
+                 logits: torch.Tensor | None = None) -> float:
+    """The L(F^(i+1), V^(i)) of Algorithms 1–2, line 5: 0-1 error (on accepted points if Γ rejects).
+    ``logits`` = F^(i+1)(x_adv) when the caller already has them."""
+    pred = adaptation.predict(x_adv) if logits is None else logits.argmax(dim=1)
     wrong = pred.ne(y.to(pred.device))
     if rejects:
         wrong = wrong & adaptation.accepts(x_adv).to(wrong.device)

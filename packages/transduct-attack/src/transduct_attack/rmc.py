@@ -1,10 +1,12 @@
 """Runtime Masking and Cleansing (Wu et al., 2020b), paper Example 1 and A.2.
 
 Training time: D' = D ∪ (PGD adversarial examples of D on the base model, with their true labels).
-Test time, for each incoming batch (RMC's own setting is one point per round): find the top-K
-nearest neighbours in D' of every test point in the penultimate-layer feature space of the current
-model, fine-tune the current model on them with Adam and early stopping on a held-out share of the
-neighbours, and keep the fine-tuned model as the state for the next round (stateful Γ).
+Before the test stream, :meth:`RMC.calibrate` runs the adaptation on clean data and makes the result the
+initial state (the calibration step; the paper's attacks start from "the adapted model (with calibration in
+RMC)", §6). Test time, for each incoming batch (RMC's own setting is one point per round): find the top-K
+nearest neighbours in D' of every test point in the penultimate-layer feature space of the *base* model
+(D' is embedded once, as in RMC), fine-tune the current model on them with Adam and early stopping on a
+held-out share of the neighbours, and keep the fine-tuned model as the state for the next round (stateful Γ).
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ class RMC(TransductiveDefense):
         self._base = base_model.eval()
         self.train_x = train_x
         self._augmented: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._augmented_features: torch.Tensor | None = None
+        self._initial: nn.Module = self._base
         self._seed = seed
 
     @property
@@ -80,7 +84,23 @@ class RMC(TransductiveDefense):
         return self._base
 
     def initial_state(self) -> nn.Module:
-        return self._base
+        """The calibrated model after :meth:`calibrate`, else the base model (public knowledge)."""
+        return self._initial
+
+    def calibrate(self, x: torch.Tensor, *, batch_size: int = 1, seed: int = 0) -> nn.Module:
+        """Calibration: adapt on the clean points ``x`` (``batch_size`` per round, as on the test stream) from
+        the base model, and make the result the initial state of every later game. Returns the calibrated model.
+        """
+        check_images(x)
+        batch_size = check_positive_int(batch_size, "batch_size")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+        g = torch.Generator(device=x.device if x.device.type == "cuda" else "cpu").manual_seed(seed)
+        state: nn.Module = self._base
+        for i in range(0, x.shape[0], batch_size):
+            state = self.adapt(x[i:i + batch_size], state=state, generator=g).state
+        self._initial = state
+        return state
 
     @property
     def augmented(self) -> tuple[torch.Tensor, torch.Tensor]:
@@ -99,11 +119,14 @@ class RMC(TransductiveDefense):
             self._augmented = (torch.cat(xs).detach(), torch.cat(ys))
         return self._augmented
 
-    def neighbours(self, model: nn.Module, x: torch.Tensor) -> torch.Tensor:
-        """Indices into D' of the union of the top-K nearest neighbours of each point of ``x``."""
+    def neighbours(self, x: torch.Tensor) -> torch.Tensor:
+        """Indices into D' of the union of the top-K nearest neighbours of each point of ``x``, in the base
+        model's penultimate-layer features (D' is embedded once and cached)."""
         dx, _ = self.augmented
-        fd = self.features(model, dx)
-        fx = self.features(model, x.to(dx.device))
+        if self._augmented_features is None:
+            self._augmented_features = self.features(self._base, dx)
+        fd = self._augmented_features
+        fx = self.features(self._base, x.to(dx.device))
         k = min(self.k, dx.shape[0])
         idx = torch.cdist(fx, fd).topk(k, dim=1, largest=False).indices
         return torch.unique(idx.flatten())
@@ -111,10 +134,10 @@ class RMC(TransductiveDefense):
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
         check_images(x)
         check_generator(generator)
-        current = self._base if state is None else state
+        current = self._initial if state is None else state
         model = copy.deepcopy(current).eval()  # never mutate the incoming state
         dx, dy = self.augmented
-        idx = self.neighbours(model, x)
+        idx = self.neighbours(x)
         perm = idx[torch.randperm(idx.shape[0], generator=generator, device=generator.device).to(idx.device)]
         n_val = max(1, int(round(self.val_fraction * perm.shape[0]))) if perm.shape[0] > 1 else 0
         val, tr = perm[:n_val], perm[n_val:]

@@ -52,7 +52,7 @@ class TADV(TransductiveDefense):
         self.clean_fraction = clean_fraction
         self._base = base_model.eval()
         if make_model is None:
-            c, h = train_x.shape[1], train_x.shape[-1]
+            c, h = train_x.shape[1], tuple(train_x.shape[-2:])
             k = int(self.train_y.max()) + 1
 
             def make_model(g: torch.Generator) -> nn.Module:

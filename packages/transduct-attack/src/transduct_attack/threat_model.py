@@ -42,6 +42,8 @@ class Adaptation:
     model: nn.Module
     state: Any = None
     acceptor: Callable[[torch.Tensor], torch.Tensor] | None = None
+    #: a rejecting Γ's score behind ``acceptor`` (URejectron: log P(test | x); accepted iff score < log τ)
+    scorer: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         """Labels F*(x)."""
@@ -94,8 +96,8 @@ class TransductiveDefense(ABC):
         return f"{type(self).__name__}()"
 
 
-def label_order(x_adv: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    """A.7's worst-case order: sort the pooled adversarial examples by label, lowest first (stable)."""
+def label_order(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """A.7's worst-case order: sort the pooled test points by label, lowest first (stable)."""
     return torch.sort(y, stable=True).indices
 
 
@@ -106,8 +108,9 @@ class ThreatModel:
     - ``leak_state``: the attacker sees the defender's real state at each round (state leaking) or only
       its own simulated state (non-leaking; the paper's setting, more favourable to the defender);
     - ``order``: ``"natural"`` sends batches in arrival order; ``"adversarial"`` lets the attacker pool
-      ``pool_size`` test points, perturb them and reorder them with ``orderer`` (default
-      :func:`label_order`, A.7) before they reach the defender one batch at a time.
+      ``pool_size`` clean test points and order them with ``orderer(x, y)`` (default :func:`label_order`,
+      A.7); each round the attacker then perturbs the next batch of that order and the defender receives
+      exactly that perturbed batch.
     """
 
     leak_state: bool = False
@@ -121,7 +124,7 @@ class ThreatModel:
         if not isinstance(self.leak_state, bool):
             raise TypeError(f"leak_state must be a bool, got {type(self.leak_state).__name__}")
         if not callable(self.orderer):
-            raise TypeError("orderer must be callable (x_adv, y) -> permutation")
+            raise TypeError("orderer must be callable (x, y) -> permutation")
 
     def to_dict(self) -> dict[str, Any]:
         return {"leak_state": self.leak_state, "order": self.order, "pool_size": self.pool_size,

@@ -9,7 +9,8 @@ accepted perturbed points err_{U'}(F|_S) and the rejection rate of the clean bat
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -20,7 +21,7 @@ from ._validate import check_generator, check_images, check_positive_float, chec
 from .networks import SmallCNN, build
 from .threat_model import Adaptation, TransductiveDefense
 
-__all__ = ["URejectron"]
+__all__ = ["URejectron", "RejectionCurve", "rejection_curve"]
 
 
 class URejectron(TransductiveDefense):
@@ -49,7 +50,7 @@ class URejectron(TransductiveDefense):
         self.threshold = float(threshold)
         self._classifier = classifier.eval()
         if make_discriminator is None:
-            c, h = train_x.shape[1], train_x.shape[-1]
+            c, h = train_x.shape[1], tuple(train_x.shape[-2:])
 
             def make_discriminator(g: torch.Generator) -> nn.Module:
                 return build(lambda: SmallCNN(in_channels=c, n_classes=2, image_size=h, batch_norm=False), g,
@@ -83,8 +84,70 @@ class URejectron(TransductiveDefense):
         h.eval()
         log_threshold = math.log(self.threshold)
 
-        def acceptor(inputs: torch.Tensor) -> torch.Tensor:
+        def scorer(inputs: torch.Tensor) -> torch.Tensor:
+            """log P(test | x) under the discriminator h."""
             with torch.no_grad():
-                return F.log_softmax(h(inputs.to(dev)), dim=1)[:, 1] < log_threshold
+                return F.log_softmax(h(inputs.to(dev)), dim=1)[:, 1]
 
-        return Adaptation(model=self._classifier, acceptor=acceptor)
+        def acceptor(inputs: torch.Tensor) -> torch.Tensor:
+            return scorer(inputs) < log_threshold
+
+        return Adaptation(model=self._classifier, acceptor=acceptor, scorer=scorer)
+
+
+@dataclass(frozen=True)
+class RejectionCurve:
+    """Eq. 1 against the rejection threshold τ (the paper's Figure 1): for each τ, the error on accepted
+    perturbed points err_{U'}(F|_S) and the rejection rate of the clean points rej_U(S), with 95 %
+    Clopper-Pearson intervals (both are counts over n points)."""
+
+    attack: str
+    thresholds: tuple[float, ...]
+    error_accepted: tuple[float, ...]
+    error_ci: tuple[tuple[float, float], ...]
+    rejection_rate: tuple[float, ...]
+    rejection_ci: tuple[tuple[float, float], ...]
+    n: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attack": self.attack, "n": self.n, "thresholds": list(self.thresholds),
+                "error_accepted": list(self.error_accepted), "error_ci": [list(c) for c in self.error_ci],
+                "rejection_rate": list(self.rejection_rate), "rejection_ci": [list(c) for c in self.rejection_ci]}
+
+
+def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.Tensor, *, eps: float,
+                    thresholds: Sequence[float], batch_size: int | None = None, seed: int = 0) -> RejectionCurve:
+    """Play ``attack`` against ``defense`` (one round per ``batch_size`` points, all points by default) and sweep
+    URejectron's threshold τ over the discriminators it trained: the τ sweep of Figure 1. The attack (GMSA
+    included) simulates Γ with the defense's own threshold; the sweep then re-reads the same discriminators."""
+    from .game import play_game
+    from .intervals import clopper_pearson
+
+    if not isinstance(defense, URejectron):
+        raise TypeError(f"defense must be a URejectron, got {type(defense).__name__}")
+    taus = [float(t) for t in thresholds]
+    if not taus or not all(0.0 < t < 1.0 for t in taus):
+        raise ValueError(f"thresholds must be a non-empty sequence of values in (0, 1), got {thresholds!r}")
+    records: list = []
+    play_game(attack, defense, x, y, eps=eps, batch_size=x.shape[0] if batch_size is None else batch_size,
+              seed=seed, observer=records.append)
+    wrong, s_adv, s_clean = [], [], []
+    for r in records:
+        with torch.no_grad():
+            wrong.append(r.adaptation.model(r.x_adv).argmax(1).ne(r.y).cpu())
+        s_adv.append(r.adaptation.scorer(r.x_adv).cpu())
+        s_clean.append(r.adaptation.scorer(r.x_clean).cpu())
+    wrong_t, adv_t, clean_t = torch.cat(wrong), torch.cat(s_adv), torch.cat(s_clean)
+    n = int(wrong_t.shape[0])
+    err, err_ci, rej, rej_ci = [], [], [], []
+    for t in taus:
+        log_t = math.log(t)
+        k_err = int((wrong_t & (adv_t < log_t)).sum())
+        k_rej = int((clean_t >= log_t).sum())
+        err.append(k_err / n)
+        err_ci.append(clopper_pearson(k_err, n))
+        rej.append(k_rej / n)
+        rej_ci.append(clopper_pearson(k_rej, n))
+    return RejectionCurve(attack=getattr(attack, "name", type(attack).__name__), thresholds=tuple(taus),
+                          error_accepted=tuple(err), error_ci=tuple(err_ci), rejection_rate=tuple(rej),
+                          rejection_ci=tuple(rej_ci), n=n)

@@ -1,0 +1,66 @@
+"""Repeated games over seeds (the paper's Table 6 protocol: "mean and standard deviation ... over five random
+runs"): each seed draws its own test sequence, its own defense (e.g. RMC's D') and its own game randomness."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._validate import check_eps, check_images, check_labels, check_positive_int
+from .attacks import Attack
+from .game import play_game
+from .intervals import bootstrap_mean
+from .threat_model import ThreatModel, TransductiveDefense
+
+__all__ = ["SeededResult", "repeat_game"]
+
+
+@dataclass(frozen=True)
+class SeededResult:
+    """Referee accuracy per seed, their mean and standard deviation, and a bootstrap 95 % interval of the mean."""
+
+    attack: str
+    defense: str
+    seeds: tuple[int, ...]
+    accuracies: tuple[float, ...]
+    mean: float
+    std: float
+    ci_low: float
+    ci_high: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"attack": self.attack, "defense": self.defense, "seeds": list(self.seeds),
+                "accuracies": list(self.accuracies), "mean": self.mean, "std": self.std, "ci_low": self.ci_low,
+                "ci_high": self.ci_high}
+
+
+def repeat_game(attack: Attack, make_defense: Callable[[int], TransductiveDefense], x: torch.Tensor,
+                y: torch.Tensor, *, eps: float, n: int, batch_size: int, seeds: Sequence[int],
+                threat_model: ThreatModel | None = None) -> SeededResult:
+    """Play ``attack`` against ``make_defense(seed)`` on ``n`` points drawn (without replacement, from ``seed``) from
+    (x, y), once per seed; returns the spread over seeds (std with ddof=1, as a "± std" over runs)."""
+    check_images(x)
+    y = check_labels(y, x.shape[0])
+    eps = check_eps(eps)
+    n = check_positive_int(n, "n")
+    if n > x.shape[0]:
+        raise ValueError(f"n must be at most the number of test points ({x.shape[0]}), got {n}")
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds must be a non-empty sequence of ints")
+    accs, name = [], ""
+    for s in seeds:
+        idx = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(s))[:n].to(x.device)
+        defense = make_defense(s)
+        res = play_game(attack, defense, x[idx], y[idx], eps=eps, batch_size=batch_size, seed=s,
+                        threat_model=threat_model)
+        accs.append(res.accuracy)
+        name = defense.name
+    mean, lo, hi = bootstrap_mean(np.asarray(accs), seed=seeds[0])
+    std = float(np.std(accs, ddof=1)) if len(accs) > 1 else 0.0
+    return SeededResult(attack=attack.name, defense=name, seeds=tuple(seeds), accuracies=tuple(accs), mean=mean,
+                        std=std, ci_low=lo, ci_high=hi)
