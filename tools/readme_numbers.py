@@ -166,9 +166,22 @@ SHIPPED = ("fashion-cnn", "fashion-cnn-at", "fashion-cnn-noise-0.25", "fashion-c
            "wordnet-roberta")
 TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics] = {
     "builtin-models": ManifestTable(SHIPPED),
-    # Demo-report tables go here, e.g.
-    #   "iortemp-vision": ReportTable("iortemp", "vision_temperatures"),
-    #   "zeroe-summary": ReportMetrics("zeroe_perturb", (("Kendall τ", "kendall_tau"),)),
+    # the committed demo report (docs/demo/report.json), one block per headline table of the root README
+    "demo-overview-fashion": ReportMetrics("overview:builtin:fashion-cnn", (
+        ("clean accuracy", "accuracy"), ("ECE", "ece"), ("Brier", "brier"), ("data", "data_source"))),
+    "demo-iortemp-text": ReportTable("iortemp", "ior_verdict"),
+    "demo-iortemp-vision": ReportTable("iortemp", "vision_ior",
+                                       ("model", "clean", "plain PGD", "cal", "opt", "illusion")),
+    "demo-uncspan-span": ReportTable("uncspan", "span",
+                                     ("model", "adversarially_trained", "clean_acc", "robust_acc", "mus_mean")),
+    "demo-uncspan-ood": ReportTable("uncspan", "ood_osr", ("model", "outliers", "eps", "auroc", "fpr_at_95_tpr")),
+    "demo-zeroe-ranking": ReportTable("zeroe_perturb", "ranking"),
+    "demo-zeroe-tau": ReportMetrics("zeroe_perturb", (
+        ("clean accuracy", "clean_score"), ("Kendall τ with the paper's ranking", "kendall_tau_paper"),
+        ("attackers above chance at p = 0.5", "n_above_chance_p0.5"))),
+    "demo-certcal-fixed": ReportTable("certcal", "fixed_set"),
+    "demo-certcal-ace": ReportTable("certcal", "ace", ("configuration", "norm", "accuracy", "clean ECE",
+                                                       "attacked ECE")),
 }
 
 
