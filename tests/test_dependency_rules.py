@@ -19,7 +19,7 @@ PACKAGES = {"zeroe-perturb": "zeroe_perturb", "iortemp": "iortemp", "uncspan": "
             "transduct-attack": "transduct_attack", "certcal": "certcal", "robustsuite": "robustsuite"}
 # import name -> distribution name, where they differ
 DIST = {"sklearn": "scikit-learn", "PIL": "pillow", "autoattack": "pyautoattack", "yaml": "pyyaml",
-        "filelock": "filelock"}
+        "filelock": "filelock", "codespell_lib": "codespell"}
 # modules that arrive with a declared dependency (not distributions of their own)
 PROVIDED_BY = {"filelock": {"transformers", "torch"}, "torchvision": {"robustbench"}, "huggingface_hub": {"transformers"},
                "safetensors": {"transformers"}}

@@ -436,13 +436,14 @@ def _pwws(victim, wordnet_root):
 
 
 def _use_constraint(threshold, window, metric="angular"):
-    try:
-        import tensorflow_hub  # noqa: F401
-    except ImportError as e:
+    import importlib.util
+
+    # TextAttack's USE constraint imports tensorflow_hub itself; check for it up front for a clear message
+    if importlib.util.find_spec("tensorflow_hub") is None:
         raise ImportError(
             "textfooler/bae use the Universal Sentence Encoder constraint: pip install tensorflow tensorflow_hub "
             "where the network exists (TextAttack downloads the USE model on first use)"
-        ) from e
+        )
     from textattack.constraints.semantics.sentence_encoders import UniversalSentenceEncoder
 
     return UniversalSentenceEncoder(threshold=threshold, metric=metric, compare_against_original=False,
