@@ -179,6 +179,9 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics] = {
     "demo-zeroe-tau": ReportMetrics("zeroe_perturb", (
         ("clean accuracy", "clean_score"), ("Kendall τ with the paper's ranking", "kendall_tau_paper"),
         ("attackers above chance at p = 0.5", "n_above_chance_p0.5"))),
+    "demo-transduct-dann": ReportTable("transduct_attack", "dann"),
+    "demo-transduct-rmc": ReportTable("transduct_attack", "rmc"),
+    "demo-transduct-tadv": ReportTable("transduct_attack", "tadv"),
     "demo-certcal-fixed": ReportTable("certcal", "fixed_set"),
     "demo-certcal-ace": ReportTable("certcal", "ace", ("configuration", "norm", "accuracy", "clean ECE",
                                                        "attacked ECE")),
