@@ -26,6 +26,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from robustsuite.report import format_value as fmt  # the report's own cell format
+
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "packages/robustsuite/src/robustsuite/resources/manifest.json"
 DEFAULT_REPORT = ROOT / "docs/demo/report.json"  # where the integrator commits the demo report
@@ -37,17 +39,6 @@ CLOSE = re.compile(r"<!-- /numbers:([A-Za-z0-9_.-]+) -->")
 
 class NumbersError(ValueError):
     """A README block that cannot be generated (unknown name, missing source, unbalanced markers)."""
-
-
-def fmt(v, digits: int = 4) -> str:
-    """A cell: floats to ``digits`` significant figures, None as an en dash, bools as yes/no."""
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
 
 
 def pct(v: float, lo: float | None = None, hi: float | None = None) -> str:

@@ -177,14 +177,18 @@ def validate(report: dict) -> None:
     jsonschema.validate(report, REPORT_SCHEMA)
 
 
-def _fmt(v: Scalar) -> str:
+def format_value(v: Scalar, digits: int = 4) -> str:
+    """A report cell: floats to ``digits`` significant figures, None as an en dash, bools as yes/no."""
     if v is None:
         return "–"
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return f"{v:.{digits}g}"
     return str(v)
+
+
+_fmt = format_value
 
 
 CI_LOW, CI_HIGH = "_ci_low", "_ci_high"
