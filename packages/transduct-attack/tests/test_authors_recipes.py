@@ -47,6 +47,28 @@ def test_one_dent_step_moves_affines_by_one_minus_beta3_times_lr(mlp_bn, digits)
     assert float(step_small[step_small > 0].median()) == pytest.approx((1 - 0.999) * 0.006, abs=2.4e-7)
 
 
+def test_dent_affine_change_measures_the_adaptation(mlp_bn, digits):
+    """affine_change is the mean |Δγ|, |Δβ| against the base BatchNorm: brute force on one step (every moved
+    entry moved by (1-β3)·lr, the others by 0), zero steps of size ~0 with β3 → library default, and it grows with
+    the number of steps."""
+    _, _, xte, _ = digits
+    x = xte[:16]
+    bn = next(m for m in mlp_bn.modules() if isinstance(m, torch.nn.BatchNorm1d))
+    dent = DENT(mlp_bn, steps=1)
+    ad = dent.adapt(x, state=None, generator=_gen(0))
+    (norm,) = [m for m in ad.model.modules() if hasattr(m, "gamma")]
+    dg, db = dent.affine_change(ad)
+    assert dg == pytest.approx(float((norm.gamma - bn.weight).detach().abs().double().mean()), rel=1e-9)
+    assert db == pytest.approx(float((norm.beta - bn.bias).detach().abs().double().mean()), rel=1e-9)
+    assert 0 < dg <= (1 - 0.6) * 0.006 + 1e-6
+    six = DENT(mlp_bn).affine_change(DENT(mlp_bn).adapt(x, state=None, generator=_gen(0)))
+    assert six[0] > 2 * dg and six[1] > 2 * db
+    lazy = DENT(mlp_bn, steps=1, beta3=0.999)
+    assert lazy.affine_change(lazy.adapt(x, state=None, generator=_gen(0)))[0] < dg / 100
+    with pytest.raises(ValueError, match="adaptation"):
+        dent.affine_change(type(ad)(model=mlp_bn))
+
+
 def test_dent_rejects_bad_betas(mlp_bn):
     with pytest.raises(ValueError, match="beta3"):
         DENT(mlp_bn, beta3=1.0)

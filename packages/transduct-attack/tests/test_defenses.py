@@ -218,6 +218,14 @@ def test_urejectron_threshold_sweep_matches_games_at_each_threshold(digits, mlp_
         game = play_game(attack, URejectron(mlp_std, xtr[:300], epochs=2, threshold=tau), x, y, eps=0.3,
                          batch_size=40, seed=3)
         assert game.error_accepted == pytest.approx(err) and game.rejection_rate == pytest.approx(rej)
+        # the per-sample record recomputes the cell, and agrees with the referee's per-sample verdicts
+        adv_lp, clean_lp = torch.tensor(curve.adv_log_p_test), torch.tensor(curve.clean_log_p_test)
+        wrong = torch.tensor(curve.predictions).ne(y)
+        accepted = adv_lp < math.log(tau)
+        assert int((wrong & accepted).sum()) / 40 == pytest.approx(err)
+        assert int((clean_lp >= math.log(tau)).sum()) / 40 == pytest.approx(rej)
+        assert list(game.predictions) == list(curve.predictions)
+        assert [a for r in game.rounds for a in r.accepted] == accepted.tolist()
     assert list(curve.rejection_rate) == sorted(curve.rejection_rate, reverse=True)
     assert list(curve.error_accepted) == sorted(curve.error_accepted)
     assert len(set(curve.error_accepted)) > 1  # the sweep is not flat on this data

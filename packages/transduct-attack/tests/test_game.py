@@ -175,6 +175,12 @@ def test_repeat_game_over_seeds_matches_single_games(batch):
         idx = torch.randperm(24, generator=torch.Generator().manual_seed(s))[:16]
         single = play_game(SpyAttack([]), RandomDefense([]), x[idx], y[idx], eps=0.1, batch_size=8, seed=s)
         assert single.accuracy == acc
+    # each seed's game and drawn points are kept (per-sample logs)
+    for s, game, idx in zip(res.seeds, res.games, res.indices, strict=True):
+        assert list(idx) == torch.randperm(24, generator=torch.Generator().manual_seed(s))[:16].tolist()
+        assert game.accuracy == pytest.approx(float(game.correct.mean()))
+        assert (game.correct == (game.predictions == y[list(idx)].numpy())).all()
+    assert len(res.to_dict()["games"]) == 3
     assert res.mean == pytest.approx(sum(res.accuracies) / 3)
     assert res.ci_low <= res.mean <= res.ci_high and res.std >= 0
     with pytest.raises(ValueError, match="n must"):

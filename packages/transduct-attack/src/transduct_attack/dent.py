@@ -138,3 +138,21 @@ class DENT(TransductiveDefense):
             p.requires_grad_(False)
         model.position_aware = True  # per-sample affines: only the batch it adapted on (see PGD's MIN gradient)
         return Adaptation(model=model.eval())
+
+    def affine_change(self, adaptation: Adaptation) -> tuple[float, float]:
+        """How far :meth:`adapt` moved the BatchNorm affines: mean |γ_i − γ| and mean |β_i − β| over samples and
+        channels, against the base model's (γ, β) — the visible trace of DENT's test-time adaptation (0 for a
+        model that did not adapt; at most ``steps``·``lr`` per entry for AdaMod's clipped steps, roughly)."""
+        adapted = [m for m in adaptation.model.modules() if isinstance(m, _SampleAffineNorm)]
+        base = [m for m in self._base.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+        if not adapted or len(adapted) != len(base):
+            raise ValueError("adaptation must come from this DENT's adapt() (per-sample BatchNorm affines)")
+        dg, db, count = 0.0, 0.0, 0
+        with torch.no_grad():
+            for a, b in zip(adapted, base, strict=True):
+                w = b.weight if b.affine else torch.ones_like(b.running_mean)
+                c = b.bias if b.affine else torch.zeros_like(b.running_mean)
+                dg += float((a.gamma - w).abs().double().sum())
+                db += float((a.beta - c).abs().double().sum())
+                count += a.gamma.numel()
+        return dg / count, db / count

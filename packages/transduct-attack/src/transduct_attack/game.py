@@ -56,6 +56,14 @@ class GameResult:
         out[np.asarray(self.order, dtype=np.int64)] = played
         return out
 
+    @property
+    def predictions(self) -> np.ndarray:
+        """Per-sample prediction F*(x'_i) of the adapted model, indexed like the test stream (int64, length n)."""
+        played = np.array([c for r in self.rounds for c in r.predictions], dtype=np.int64)
+        out = np.zeros(len(played), dtype=np.int64)
+        out[np.asarray(self.order, dtype=np.int64)] = played
+        return out
+
     def to_dict(self) -> dict[str, Any]:
         return {"attack": self.attack, "defense": self.defense, "eps": self.eps,
                 "threat_model": dict(self.threat_model), "n": self.n, "accuracy": self.accuracy,

@@ -21,7 +21,9 @@ class RoundScore:
     - ``error_accepted``: err_{U'}(F|_S) of Eq. 1 = |{x' in U' ∩ S : F(x') != y}| / |U'|;
     - ``rejection_rate``: rej_U(S) of Eq. 1 = |U \\ S| / |U|, on the *clean* batch U;
     - ``accepted_fraction``: |U' ∩ S| / |U'|. The last three are ``None`` for a Γ without rejection;
-    - ``correct``: the per-sample record, True where F*(x') = y (for paired comparisons of two attacks).
+    - ``correct``: the per-sample record, True where F*(x') = y (for paired comparisons of two attacks);
+    - ``predictions``: F*(x') per sample (the class Γ's adapted model predicts on the perturbed point);
+    - ``accepted``: per sample, x' ∈ S (only for a rejecting Γ; empty otherwise).
     """
 
     round: int
@@ -31,10 +33,14 @@ class RoundScore:
     rejection_rate: float | None = None
     accepted_fraction: float | None = None
     correct: tuple[bool, ...] = ()
+    predictions: tuple[int, ...] = ()
+    accepted: tuple[bool, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["correct"] = [bool(c) for c in self.correct]
+        d["predictions"] = [int(c) for c in self.predictions]
+        d["accepted"] = [bool(c) for c in self.accepted]
         return d
 
 
@@ -46,15 +52,17 @@ def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, x_
     n = int(y.shape[0])
     accuracy = float(correct.float().mean())
     record = tuple(bool(c) for c in correct.tolist())
+    preds = tuple(int(c) for c in pred.tolist())
     if not rejects:
-        return RoundScore(round=round_index, n=n, accuracy=accuracy, correct=record)
+        return RoundScore(round=round_index, n=n, accuracy=accuracy, correct=record, predictions=preds)
     if x_clean is None:
         raise ValueError("x_clean is needed to score the rejection rate rej_U(S) of a rejecting defense")
     accepted = adaptation.accepts(x_adv).to(correct.device)
     err = float((accepted & ~correct).float().sum()) / n
     rej = 1.0 - float(adaptation.accepts(x_clean).float().mean())
     return RoundScore(round=round_index, n=n, accuracy=accuracy, error_accepted=err, rejection_rate=rej,
-                      accepted_fraction=float(accepted.float().mean()), correct=record)
+                      accepted_fraction=float(accepted.float().mean()), correct=record, predictions=preds,
+                      accepted=tuple(bool(a) for a in accepted.tolist()))
 
 
 def attack_error(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, *, rejects: bool,

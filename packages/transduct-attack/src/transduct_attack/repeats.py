@@ -12,7 +12,7 @@ import torch
 
 from ._validate import check_eps, check_images, check_labels, check_positive_int
 from .attacks import Attack
-from .game import play_game
+from .game import GameResult, play_game
 from .intervals import bootstrap_mean
 from .threat_model import ThreatModel, TransductiveDefense
 
@@ -21,7 +21,8 @@ __all__ = ["SeededResult", "repeat_game"]
 
 @dataclass(frozen=True)
 class SeededResult:
-    """Referee accuracy per seed, their mean and standard deviation, and a bootstrap 95 % interval of the mean."""
+    """Referee accuracy per seed, their mean and standard deviation, and a bootstrap 95 % interval of the mean;
+    ``games`` holds each seed's :class:`GameResult` (per-sample records) and ``indices`` the test points it drew."""
 
     attack: str
     defense: str
@@ -31,11 +32,14 @@ class SeededResult:
     std: float
     ci_low: float
     ci_high: float
+    games: tuple[GameResult, ...] = ()
+    indices: tuple[tuple[int, ...], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"attack": self.attack, "defense": self.defense, "seeds": list(self.seeds),
                 "accuracies": list(self.accuracies), "mean": self.mean, "std": self.std, "ci_low": self.ci_low,
-                "ci_high": self.ci_high}
+                "ci_high": self.ci_high, "games": [g.to_dict() for g in self.games],
+                "indices": [list(i) for i in self.indices]}
 
 
 def repeat_game(attack: Attack, make_defense: Callable[[int], TransductiveDefense], x: torch.Tensor,
@@ -52,15 +56,17 @@ def repeat_game(attack: Attack, make_defense: Callable[[int], TransductiveDefens
     seeds = [int(s) for s in seeds]
     if not seeds:
         raise ValueError("seeds must be a non-empty sequence of ints")
-    accs, name = [], ""
+    accs, name, games, drawn = [], "", [], []
     for s in seeds:
         idx = torch.randperm(x.shape[0], generator=torch.Generator().manual_seed(s))[:n].to(x.device)
         defense = make_defense(s)
         res = play_game(attack, defense, x[idx], y[idx], eps=eps, batch_size=batch_size, seed=s,
                         threat_model=threat_model)
         accs.append(res.accuracy)
+        games.append(res)
+        drawn.append(tuple(int(i) for i in idx.tolist()))
         name = defense.name
     mean, lo, hi = bootstrap_mean(np.asarray(accs), seed=seeds[0])
     std = float(np.std(accs, ddof=1)) if len(accs) > 1 else 0.0
     return SeededResult(attack=attack.name, defense=name, seeds=tuple(seeds), accuracies=tuple(accs), mean=mean,
-                        std=std, ci_low=lo, ci_high=hi)
+                        std=std, ci_low=lo, ci_high=hi, games=tuple(games), indices=tuple(drawn))

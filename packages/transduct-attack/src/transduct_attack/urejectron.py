@@ -99,7 +99,11 @@ class URejectron(TransductiveDefense):
 class RejectionCurve:
     """Eq. 1 against the rejection threshold τ (the paper's Figure 1): for each τ, the error on accepted
     perturbed points err_{U'}(F|_S) and the rejection rate of the clean points rej_U(S), with 95 %
-    Clopper-Pearson intervals (both are counts over n points)."""
+    Clopper-Pearson intervals (both are counts over n points).
+
+    Per sample, indexed like the test stream: ``predictions`` (F*(x') of the round's classifier),
+    ``adv_log_p_test`` / ``clean_log_p_test`` (the discriminator's log P(test | ·) on x' and on x). x' is accepted
+    at τ when ``adv_log_p_test < log τ``; x is rejected when ``clean_log_p_test >= log τ``."""
 
     attack: str
     thresholds: tuple[float, ...]
@@ -108,11 +112,16 @@ class RejectionCurve:
     rejection_rate: tuple[float, ...]
     rejection_ci: tuple[tuple[float, float], ...]
     n: int
+    predictions: tuple[int, ...] = ()
+    adv_log_p_test: tuple[float, ...] = ()
+    clean_log_p_test: tuple[float, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {"attack": self.attack, "n": self.n, "thresholds": list(self.thresholds),
                 "error_accepted": list(self.error_accepted), "error_ci": [list(c) for c in self.error_ci],
-                "rejection_rate": list(self.rejection_rate), "rejection_ci": [list(c) for c in self.rejection_ci]}
+                "rejection_rate": list(self.rejection_rate), "rejection_ci": [list(c) for c in self.rejection_ci],
+                "predictions": list(self.predictions), "adv_log_p_test": list(self.adv_log_p_test),
+                "clean_log_p_test": list(self.clean_log_p_test)}
 
 
 def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.Tensor, *, eps: float,
@@ -131,14 +140,19 @@ def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.
     records: list = []
     play_game(attack, defense, x, y, eps=eps, batch_size=x.shape[0] if batch_size is None else batch_size,
               seed=seed, observer=records.append)
-    wrong, s_adv, s_clean = [], [], []
+    wrong, s_adv, s_clean, preds, order = [], [], [], [], []
     for r in records:
         with torch.no_grad():
-            wrong.append(r.adaptation.model(r.x_adv).argmax(1).ne(r.y).cpu())
+            pred = r.adaptation.model(r.x_adv).argmax(1)
+        preds.append(pred.cpu())
+        wrong.append(pred.ne(r.y).cpu())
         s_adv.append(r.adaptation.scorer(r.x_adv).cpu())
         s_clean.append(r.adaptation.scorer(r.x_clean).cpu())
+        order.append(r.indices.cpu())
     wrong_t, adv_t, clean_t = torch.cat(wrong), torch.cat(s_adv), torch.cat(s_clean)
     n = int(wrong_t.shape[0])
+    inv = torch.empty(n, dtype=torch.int64)  # back to the test stream's order
+    inv[torch.cat(order)] = torch.arange(n)
     err, err_ci, rej, rej_ci = [], [], [], []
     for t in taus:
         log_t = math.log(t)
@@ -150,4 +164,7 @@ def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.
         rej_ci.append(clopper_pearson(k_rej, n))
     return RejectionCurve(attack=getattr(attack, "name", type(attack).__name__), thresholds=tuple(taus),
                           error_accepted=tuple(err), error_ci=tuple(err_ci), rejection_rate=tuple(rej),
-                          rejection_ci=tuple(rej_ci), n=n)
+                          rejection_ci=tuple(rej_ci), n=n,
+                          predictions=tuple(int(v) for v in torch.cat(preds)[inv].tolist()),
+                          adv_log_p_test=tuple(float(v) for v in adv_t[inv].double().tolist()),
+                          clean_log_p_test=tuple(float(v) for v in clean_t[inv].double().tolist()))
