@@ -125,6 +125,26 @@ def test_transfer_autoattack_restores_global_rng(digits, mlp_std):
         assert float((mlp_std(res.x_adv).argmax(1) == yte[:16]).float().mean()) < 0.5
 
 
+def test_autoattack_budget_parameters_reach_the_adversary(digits, mlp_std, monkeypatch):
+    """n_iter / n_restarts set APGD's (and FAB's) budgets on the AutoAttack object it runs; None keeps AutoAttack's
+    own (100 iterations; 5 APGD restarts in the custom version)."""
+    pyautoattack = pytest.importorskip("pyautoattack")
+    seen = []
+
+    def record(self, x, y, batch_size=250, **kw):
+        seen.append((self.apgd.n_iter, self.apgd.n_restarts, self.apgd_targeted.n_iter, self.fab.n_iter))
+        return x
+
+    monkeypatch.setattr(pyautoattack.AutoAttack, "run_standard_evaluation", record)
+    _, _, xte, yte = digits
+    for kwargs in ({}, {"n_iter": 7, "n_restarts": 1}):
+        TransferAutoAttack(version="custom", attacks=["apgd-ce"], **kwargs)(
+            xte[:4], yte[:4], eps=0.1, defense=StaticDefense(mlp_std), generator=torch.Generator().manual_seed(0))
+    assert seen == [(100, 5, 100, 100), (7, 1, 7, 7)]
+    with pytest.raises(ValueError, match="n_iter"):
+        TransferAutoAttack(n_iter=0)
+
+
 def test_adaptive_autoattack_attacks_dent_through_its_adaptation(digits, mlp_bn):
     """DENT-AA (Table 2): AutoAttack re-adapts DENT on every batch it queries, and the examples it finds break the
     adapted model; margin: the Clopper-Pearson intervals of clean and attacked accuracy do not overlap."""

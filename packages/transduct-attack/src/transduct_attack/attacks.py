@@ -14,7 +14,14 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import check_choice, check_eps, check_generator, check_images, check_labels
+from ._validate import (
+    check_choice,
+    check_eps,
+    check_generator,
+    check_images,
+    check_labels,
+    check_positive_int,
+)
 from .pgd import PGD, PGDEnsemble
 from .threat_model import AttackResult, TransductiveDefense
 
@@ -95,15 +102,20 @@ class TransferAutoAttack(Attack):
     name = "aa"
 
     def __init__(self, *, version: str = "standard", attacks: list[str] | None = None,
-                 batch_size: int = 500) -> None:
+                 batch_size: int = 500, n_iter: int | None = None, n_restarts: int | None = None) -> None:
         self.version = check_choice(version, "version", ("standard", "plus", "rand", "custom"))
         if version == "custom" and not attacks:
             raise ValueError("version='custom' needs attacks=[...] (e.g. ['apgd-ce', 'apgd-t'])")
         self.attacks = list(attacks) if attacks else None
         self.batch_size = batch_size
+        # AutoAttack's own budgets when None (APGD/FAB 100 iterations; the custom version keeps APGD-CE's 5
+        # restarts, the standard version sets 1); set them for cheaper runs (departure from standard AA)
+        self.n_iter = None if n_iter is None else check_positive_int(n_iter, "n_iter")
+        self.n_restarts = None if n_restarts is None else check_positive_int(n_restarts, "n_restarts")
 
     def __repr__(self) -> str:
-        return f"TransferAutoAttack(version={self.version!r}, attacks={self.attacks})"
+        return (f"TransferAutoAttack(version={self.version!r}, attacks={self.attacks}, n_iter={self.n_iter}, "
+                f"n_restarts={self.n_restarts})")
 
     def _target(self, defense: TransductiveDefense, state: Any, generator: torch.Generator) -> nn.Module:
         return defense.base_model
@@ -128,6 +140,11 @@ class TransferAutoAttack(Attack):
                 kwargs["attacks"] = self.attacks
             adversary = AutoAttack(model, **kwargs)
             adversary.verbose = False
+            for sub in (adversary.apgd, adversary.apgd_targeted, adversary.fab):
+                if self.n_iter is not None:
+                    sub.n_iter = self.n_iter
+                if self.n_restarts is not None:
+                    sub.n_restarts = self.n_restarts
             out = adversary.run_standard_evaluation(x.to(device), y.to(device), batch_size=self.batch_size)
         x_adv = out[0] if isinstance(out, tuple) else out  # pyautoattack returns (x_adv, y_adv)
         x_adv = torch.minimum(torch.maximum(x_adv.to(x.device), x - eps), x + eps).clamp(0, 1)
@@ -162,7 +179,8 @@ class AdaptiveAutoAttack(TransferAutoAttack):
     name = "aa-adaptive"
 
     def __repr__(self) -> str:
-        return f"AdaptiveAutoAttack(version={self.version!r}, attacks={self.attacks})"
+        return (f"AdaptiveAutoAttack(version={self.version!r}, attacks={self.attacks}, n_iter={self.n_iter}, "
+                f"n_restarts={self.n_restarts})")
 
     def _target(self, defense: TransductiveDefense, state: Any, generator: torch.Generator) -> nn.Module:
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))
