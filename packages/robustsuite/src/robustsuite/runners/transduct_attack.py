@@ -417,8 +417,8 @@ def run(ctx, params: dict) -> Section:
                           k / m_b, *ta.clopper_pearson(k, m_b)])
         tables.append(Table("dent_adaptation", f"DENT adapts: per clean batch of {b} of Table 2's stream, mean |Δγ| "
                                                f"and |Δβ| of the per-sample BatchNorm affines against the base model's "
-                                               f"(AdaMod moves each by at most about (1-β3)·lr = 2.4e-3 per step, 6 "
-                                               f"steps), clean accuracy before (static) and after (DENT) adaptation, "
+                                               f"(AdaMod's first step moves each by (1-β3)·lr = 2.4e-3, later steps by at "
+                                               f"most about lr = 0.006; 6 steps), clean accuracy before (static) and after (DENT) adaptation, "
                                                f"and the fraction of clean predictions DENT changes",
                             ["batch", "mean |Δγ|", "mean |Δβ|", "static accuracy", "DENT accuracy",
                              "predictions changed", "predictions changed_ci_low", "predictions changed_ci_high"],
