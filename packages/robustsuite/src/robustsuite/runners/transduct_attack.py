@@ -38,7 +38,7 @@ DEFAULTS: dict = {
     "rmc_points": 12, "rmc_batch": 6, "rmc_k": 64, "rmc_epochs": 5, "rmc_lr": 2e-3, "rmc_patience": 2,
     "rmc_train": 1000,                      # size of D (D' adds one PGD copy)
     "rmc_calibration_points": 0,            # clean points RMC calibrates on before the stream (0: none)
-    "dann_points": 100, "dann_epochs": 10, "dann_train": 1000, "dann_width": 16, "dann_alpha_max": 1.0,
+    "dann_points": 100, "dann_epochs": 10, "dann_train": 600, "dann_width": 16, "dann_alpha_max": 1.0,
     "dann_lr": 1e-3,
     "tadv_points": 100, "tadv_epochs": 5, "tadv_train": 1000, "tadv_adv_steps": 5, "tadv_hidden": 64,
     "urej_points": 100, "urej_epochs": 2, "urej_train": 600, "urej_T": 2, "urej_tau": 0.5,
