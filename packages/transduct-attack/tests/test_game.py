@@ -153,8 +153,11 @@ def test_adversarial_order_attacks_exactly_the_batch_the_defender_receives(batch
             return res
 
     log: list = []
-    play_game(Recording(log), RandomDefense(log), x, y, eps=0.1, batch_size=8,
-              threat_model=ThreatModel(order="adversarial", pool_size=pool_size))
+    res = play_game(Recording(log), RandomDefense(log), x, y, eps=0.1, batch_size=8,
+                    threat_model=ThreatModel(order="adversarial", pool_size=pool_size))
+    # per-sample records come back in test-stream order, not in the order the rounds were played
+    assert sorted(res.order) == list(range(24)) and list(res.order) != list(range(24))
+    assert (res.correct == (res.predictions == y.numpy())).all()
     returned = [e for e in log if e[0] == "returned"]
     received = [e[1] for e in log if e[0] == "defend"]
     assert len(returned) == len(received) == 3
