@@ -244,7 +244,8 @@ def main() -> None:
                            "image_shards_of_largest_model_for_1h": math.ceil(max(per_model) / HOUR),
                            "gpu_hours": total / gpu_speedup / HOUR,
                            "gpu_workers_for_1h": math.ceil(total / gpu_speedup / HOUR),
-                           "largest_model_gpu_hours": max(per_model) / gpu_speedup / HOUR}
+                           "largest_model_gpu_hours": max(per_model) / gpu_speedup / HOUR,
+                           "image_shards_of_largest_model_for_1h_gpu": math.ceil(max(per_model) / gpu_speedup / HOUR)}
         est["mus_leaderboard"] = lb | {"models": len(per_model_flops), "median_gflops": median / 1e9,
                                        "max_gflops": counted[-1] / 1e9, "min_gflops": counted[0] / 1e9}
     out["estimates"] = est
@@ -286,7 +287,8 @@ def _print(o: dict, args) -> None:
           "one core here (measured WRN-28-10 forward rate)")
     print(f"ESTIMATE certification, 500 CIFAR-10 images x (100 + 100,000) draws per sigma, CIFAR ResNet-18: "
           f"{ce['core_hours']:,.1f} core-hours -> {ce['cpu_workers_for_1h']} CPU workers for 1 h; "
-          f"{ce['gpu_hours']:.2f} GPU-hours -> {ce['gpu_workers_for_1h']} GPU worker(s)")
+          f"{ce['gpu_hours']:.2f} GPU-hours -> {ce['gpu_workers_for_1h']} GPU worker(s); the {CERT_IMAGES} images are "
+          f"one certcal unit, so more than one worker needs image shards")
     if "mus_leaderboard" in e:
         for setting in ("paper", "defaults"):
             s = e["mus_leaderboard"][setting]
@@ -295,7 +297,8 @@ def _print(o: dict, args) -> None:
                   f"(largest model {s['largest_model_core_hours']:,.0f}) -> {s['cpu_workers_for_1h']:,} CPU workers "
                   f"for 1 h with the largest model in {s['image_shards_of_largest_model_for_1h']} image shards; "
                   f"{s['gpu_hours']:.1f} GPU-hours (largest model {s['largest_model_gpu_hours']:.2f}) -> "
-                  f"{s['gpu_workers_for_1h']} GPU workers")
+                  f"{s['gpu_workers_for_1h']} GPU workers, the largest model in "
+                  f"{s['image_shards_of_largest_model_for_1h_gpu']} image shards")
 
 
 if __name__ == "__main__":

@@ -194,6 +194,7 @@ def test_a_run_resumes_across_executors(tmp_path, local_ray):
     assert [u["status"] for u in report["units"]] == ["done"] * 4
 
 
+@pytest.mark.slow
 def test_infeasible_resources_are_rejected_before_submission(tmp_path, local_ray):
     cfg = _config_file(tmp_path, CONFIG + "[resources]\nnum_cpus = 3\n")
     res = cli.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--executor", "ray", "--no-progress"])
