@@ -75,7 +75,7 @@ def _run(cfg, out, *extra):
 def local_ray():
     """One local Ray with 2 CPUs for the module (the executors reuse a Ray this process is connected to)."""
     pytest.importorskip("ray")
-    ex = RayExecutor(num_cpus=2)
+    ex = RayExecutor(num_cpus=2, start_attempts=5)  # a loaded CI machine can miss Ray's startup window
     ex._connect()
     import ray
 

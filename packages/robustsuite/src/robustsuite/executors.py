@@ -24,7 +24,7 @@ from .errors import ConfigError
 
 EXECUTORS = ("local", "ray")
 RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory")
-STARTS = 3  # attempts at starting a local Ray
+STARTS = 3  # attempts at starting a local Ray (RayExecutor(start_attempts=...))
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
@@ -182,7 +182,7 @@ class RayExecutor:
 
     name = "ray"
 
-    def __init__(self, address: str | None = None, *, num_cpus: int | None = None):
+    def __init__(self, address: str | None = None, *, num_cpus: int | None = None, start_attempts: int = STARTS):
         # a driver under `uv run` would otherwise make Ray re-create the uv environment for every worker
         # (packaging the working directory: about a minute here); the workers of a local Ray already run
         # this interpreter. Set RAY_ENABLE_UV_RUN_RUNTIME_ENV=1 to keep Ray's behaviour.
@@ -193,7 +193,7 @@ class RayExecutor:
             raise ConfigError("--executor ray needs Ray, an optional extra: pip install 'robustsuite[ray]' "
                               "(in this repository: uv sync, or uv sync --extra ray)") from e
         self._ray = ray
-        self.address, self.num_cpus = address, num_cpus
+        self.address, self.num_cpus, self.start_attempts = address, num_cpus, start_attempts
         self._started = False
 
     def resolve_device(self, spec: str) -> str:
@@ -221,14 +221,14 @@ class RayExecutor:
             return
         # Ray gives a new head node a fixed 30 s to register its raylet; a loaded machine can miss it (measured
         # here under load average 13 on 2 cores), and a second try usually succeeds with warm file caches
-        for attempt in range(1, STARTS + 1):
+        for attempt in range(1, self.start_attempts + 1):
             try:
                 ray.init(num_cpus=self.num_cpus, include_dashboard=False)
                 break
             except Exception as e:  # Ray raises a bare Exception for the startup timeout
                 ray.shutdown()
-                if attempt == STARTS:
-                    raise ConfigError(f"--executor ray could not start a local Ray in {STARTS} attempts "
+                if attempt == self.start_attempts:
+                    raise ConfigError(f"--executor ray could not start a local Ray in {attempt} attempts "
                                       f"({type(e).__name__}: {e}); start one with `ray start --head "
                                       "--num-cpus N` and pass --address auto") from e
         self._started = True
