@@ -219,8 +219,9 @@ class RayExecutor:
                                   f"({type(e).__name__}: {e})") from e
             self._started = True
             return
-        # Ray gives a new head node a fixed 30 s to register its raylet; a loaded machine can miss it (measured
-        # here under load average 13 on 2 cores), and a second try usually succeeds with warm file caches
+        # a new raylet waits a fixed ~15 s for its dashboard agent (a Python process) to report its ports and
+        # aborts otherwise; on an overloaded machine the agent's imports can take longer (seen here at load
+        # averages 13-26 on 2 cores), and a later attempt often makes it
         for attempt in range(1, self.start_attempts + 1):
             try:
                 ray.init(num_cpus=self.num_cpus, include_dashboard=False)
