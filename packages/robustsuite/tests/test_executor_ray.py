@@ -104,6 +104,9 @@ def test_bad_executor_and_address_are_rejected_before_work(tmp_path):
         res = cli.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), *extra])
         assert res.exit_code == 2 and msg in " ".join(res.output.split()), res.output
     assert not (tmp_path / "o" / "units").exists()
+    res = cli.invoke(app, ["demo", "--methods", "overview", "--out", str(tmp_path / "d"), "--executor", "dask"])
+    assert res.exit_code == 2 and "--executor must be one of" in " ".join(res.output.split()), res.output
+    assert not (tmp_path / "d" / "units").exists()
 
 
 def test_unit_resources_defaults_overrides_and_errors():
