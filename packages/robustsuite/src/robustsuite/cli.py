@@ -78,14 +78,16 @@ def _run_options(config: dict, *, seeds: int | None, limit: int | None, log_samp
     return config
 
 
-def _execute(config: dict, out: Path, progress: bool) -> int:
+def _execute(config: dict, out: Path, progress: bool, executor: str = "local", address: str | None = None) -> int:
     from rich.markup import escape
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from . import run as _run
+    from .executors import make_executor
 
     console = _console()
     units = _run.plan(config)
+    engine = make_executor(executor, address)  # bad --executor / --address, or Ray missing: before any work
     failed = []
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TimeElapsedColumn(), console=console, disable=not progress) as bar:
@@ -102,8 +104,9 @@ def _execute(config: dict, out: Path, progress: bool) -> int:
                 if status == "failed":
                     failed.append(unit.id)
 
-        report = _run.execute(config, out, progress=progress, command=" ".join(["robustsuite", *sys.argv[1:]]),
-                              on_unit=on_unit)
+        with engine:
+            report = _run.execute(config, out, progress=progress, command=" ".join(["robustsuite", *sys.argv[1:]]),
+                                  on_unit=on_unit, executor=engine)
     for u in report["units"]:
         if u["status"] == "failed":
             console.print(f"[red]unit failed:[/red] {escape(u['id'])}: {escape(u['error'] or '')} "
@@ -140,6 +143,10 @@ SEEDS = typer.Option(None, "--seeds", min=1, help="repeat every unit with seeds 
 LIMIT = typer.Option(None, "--limit", min=1, help="first N samples of every split (quick checks)")
 LOG = typer.Option(None, "--log-samples", help="write per-sample records per unit: parquet or jsonl")
 SET = typer.Option([], "--set", help="override a config value: --set methods.certcal.n=500 (TOML values)")
+EXECUTOR = typer.Option("local", "--executor", help="local (this process) or ray (one Ray task per unit; "
+                        "needs robustsuite[ray])")
+ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing Ray cluster (auto, HOST:6379, "
+                       "ray://HOST:10001); default: start a local Ray")
 
 
 @app.command()
@@ -147,28 +154,28 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
          methods: str = typer.Option("", help="comma-separated subset of methods (default: all)"),
          seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
          seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
-         sets: list[str] = SET,
+         sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
          progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Run every method on the embedded defaults (offline) and write the report to OUT (default runs/demo)."""
     from . import run as _run
 
     config = _guard(lambda: _run_options(_run.demo_config([m for m in methods.split(",") if m] or None, seed, device),
                                          seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
-    raise typer.Exit(_guard(lambda: _execute(config, out, progress)))
+    raise typer.Exit(_guard(lambda: _execute(config, out, progress, executor, address)))
 
 
 @app.command("run")
 def run_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods"),
                out: Path = typer.Option(..., "--out", "-o", help="run directory (resumes if it exists)"),
                seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
-               sets: list[str] = SET,
+               sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
                progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Run the methods of CONFIG; finished units in OUT are not redone."""
     from . import run as _run
 
     cfg = _guard(lambda: _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples,
                                       sets=sets))
-    raise typer.Exit(_guard(lambda: _execute(cfg, out, progress)))
+    raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address)))
 
 
 @app.command("plan")

@@ -32,7 +32,7 @@ PACKAGES = ("robustsuite", "zeroe-perturb", "iortemp", "uncspan", "transduct-att
             "transformers", "numpy", "scipy", "scikit-learn", "cvxpy", "textattack", "robustbench")
 # packages whose code computes every unit's numbers (the method's own distribution is added per unit)
 CORE_PACKAGES = ("robustsuite", "torch", "numpy", "scipy", "transformers")
-RUN_KEYS = {"seed", "seeds", "device", "methods", "labels", "limit", "log_samples"}
+RUN_KEYS = {"seed", "seeds", "device", "methods", "labels", "limit", "log_samples", "resources"}
 TARGET_KEYS = {"model", "dataset", "models", "targets", "labels"}
 
 
@@ -154,6 +154,7 @@ def _check_int(config: dict, key: str, lo: int) -> int | None:
 def plan(config: dict) -> list[Unit]:
     """Validate ``config`` and expand it into units (method × target × seed), each with its identity."""
     from .config import validate_method_params
+    from .executors import check_resources
 
     unknown = set(config) - RUN_KEYS
     if unknown:
@@ -161,6 +162,7 @@ def plan(config: dict) -> list[Unit]:
     methods = config.get("methods")
     if not isinstance(methods, dict) or not methods:
         raise ConfigError("config needs a [methods.<name>] table for at least one method")
+    check_resources(config)  # where units run (executors.unit_resources), not part of any unit's identity
     seed = _check_int(config, "seed", 0) or 0
     n_seeds = _check_int(config, "seeds", 1) or 1
     limit = _check_int(config, "limit", 1)
@@ -171,6 +173,7 @@ def plan(config: dict) -> list[Unit]:
         mod = runners.get(name)
         if not isinstance(overrides, dict):
             raise ConfigError(f"[methods.{name}] must be a table")
+        overrides = {k: v for k, v in overrides.items() if k != "resources"}
         validate_method_params(name, {k: v for k, v in overrides.items() if k not in TARGET_KEYS})
         labels = overrides.get("labels", top_labels)
         if labels is not None and not (isinstance(labels, list) and labels and all(isinstance(v, str | int) for v in labels)):
@@ -381,19 +384,24 @@ def _failed_since(run_dir: Path, unit: Unit, since: float) -> dict | None:
 
 
 def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str = "",
-            on_unit: Callable[[Unit, str], None] | None = None, poll: float = 2.0) -> dict:
+            on_unit: Callable[[Unit, str], None] | None = None, poll: float = 2.0, executor=None) -> dict:
     """Run every unfinished unit of ``config`` in ``run_dir``, then write the report; returns it.
 
+    ``executor`` computes the units (:mod:`robustsuite.executors`: the default
+    :class:`~robustsuite.executors.LocalExecutor` in this process, or a
+    :class:`~robustsuite.executors.RayExecutor`); the run directory and the report do not depend on it.
     ``on_unit(unit, status)`` is called with status "start", "skip", "done", "failed" (with the error message
     in ``unit_errors[unit.id]`` of the returned report's units) or "waiting" (the unit is being computed by
     another process sharing ``run_dir``; its lock message is in ``unit.id``'s lock file). Units locked elsewhere
     are deferred until the end, then awaited: their owner's result is used, or the unit is taken over when its
     owner died (stale lock), so each unit is computed once however many processes share the directory.
     """
-    from ._lock import UnitLocked, wait_released
+    from ._lock import wait_released
+    from .executors import LocalExecutor
 
     units = plan(config)
-    device = resolve_device(str(config.get("device", "cpu")))
+    executor = LocalExecutor() if executor is None else executor
+    device = executor.resolve_device(str(config.get("device", "cpu")))
     log_format = _log_format(config)
     limit = config.get("limit")
     run_dir = Path(run_dir)
@@ -401,39 +409,48 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
     started = time.time()
     shared_cache: dict[str, Any] = {}
     records: list[dict | None] = [None] * len(units)
-    deferred: list[int] = []
 
-    def attempt(i: int) -> bool:
-        unit = units[i]
-        record = cached_record(run_dir, unit, log_format)
-        status = "skip"
-        if record is None:
-            try:
-                record, status = compute_unit(unit, run_dir, device=device, log_format=log_format, limit=limit,
-                                              progress=progress, cache=shared_cache,
-                                              on_start=(lambda: on_unit(unit, "start")) if on_unit else None)
-            except UnitLocked:
-                return False
-        records[i] = record
-        if on_unit:
-            on_unit(unit, status)
-        return True
-
-    for i in range(len(units)):
-        if not attempt(i):
-            deferred.append(i)
+    def compute(idx: list[int]) -> list[int]:
+        """Compute the units ``idx`` with the executor; returns those locked elsewhere."""
+        locked = []
+        for k, record, status in executor.compute(
+                [units[i] for i in idx], run_dir, config=config, device=device, log_format=log_format, limit=limit,
+                progress=progress, cache=shared_cache, on_start=(lambda u: on_unit(u, "start")) if on_unit else None):
+            i = idx[k]
+            if status == "locked":
+                locked.append(i)
+                if on_unit:
+                    on_unit(units[i], "waiting")
+                continue
+            records[i] = record
             if on_unit:
-                on_unit(units[i], "waiting")
+                on_unit(units[i], status)
+        return locked
+
+    todo = []
+    for i, unit in enumerate(units):
+        records[i] = cached_record(run_dir, unit, log_format)
+        if records[i] is None:
+            todo.append(i)
+        elif on_unit:
+            on_unit(unit, "skip")
+    deferred = sorted(compute(todo))
     while deferred:
         i = deferred[0]
         wait_released(lock_path(run_dir, units[i]), poll=poll)
         failed = _failed_since(run_dir, units[i], started)
-        if failed is not None and cached_record(run_dir, units[i], log_format) is None:
+        record = cached_record(run_dir, units[i], log_format)
+        if failed is not None and record is None:
             records[i] = failed  # the owner failed it during this run: reported, retried by the next run
             deferred.pop(0)
             if on_unit:
                 on_unit(units[i], "failed")
-        elif attempt(i):
+        elif record is not None:  # the owner finished it
+            records[i] = record
+            deferred.pop(0)
+            if on_unit:
+                on_unit(units[i], "skip")
+        elif not compute([i]):
             deferred.pop(0)
     report = assemble([r for r in records if r is not None], config=config,
                       seed=units[0].seed if units else 0, device=str(device), created=created, command=command)

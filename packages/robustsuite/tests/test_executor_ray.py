@@ -1,0 +1,206 @@
+"""Ray executor (issue 18, item 1): `run --executor ray` gives the local executor's report, a run resumes across
+executors, resources are validated, and a missing Ray is named."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from robustsuite import run as run_mod
+from robustsuite._lock import try_acquire
+from robustsuite.cli import app
+from robustsuite.errors import ConfigError
+from robustsuite.executors import RayExecutor, compute_remote, make_executor, parse_memory, unit_resources
+
+cli = CliRunner()
+
+# the 8x8 digits with tiny budgets: an overview unit (bootstrap intervals) and a certcal unit (Monte-Carlo noise
+# draws, ADMM, attacks), so that seeded randomness inside the units is compared too
+CONFIG = """
+[methods.overview]
+model = "builtin:digits-cnn"
+dataset = "builtin:digits"
+n_boot = 100
+[methods.certcal]
+model = "builtin:digits-cnn"
+dataset = "builtin:digits"
+noise_models = ["builtin:digits-cnn"]
+sigmas = [0.25]
+n0 = 20
+n = 100
+max_samples = 20
+radii = [0.0, 0.25]
+admm_steps = 20
+ace_steps = 2
+n_boot = 20
+"""
+LIMIT = "60"
+
+# report fields that legitimately differ between two runs of one config (whatever the executor): when the run
+# was created / finished, the command line, and the measured durations of units and sections
+VARYING_RUN_KEYS = ("created", "finished", "command")
+VARYING_UNIT_KEYS = ("seconds",)
+VARYING_SECTION_KEYS = ("seconds",)
+
+
+def _content(report: dict) -> dict:
+    report = json.loads(json.dumps(report))
+    for k in VARYING_RUN_KEYS:
+        report["run"].pop(k)
+    for u in report["units"]:
+        for k in VARYING_UNIT_KEYS:
+            u.pop(k)
+    for s in report["sections"].values():
+        for k in VARYING_SECTION_KEYS:
+            s.pop(k)
+    return report
+
+
+def _config_file(tmp_path, text: str = CONFIG):
+    path = tmp_path / "c.toml"
+    path.write_text(text)
+    return path
+
+
+def _run(cfg, out, *extra):
+    res = cli.invoke(app, ["run", str(cfg), "--out", str(out), "--limit", LIMIT, "--no-progress", *extra])
+    assert res.exit_code == 0, res.output
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray with 2 CPUs for the module (the executors reuse a Ray this process is connected to)."""
+    pytest.importorskip("ray")
+    ex = RayExecutor(num_cpus=2, start_attempts=5)  # a loaded CI machine can miss Ray's startup window
+    ex._connect()
+    import ray
+
+    assert ray.cluster_resources().get("CPU") == 2
+    yield ex
+    ex.close()
+
+
+# ---- without Ray --------------------------------------------------------------------------------------------
+
+def test_missing_ray_is_named_with_the_option(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray -> ImportError
+    with pytest.raises(ConfigError, match=r"--executor ray needs Ray.*robustsuite\[ray\]"):
+        make_executor("ray")
+    out = tmp_path / "out"
+    res = cli.invoke(app, ["run", str(_config_file(tmp_path)), "--out", str(out), "--executor", "ray"])
+    assert res.exit_code == 2
+    assert "--executor ray needs Ray" in " ".join(res.output.split())
+    assert not (out / "units").exists()  # rejected before any work
+
+
+def test_bad_executor_and_address_are_rejected_before_work(tmp_path):
+    cfg = _config_file(tmp_path)
+    for extra, msg in ((["--executor", "dask"], "--executor must be one of ['local', 'ray']"),
+                       (["--address", "auto"], "--address needs --executor ray")):
+        res = cli.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), *extra])
+        assert res.exit_code == 2 and msg in " ".join(res.output.split()), res.output
+    assert not (tmp_path / "o" / "units").exists()
+    res = cli.invoke(app, ["demo", "--methods", "overview", "--out", str(tmp_path / "d"), "--executor", "dask"])
+    assert res.exit_code == 2 and "--executor must be one of" in " ".join(res.output.split()), res.output
+    assert not (tmp_path / "d" / "units").exists()
+
+
+def test_unit_resources_defaults_overrides_and_errors():
+    cfg = {"methods": {"overview": {}, "certcal": {"resources": {"num_cpus": 4, "memory": "2GiB"}}}}
+    assert unit_resources(cfg, "overview") == {"num_cpus": 1, "num_gpus": 0}
+    assert unit_resources(cfg, "certcal") == {"num_cpus": 4, "num_gpus": 0, "memory": 2 * 2**30}
+    gpu = {"device": "cuda", "resources": {"num_cpus": 2}, "methods": {"overview": {"resources": {"num_gpus": 0.5}}}}
+    assert unit_resources(gpu, "overview") == {"num_cpus": 2, "num_gpus": 0.5}
+    assert unit_resources({"device": "cuda:1", "methods": {}}, "certcal")["num_gpus"] == 1
+    assert parse_memory("500 MB") == 500 * 10**6 and parse_memory(1024) == 1024 and parse_memory("1.5KiB") == 1536
+    for bad, msg in (({"resources": {"cpus": 1}}, r"resources: unknown keys \['cpus'\]"),
+                     ({"resources": {"num_cpus": 0}}, r"resources.num_cpus must be a number > 0"),
+                     ({"resources": {"num_gpus": -1}}, r"resources.num_gpus must be a number >= 0"),
+                     ({"resources": {"num_cpus": True}}, r"resources.num_cpus"),
+                     ({"resources": {"memory": "4 parsecs"}}, r"resources.memory must be"),
+                     ({"resources": 3}, r"resources must be a table"),
+                     ({"methods": {"overview": {"resources": {"memory": 0}}}}, r"methods.overview.resources.memory")):
+        with pytest.raises(ConfigError, match=msg):
+            run_mod.plan({"methods": {"overview": {}}} | bad)
+
+
+def test_resources_are_not_part_of_a_units_identity():
+    base = {"methods": {"overview": {"n_boot": 100}}}
+    with_res = {"resources": {"num_cpus": 2}, "methods": {"overview": {"n_boot": 100, "resources": {"num_gpus": 1}}}}
+    assert [u.id for u in run_mod.plan(base)] == [u.id for u in run_mod.plan(with_res)]
+    assert all("resources" not in u.params for u in run_mod.plan(with_res))
+
+
+def test_worker_refuses_a_unit_it_would_compute_differently(tmp_path):
+    """The Ray task recomputes the unit's identity on the worker (package versions, local file hashes) and fails
+    the unit, naming what differs, instead of writing a result under an identity it does not have."""
+    unit = run_mod.plan({"methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits"}}})[0]
+    planned = dict(unit.identity, versions={**unit.identity["versions"], "torch": "0.0.1"})
+    forged = run_mod.Unit(unit.method, unit.model, unit.dataset, unit.params, unit.seed, planned)
+    record, status = compute_remote(forged, str(tmp_path), "cpu", None, None, str(tmp_path), "t")
+    assert status == "failed" and "versions" in record["error"] and "0.0.1" in record["error"]
+    assert run_mod.failed_path(tmp_path, forged).is_file()
+    assert not run_mod.unit_path(tmp_path, forged).exists()
+
+
+def test_worker_reports_a_unit_locked_elsewhere(tmp_path):
+    unit = run_mod.plan({"methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits"}}})[0]
+    with try_acquire(run_mod.lock_path(tmp_path, unit)):
+        assert compute_remote(unit, str(tmp_path), "cpu", None, None, str(tmp_path), "t") == (None, "locked")
+    assert not run_mod.unit_path(tmp_path, unit).exists()
+
+
+# ---- with a local Ray (2 CPUs) ------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_ray_report_is_the_local_report(tmp_path, local_ray):
+    cfg = _config_file(tmp_path)
+    local = _run(cfg, tmp_path / "local")
+    remote = _run(cfg, tmp_path / "ray", "--executor", "ray")
+    assert [u["status"] for u in remote["units"]] == ["done", "done"]
+    assert _content(remote) == _content(local)
+    # the unit files too (the same records, up to the measured seconds), and the same figures
+    for u in local["units"]:
+        a, b = (json.loads((tmp_path / d / "units" / f"{u['id']}.json").read_text()) for d in ("local", "ray"))
+        a.pop("seconds"), b.pop("seconds")
+        assert a == b
+    figs = {d: sorted(p.relative_to(tmp_path / d).as_posix() for p in (tmp_path / d / "figures").rglob("*.png"))
+            for d in ("local", "ray")}
+    assert figs["local"] == figs["ray"] and figs["local"]
+
+
+@pytest.mark.slow
+def test_a_run_resumes_across_executors(tmp_path, local_ray):
+    """Units computed by Ray are reused by a local run and vice versa; each unit is computed once."""
+    cfg = run_mod.load_config(_config_file(tmp_path)) | {"limit": int(LIMIT)}
+    out = tmp_path / "run"
+    seen: dict[str, list[str]] = {}
+
+    def execute(config, executor):
+        seen.clear()
+        with executor:
+            return run_mod.execute(config, out, progress=False, executor=executor,
+                                   on_unit=lambda u, s: seen.setdefault(s, []).append(u.id) if s != "start" else None)
+
+    one, two = run_mod.plan(cfg), run_mod.plan(cfg | {"seeds": 2})
+    execute(cfg, make_executor("ray"))  # seed 0 on Ray
+    assert sorted(seen["done"]) == sorted(u.id for u in one)
+    execute(cfg | {"seeds": 2}, make_executor("local"))  # seed 1 here, seed 0 reused from Ray
+    assert sorted(seen["skip"]) == sorted(u.id for u in one)
+    assert sorted(seen["done"]) == sorted(u.id for u in two if u.seed == 1)
+    report = execute(cfg | {"seeds": 2}, make_executor("ray"))  # everything reused: no task submitted
+    assert set(seen) == {"skip"} and sorted(seen["skip"]) == sorted(u.id for u in two)
+    assert [u["status"] for u in report["units"]] == ["done"] * 4
+
+
+@pytest.mark.slow
+def test_infeasible_resources_are_rejected_before_submission(tmp_path, local_ray):
+    cfg = _config_file(tmp_path, CONFIG + "[resources]\nnum_cpus = 3\n")
+    res = cli.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "o"), "--executor", "ray", "--no-progress"])
+    assert res.exit_code == 2
+    assert "resources.num_cpus = 3" in " ".join(res.output.split()) and "2" in res.output
+    assert not list((tmp_path / "o" / "units").glob("*.json"))
