@@ -136,3 +136,67 @@ def test_act_comparison_checkpoint_resume(noisy_model, digits, tmp_path, monkeyp
     # another setting gets other checkpoint names (no stale reuse)
     with pytest.raises(AssertionError, match="recomputed"):
         act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **{**kw, "epsilon": 0.5})
+
+
+def _draws(n: int, shape: tuple[int, ...], sigma: float, m: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The permutation and noise draws of a one-batch epoch, in adversarial_calibration_training's order
+    (permutation from seed + 1, noise from seed)."""
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed + 1))
+    noise = sigma * torch.randn((n, m) + shape, generator=torch.Generator().manual_seed(seed))
+    return perm, noise
+
+
+@pytest.mark.parametrize("method", ["smoothadv", "brier_act", "acce_act"])
+def test_outer_loss_is_the_smoothed_soft_classifiers_nll(noisy_model, digits, method):
+    """Eq. 7 / SmoothAdv (Salman et al.): the weights minimise the cross-entropy of the smoothed soft
+    classifier, -log((1/m) sum_i softmax(f(x' + delta_i))_y), not the mean of the m base cross-entropies.
+    With epsilon = 0 the adversary is the identity, so the first (only) batch's reported loss must equal that
+    NLL at the initial weights, computed here directly in float64 from the logits."""
+    xtr, ytr, _, _ = digits
+    x, y, m, sigma = xtr[:64], ytr[:64], 4, 0.25
+    res = adversarial_calibration_training(noisy_model, x, y, method=method, sigma=sigma, epsilon=0.0, epochs=1,
+                                           batch_size=64, num_noise=m, seed=3)
+    perm, noise = _draws(64, tuple(x.shape[1:]), sigma, m, 3)
+    xb, yb = x[perm], y[perm]
+    with torch.no_grad():
+        logits = noisy_model((xb[:, None] + noise).flatten(0, 1)).double().view(64, m, -1)
+    p = torch.softmax(logits, dim=2).mean(1)
+    nll = float(-torch.log(p[torch.arange(64), yb]).mean())
+    mean_ce = float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), yb.repeat_interleave(m)))
+    assert abs(nll - mean_ce) > 1e-3  # the two losses differ on this batch, so the check below discriminates
+    assert res.loss_history[0] == pytest.approx(nll, rel=1e-5, abs=1e-6)
+
+
+def test_noise_only_baseline_keeps_cohens_base_cross_entropy(noisy_model, digits):
+    """Cohen et al.'s noise augmentation ("gaussian") trains the base classifier: mean of the m cross-entropies."""
+    xtr, ytr, _, _ = digits
+    x, y, m, sigma = xtr[:64], ytr[:64], 3, 0.25
+    res = adversarial_calibration_training(noisy_model, x, y, method="gaussian", sigma=sigma, epsilon=0.0,
+                                           epochs=1, batch_size=64, num_noise=m, seed=5)
+    perm, noise = _draws(64, tuple(x.shape[1:]), sigma, m, 5)
+    with torch.no_grad():
+        logits = noisy_model((x[perm][:, None] + noise).flatten(0, 1)).double()
+    ce = float(torch.nn.functional.cross_entropy(logits, y[perm].repeat_interleave(m)))
+    assert res.loss_history[0] == pytest.approx(ce, rel=1e-5, abs=1e-6)
+
+
+def test_smoothadv_one_pgd_step_matches_direct_gradient(noisy_model, digits):
+    """SmoothAdv's inner step (Salman et al.): x' = x + step * g / ||g||_2 with g the gradient of the smoothed
+    NLL -log((1/m) sum_i softmax(f(x + delta_i))_y), projected to the eps-ball and [0, 1]; checked against autograd of
+    the formula written out in float64."""
+    from certcal.training import _inner
+
+    xtr, ytr, _, _ = digits
+    xb, yb = xtr[:16], ytr[:16]
+    noise = 0.25 * torch.randn((16, 3) + tuple(xb.shape[1:]), generator=torch.Generator().manual_seed(1))
+    eps, step = 0.5, 0.2
+    got = _inner(noisy_model, "smoothadv", xb, yb, noise, eps, 0.25, 1, step, 15, ADMMConfig())
+    net64 = __import__("copy").deepcopy(noisy_model).double()
+    xr = xb.double().requires_grad_(True)
+    p = torch.softmax(net64((xr[:, None] + noise.double()).flatten(0, 1)).view(16, 3, -1), dim=2).mean(1)
+    loss = -torch.log(p[torch.arange(16), yb]).sum()
+    (g,) = torch.autograd.grad(loss, xr)
+    # step < eps, so only the image box [0, 1] clips
+    want = (xb.double() + step * g / g.flatten(1).norm(dim=1).view(-1, 1, 1, 1)).clamp(0.0, 1.0)
+    assert torch.allclose(got.double(), want, atol=1e-5)
+    assert float((got - xb).flatten(1).norm(dim=1).max()) <= eps + 1e-6
