@@ -200,3 +200,68 @@ def test_smoothadv_one_pgd_step_matches_direct_gradient(noisy_model, digits):
     want = (xb.double() + step * g / g.flatten(1).norm(dim=1).view(-1, 1, 1, 1)).clamp(0.0, 1.0)
     assert torch.allclose(got.double(), want, atol=1e-5)
     assert float((got - xb).flatten(1).norm(dim=1).max()) <= eps + 1e-6
+
+
+def test_act_selection_rule_follows_the_paper(noisy_model, digits):
+    """App. J.1 / §5.3: per seed and radius, models within 3 % of the best CA of ANY model are eligible and each
+    method reports its eligible model with the lowest CCE; recomputed here from the per-model table. "none" is
+    the base model certified as is."""
+    from certcal import act_comparison
+
+    xtr, ytr, xte, yte = digits
+    seeds = (0, 1)
+    kw = dict(methods=("none", "gaussian", "smoothadv"), seeds=seeds, sigma=0.25, epsilon=0.25,
+              radii=(0.0, 0.25), epochs=1, batch_size=64, n0=20, n=60, n_boot=5, grid={"lr": [1e-3, 5e-2]},
+              selection_margin=0.03)
+    res = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw)
+    assert len(res.models) == (1 + 2 + 2) * len(seeds) * 2
+    for row in res.rows:
+        present = []
+        for si, seed in enumerate(seeds):
+            ms = [m for m in res.models if m.seed == seed and m.radius == row.radius]
+            best = max(m.certified_accuracy for m in ms)
+            for m in ms:
+                assert m.eligible == (m.certified_accuracy >= best - 0.03 - 1e-9)
+            own = [m for m in ms if m.method == row.method and m.eligible and m.cce is not None]
+            if own:
+                pick = min(own, key=lambda m: m.cce)
+                assert row.cce_per_seed[si] == pick.cce and row.selected[si] == pick.params
+                present.append(pick.cce)
+            else:
+                assert row.cce_per_seed[si] is None and row.selected[si] is None
+        assert row.n_selected == len(present)
+        if present:
+            assert row.cce == pytest.approx(np.mean(present))
+            assert row.cce_ci_low - 1e-12 <= row.cce_ci_high
+    # the base model's row is plain certification with each seed, pooled
+    k = 0
+    for seed in seeds:
+        cert = certify(noisy_model, xte[:40], 0.25, n0=20, n=60, batch_size=1024, seed=seed)
+        k += int(((cert.prediction == yte[:40].numpy()) & cert.certified_at(0.25)).sum())
+    assert res.row("none", 0.25).certified_accuracy == pytest.approx(k / 80)
+    # without the CA band every method simply reports its lowest-CCE model
+    free = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **{**kw, "selection_margin": None})
+    for row in free.rows:
+        for si, seed in enumerate(seeds):
+            own = [m.cce for m in free.models if m.seed == seed and m.radius == row.radius
+                   and m.method == row.method and m.cce is not None]
+            assert row.cce_per_seed[si] == (min(own) if own else None)
+
+
+def test_act_comparison_bad_arguments(noisy_model, digits):
+    from certcal import act_comparison
+
+    xtr, ytr, xte, yte = digits
+    args = (noisy_model, xtr[:8], ytr[:8], xte[:8], yte[:8])
+    with pytest.raises(ValueError, match="grid keys"):
+        act_comparison(*args, grid={"momentum": [0.9]})
+    with pytest.raises(ValueError, match="grid"):
+        act_comparison(*args, grid={"lr": []})
+    with pytest.raises(ValueError, match="grid"):
+        act_comparison(*args, grid={"lr": [-1.0]})
+    with pytest.raises(ValueError, match="rho_growth"):
+        act_comparison(*args, grid={"rho_growth": [0.5]})
+    with pytest.raises(ValueError, match="selection_margin"):
+        act_comparison(*args, selection_margin=1.5)
+    with pytest.raises(ValueError, match="methods"):
+        act_comparison(*args, methods=("none", "none"))
