@@ -2,8 +2,9 @@
 
 Certified accuracy, certified Brier score and certified calibration error (exact optimum and the paper's
 ADMM) across radii for one or more smoothing sigmas; beta-ACE calibration attacks on the base model
-(Table 1's effect); optionally adversarial calibration training compared with the SmoothAdv baseline
-(Table 2's layout). All method logic lives in the ``certcal`` package; this module only orchestrates it,
+(Table 1's effect); adversarial calibration training against the un-fine-tuned noise model and SmoothAdv with
+the paper's selection rule (Table 2 / 7 layout, demo-sized: ``act_*`` keys). Per-sample rows (``--log-samples``)
+hold each input's smoothed prediction, confidence, certified radius and certified confidence bounds per radius. All method logic lives in the ``certcal`` package; this module only orchestrates it,
 checkpointing fine-tuned models and certificates in the run's work directory so an interrupted run resumes.
 """
 
