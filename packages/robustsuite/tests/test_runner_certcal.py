@@ -25,7 +25,7 @@ TINY = {
     "admm_steps": 50,
     "ace_steps": 5,
     "act": True,
-    "act_methods": ["smoothadv", "acce_act_exact"],
+    "act_methods": ["none", "smoothadv", "acce_act_exact"],
     "act_epochs": 1,
     "act_train_samples": 128,
 }
@@ -34,7 +34,7 @@ TINY = {
 @pytest.fixture(scope="module")
 def section(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("run")
-    ctx = RunContext(run_dir=run_dir, method=runner.NAME, seed=0, device=torch.device("cpu"))
+    ctx = RunContext(run_dir=run_dir, method=runner.NAME, seed=0, device=torch.device("cpu"), log_format="jsonl")
     params = {**runner.DEFAULTS, **TINY}
     return runner.run(ctx, params), ctx, params
 
@@ -44,7 +44,8 @@ def test_module_contract():
     d = runner.DEFAULTS
     assert d["model"] == "builtin:fashion-cnn" and d["dataset"] == "builtin:fashion-mnist"
     assert d["noise_models"] == ["builtin:fashion-cnn-noise-0.25", "builtin:fashion-cnn-noise-0.5"]
-    assert d["sigmas"] == [0.25, 0.5] and d["act"] is False
+    assert d["sigmas"] == [0.25, 0.5] and d["act"] is True and d["act_methods"][0] == "none"
+    assert runner.LOGS_SAMPLES is True
 
 
 def test_section_well_formed_and_sane(section):
@@ -76,6 +77,85 @@ def test_resume_reuses_checkpoints(section):
     assert any(p.suffix == ".pt" for p in work.iterdir())
     again = runner.run(ctx, params)
     assert again.metrics["sigma_0p25_r_0_cce_exact"] == sec.metrics["sigma_0p25_r_0_cce_exact"]
+
+
+def test_samples_file_reproduces_section_aggregates(section):
+    """The per-sample rows (one file per sigma) recompute the section's certified accuracy, certified count,
+    CBS and exact CCE at every radius."""
+    import numpy as np
+
+    import certcal
+    from robustsuite import read_samples
+
+    sec, ctx, params = section
+    assert len(ctx.samples) == len(params["sigmas"])
+    for sigma in params["sigmas"]:
+        path = next(ctx.run_dir / s for s in ctx.samples if s.endswith(f"sigma{runner._tag(sigma)}.jsonl"))
+        rows = read_samples(path)
+        assert len(rows) == params["max_samples"]
+        assert [r["id"] for r in rows] == list(range(len(rows)))
+        assert {"id", "label", "prediction", "confidence", "certified_radius"} <= set(rows[0])
+        pred = np.array([r["prediction"] for r in rows])
+        lab = np.array([r["label"] for r in rows])
+        rad = np.array([r["certified_radius"] for r in rows])
+        assert all(0.0 <= r["confidence"] <= 1.0 for r in rows)
+        for radius in params["radii"]:
+            t = f"sigma_{runner._tag(sigma)}_r_{runner._tag(radius)}"
+            certified = (pred >= 0) & (rad >= radius)
+            assert np.mean(certified & (pred == lab)) == pytest.approx(sec.metrics[f"{t}_certified_accuracy"])
+            lo = [r[f"lower_r{runner._tag(radius)}"] for r in rows]
+            hi = [r[f"upper_r{runner._tag(radius)}"] for r in rows]
+            assert [v is not None for v in lo] == list(certified)
+            if not certified.any():
+                assert sec.metrics[f"{t}_cbs"] is None
+                continue
+            lo_c = np.array([v for v in lo if v is not None])
+            hi_c = np.array([v for v in hi if v is not None])
+            c = (pred == lab)[certified].astype(float)
+            assert np.all(lo_c <= hi_c)
+            cbs = np.mean(c * (1 - lo_c) ** 2 + (1 - c) * hi_c ** 2)  # Theorem 3.3 written out
+            assert cbs == pytest.approx(sec.metrics[f"{t}_cbs"], abs=1e-12)
+            cce = certcal.certified_calibration_error(lo_c, hi_c, c.astype(bool), params["n_bins"]).value
+            assert cce == pytest.approx(sec.metrics[f"{t}_cce_exact"], abs=1e-12)
+
+
+def test_act_table_has_the_baseline_and_selection_columns(section):
+    sec, _, params = section
+    act = next(t for t in sec.tables if t.name == "act")
+    assert len(act.rows) == len(params["act_methods"]) * len(params["radii"])
+    assert act.columns[-1] == "seeds selected"
+    for row in act.rows:
+        assert 0 <= row[3] <= row[2] <= row[4] <= 100
+        assert row[-1] in (0, 1)
+    assert "ACT at r=" in sec.summary or "ACT: no radius" in sec.summary
+
+
+@pytest.mark.parametrize(("key", "value"), [("alpha", 1.5), ("alpha", 0.0), ("n", 0), ("n0", 0),
+                                            ("max_samples", 0), ("bound", "hoeffding"), ("act_sigma", 0.0),
+                                            ("act_epsilon", -0.1), ("act_selection_margin", 2.0),
+                                            ("ace_eps_linf", 0.0), ("n_boot", 0)])
+def test_bounds_reject_bad_scalars_before_work(key, value):
+    from robustsuite import ConfigError
+    from robustsuite.config import validate_method_params
+
+    validate_method_params(runner.NAME, {key: runner.DEFAULTS[key]})
+    with pytest.raises(ConfigError, match=key):
+        validate_method_params(runner.NAME, {key: value})
+
+
+@pytest.mark.parametrize(("key", "value"), [("sigmas", [0.25, 0.0]), ("sigmas", []), ("radii", [-0.1]),
+                                            ("radii", [float("nan")]), ("act_lr_grid", [0.0]),
+                                            ("act_seeds", [0.5])])
+def test_bad_lists_rejected_before_loading(tmp_path, key, value):
+    class NoLoad(RunContext):
+        def model(self, spec):  # pragma: no cover - must not be reached
+            raise AssertionError("loaded a model before checking the parameters")
+
+        dataset = model
+
+    ctx = NoLoad(run_dir=tmp_path, method=runner.NAME, seed=0)
+    with pytest.raises(ValueError, match=key):
+        runner.run(ctx, {**runner.DEFAULTS, key: value})
 
 
 def test_cdf_bounds_tighter_than_standard(section):

@@ -8,7 +8,7 @@ beta-ACE calibration attacks and adversarial calibration training.
 
 from importlib.metadata import version as _version
 
-from .act_protocol import ACTComparison, ACTRow, act_comparison
+from .act_protocol import ACT_GRID_KEYS, ACT_METHODS, ACTComparison, ACTModel, ACTRow, act_comparison
 from .attacks import ACE_CONFIGURATIONS, ACEResult, BetaACE
 from .calibration_error import (
     CCE_METHODS,
@@ -45,7 +45,10 @@ __version__ = _version("certcal")
 __all__ = [
     "ACEResult",
     "ACTComparison",
+    "ACTModel",
     "ACTRow",
+    "ACT_GRID_KEYS",
+    "ACT_METHODS",
     "ACE_CONFIGURATIONS",
     "ADMMConfig",
     "BOUND_METHODS",

@@ -97,7 +97,8 @@ def _cmd_act(args: argparse.Namespace) -> int:
     base = train_digits_cnn(xtr, ytr, args.sigma, seed=0)
     res = act_comparison(base, xtr, ytr, xte[: args.n_test], yte[: args.n_test], methods=args.methods,
                          seeds=args.seeds, sigma=args.sigma, epsilon=args.epsilon, radii=args.radii,
-                         epochs=args.epochs, n=args.n, n_boot=args.n_boot,
+                         epochs=args.epochs, n=args.n, n_boot=args.n_boot, grid={"lr": args.lr_grid},
+                         selection_margin=args.selection_margin,
                          progress=lambda msg: print(f"  ... {msg}", file=sys.stderr, flush=True))
     print(f"ACT comparison: digits, sigma={args.sigma}, epsilon={args.epsilon}, {args.epochs} epochs, "
           f"seeds {list(args.seeds)}, {args.n_test} test inputs, n={args.n}; 95% intervals")
@@ -136,7 +137,12 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--out", help="write the results as JSON here")
     d.set_defaults(func=_cmd_demo)
     a = sub.add_parser("act", help="ACT comparison (Table 2 layout) on scikit-learn's digits, several seeds")
-    a.add_argument("--methods", nargs="+", default=["gaussian", "smoothadv", "brier_act", "acce_act", "acce_act_exact"])
+    a.add_argument("--methods", nargs="+",
+                   default=["none", "gaussian", "smoothadv", "brier_act", "acce_act", "acce_act_exact"])
+    a.add_argument("--lr-grid", type=float, nargs="+", default=[1e-3],
+                   help="weight learning rates to select from (App. I.3 grid; default one value)")
+    a.add_argument("--selection-margin", type=float, default=0.03,
+                   help="the paper's rule: models within this CA margin of the best, lowest CCE / CBS")
     a.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     a.add_argument("--sigma", type=float, default=0.25)
     a.add_argument("--epsilon", type=float, default=0.25)

@@ -1,8 +1,9 @@
 """Adversarial calibration training (paper §4, Eqs. 7-8, App. F, I.3) and its SmoothAdv baseline.
 
 Every method fine-tunes a copy of a vision model with m Gaussian noise draws per input (the same draws for
-the inner attack and the weight update, as in SmoothAdv) and minimises the cross-entropy of the base model
-on the noisy adversarial inputs (Eq. 7). They differ in the inner adversary, an L2 PGD within radius
+the inner attack and the weight update, as in SmoothAdv) and minimises the negative log-likelihood of the
+smoothed soft classifier at the adversarial inputs, -log((1/m) sum_i softmax(f(x' + delta_i))_y) (Eq. 7; the
+noise-only baseline keeps Cohen et al.'s mean base cross-entropy). They differ in the inner adversary, an L2 PGD within radius
 ``epsilon`` (warmed up linearly over ``warmup_epochs``):
 
 * ``"gaussian"``  no adversary (Cohen et al.'s noise augmentation; used to make a smoothing base model);
@@ -180,8 +181,7 @@ def adversarial_calibration_training(
             net.eval()
             x_adv = _inner(net, method, xb, yb, noise, eps, sigma, attack_steps, step, n_bins, admm_cfg)
             net.train()
-            logits = as_logits(net((x_adv[:, None] + noise).flatten(0, 1)), xb.shape[0] * num_noise)
-            loss = F.cross_entropy(logits, yb.repeat_interleave(num_noise))
+            loss = _outer_loss(net, method, x_adv, yb, noise)
             lv = float(loss.detach())
             if not np.isfinite(lv):
                 raise ValueError(f"training loss became non-finite ({lv}) in epoch {epoch}: the model returned "
@@ -198,6 +198,22 @@ def adversarial_calibration_training(
            "attack_steps": attack_steps, "attack_step_factor": attack_step_factor, "lr": lr,
            "warmup_epochs": warmup_epochs, "n_bins": n_bins, "seed": seed}
     return TrainingResult(model=net, method=method, epochs=epochs, loss_history=tuple(history), config=cfg)
+
+
+def _outer_loss(net: torch.nn.Module, method: str, x_adv: torch.Tensor, y: torch.Tensor,
+                noise: torch.Tensor) -> torch.Tensor:
+    """The weight-update loss at the adversarial inputs (Eq. 7).
+
+    SmoothAdv and ACT minimise the negative log-likelihood of the smoothed soft classifier,
+    -log((1/m) sum_i softmax(f(x' + delta_i))_y) (§4: "the cross-entropy loss of a smooth soft classifier",
+    Monte-Carlo over the same m draws as the adversary); the noise-only baseline keeps Cohen et al.'s
+    augmentation loss, the mean of the m base cross-entropies.
+    """
+    if method == "gaussian":
+        b, m = noise.shape[:2]
+        logits = as_logits(net((x_adv[:, None] + noise).flatten(0, 1)), b * m)
+        return F.cross_entropy(logits, y.repeat_interleave(m))
+    return -_smoothed_logprob(net, x_adv, noise).gather(1, y[:, None]).mean()
 
 
 def _inner(net, method, xb, yb, noise, eps, sigma, steps, step, n_bins, admm_cfg) -> torch.Tensor:
