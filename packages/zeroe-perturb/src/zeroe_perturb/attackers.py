@@ -20,7 +20,7 @@ from typing import ClassVar
 from rapidfuzz.distance.Levenshtein import distance as _levenshtein
 
 from ._tokens import _SPLIT_RE, WORD_RE, match_case, split_parts
-from .protocol import Perturbation, SeedLike, check_p, make_rng, target_count
+from .protocol import Perturbation, SeedLike, check_p, make_rng
 
 VOWELS = frozenset("aeiouAEIOU")
 _DROP_VOWELS = str.maketrans("", "", "aeiouAEIOU")
@@ -486,8 +486,17 @@ class NaturalNoise(Attacker):
         return word.lower() in self.lexicon
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        options = _cased_options(self, word, self.lexicon.get)
-        return options[rng._randbelow(len(options))]
+        memo = self.__dict__.get("_options")
+        options = memo.get(word) if memo is not None else None
+        if options is None:
+            options = _cased_options(self, word, self.lexicon.get)
+        m = len(options)  # options[rng._randbelow(m)], randbelow inlined draw for draw
+        b = m.bit_length()
+        getrandbits = rng.getrandbits
+        j = getrandbits(b)
+        while j >= m:
+            j = getrandbits(b)
+        return options[j]
 
 
 class Phonetic(Attacker):
@@ -507,8 +516,17 @@ class Phonetic(Attacker):
         return bool(self.respeller.respellings(word))
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        options = _cased_options(self, word, lambda w: self.respeller.respellings(w), lower=False)
-        return options[rng._randbelow(len(options))]
+        memo = self.__dict__.get("_options")
+        options = memo.get(word) if memo is not None else None
+        if options is None:
+            options = _cased_options(self, word, self.respeller.respellings, lower=False)
+        m = len(options)  # options[rng._randbelow(m)], randbelow inlined draw for draw
+        b = m.bit_length()
+        getrandbits = rng.getrandbits
+        j = getrandbits(b)
+        while j >= m:
+            j = getrandbits(b)
+        return options[j]
 
 
 class Visual(Attacker):
