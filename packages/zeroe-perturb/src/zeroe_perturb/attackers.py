@@ -446,8 +446,19 @@ class KeyboardTypo(Attacker):
         return plan
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        idx, nbs = self._plan(word)
-        hit = char_hits(len(idx), phi, rng, self.ensure_change)
+        plans = self.__dict__.get("_plans")
+        plan = plans.get(word) if plans is not None else None
+        idx, nbs = plan if plan is not None else self._plan(word)
+        m = len(idx)
+        if self.ensure_change and 0.0 < phi < 1.0 and m > 0:
+            # char_hits(m, phi, rng, True) inlined draw for draw
+            rand = rng.random
+            first = min(int(math.log1p(-rand() * (1.0 - (1.0 - phi) ** m)) / math.log1p(-phi)), m - 1)
+            hit = [False] * first
+            hit.append(True)
+            hit.extend([rand() < phi for _ in range(m - first - 1)])
+        else:
+            hit = char_hits(m, phi, rng, self.ensure_change)
         chars = list(word)
         getrandbits = rng.getrandbits
         for k, h, nb in zip(idx, hit, nbs, strict=False):
