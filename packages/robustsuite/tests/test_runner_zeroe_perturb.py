@@ -209,3 +209,13 @@ def test_list_parameters_are_checked_before_loading_models(tmp_path, bad, match,
     monkeypatch.setattr(ctx, "model", lambda spec: (_ for _ in ()).throw(AssertionError("model loaded")))
     with pytest.raises(ValueError, match=match):
         runner.run(ctx, {**runner.DEFAULTS, **bad})
+
+
+def test_user_run_naming_its_own_model_skips_the_builtin_task_models_with_a_note(tmp_path):
+    ctx = runners.RunContext(run_dir=tmp_path, method=runner.NAME, seed=0,
+                             allowed_models=frozenset({"builtin:text-tiny"}))
+    params = {**runner.DEFAULTS, "model": "builtin:text-tiny", "dataset": "builtin:sentiment-mini", "n_test": 30,
+              "levels": [0.5], "attacks": ["truncate", "intrude", "visual"], "n_seeds": 1}
+    sec = runner.run(ctx, params)
+    assert [t.name for t in sec.tables] == ["levels", "ranking"]
+    assert any("pairs, multilabel, tagging skipped" in n for n in sec.notes)

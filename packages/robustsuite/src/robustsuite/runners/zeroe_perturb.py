@@ -137,7 +137,11 @@ def _other_tasks(ctx, p: dict, attacks: list[str], levels: list[float]):
 
     n_seeds, n, high = int(p["n_seeds"]), int(p["n_task"]), max(levels)
     results: dict[str, tuple[list, float, str]] = {}  # task label -> (per-seed results, chance score, model)
-    if "pairs" in p["tasks"]:
+    allowed = getattr(ctx, "allowed_models", None)  # a user run names its models: default builtins are skipped
+    skipped = [t for t in p["tasks"] if allowed is not None and p[f"{t}_model"].startswith("builtin:")
+               and p[f"{t}_model"] not in allowed]
+    tasks = [t for t in p["tasks"] if t not in skipped]
+    if "pairs" in tasks:
         model = ctx.model(p["pairs_model"])
         x, y, _, idx = _task_data(ctx, p["pairs_dataset"], n)
         y = np.asarray(y)
@@ -146,7 +150,7 @@ def _other_tasks(ctx, p: dict, attacks: list[str], levels: list[float]):
                 model, x, y, target=t, attacks=attacks, levels=levels, seed=s))
             results[f"pairs ({target})"] = (res, chance_score(y), p["pairs_model"])
             _log_pairs(ctx, model, x, y, idx, attacks, high, target)
-    if "multilabel" in p["tasks"]:
+    if "multilabel" in tasks:
         model = ctx.model(p["multilabel_model"])
         x, y, _, idx = _task_data(ctx, p["multilabel_dataset"], n)
         y = np.asarray(y)
@@ -155,7 +159,7 @@ def _other_tasks(ctx, p: dict, attacks: list[str], levels: list[float]):
         chance = chance_score(y, p["multilabel_metric"]) if p["multilabel_metric"] == "auroc" else float("nan")
         results["multi-label"] = (res, chance, p["multilabel_model"])
         _log_multilabel(ctx, model, x, y, idx, attacks, high)
-    if "tagging" in p["tasks"]:
+    if "tagging" in tasks:
         model = ctx.model(p["tagging_model"])
         x, y, _, idx = _task_data(ctx, p["tagging_dataset"], n)
         tags = [y[i, :len(t)].tolist() for i, t in enumerate(x)]
@@ -206,7 +210,12 @@ def _other_tasks(ctx, p: dict, attacks: list[str], levels: list[float]):
     summary = f" Other task types at p = {high:g}: " + "; ".join(parts) + "."
     if overlap:
         summary += " Overlapping intervals (no clear order): " + ", ".join(overlap) + "."
-    notes = ["Pairs: WordNet definition pairs, label 1 when the hypothesis defines a hypernym of the premise's "
+    notes = [f"Task(s) {', '.join(skipped)} skipped: this run names its own models and not the builtin "
+             f"{', '.join(p[t + '_model'] for t in skipped)}; set tasks = [] or name a model per task "
+             "(pairs_model, multilabel_model, tagging_model)."] if skipped else []
+    if not results:
+        return [], {}, notes, ""
+    notes += ["Pairs: WordNet definition pairs, label 1 when the hypothesis defines a hypernym of the premise's "
              "synset (an is-a entailment), 0 for an unrelated synset; multi-label: a noun lemma's entry labelled "
              "with the lexicographer files of its senses; tagging: WordNet example sentences, each token tagged with "
              "its one part of speech in WordNet's lexicon (others not scored), perturbed token by token (segment is "
