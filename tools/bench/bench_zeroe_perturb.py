@@ -2,15 +2,16 @@
 
     uv run python tools/bench/bench_zeroe_perturb.py              # 1,000 sentences (about a minute)
     uv run python tools/bench/bench_zeroe_perturb.py --paper-size # 10,000 sentences (SNLI test size)
-    uv run python tools/bench/bench_zeroe_perturb.py --compare /tmp/zeroe-old/packages/zeroe-perturb/src
+    uv run python tools/bench/bench_zeroe_perturb.py --compare /tmp/zeroe-old/packages/zeroe-perturb/src --all
 
 For each pairing the same corpus is perturbed at word probability p (= character probability φ) by
 zeroe-perturb (§3.1 protocol + change report), by the nlpaug augmenter (``aug_word_p = aug_char_p = p``)
 and by a naive Python loop over ``text.split()`` doing the same edit, once with one shared RNG (``naive``) and
 once seeded per text like zeroe's batch form (``naive/s``: same per-item reproducibility); the figures are sentences per
 second (best of 3 runs, process CPU time) and the ratios zeroe / nlpaug and zeroe / naive, all measured
-in this run on this machine.  To compare two versions of zeroe-perturb, run this script twice in one
-session with ``PYTHONPATH`` pointing at the other checkout's ``packages/zeroe-perturb/src``.
+in this run on this machine.  ``--compare SRC`` first times another version of zeroe-perturb (e.g. the
+pre-optimisation commit) against this one in alternating subprocesses and prints the speed-ups, then the
+table above, all in the same run.
 Pairings: keyboard-typo ↔ nlpaug KeyboardAug; inner-shuffle ↔ RandomCharAug(swap); intrude ↔
 RandomCharAug(insert); truncate ↔ RandomCharAug(delete).  nlpaug (root dev group) is optional.
 """
@@ -151,9 +152,9 @@ def main() -> None:
     ap.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     n = 10_000 if args.paper_size else args.n
-    if args.compare:
+    if args.compare:  # the speed-up over the other checkout, then (same run) the table against nlpaug and loops
         compare(args.compare, n, args.p, args.rounds)
-        return
+        print()
     texts = corpus(n)
     if args.json:
         print(json.dumps(throughput_all(texts, args.p)))

@@ -14,7 +14,7 @@ def test_zeroe_runner_section_is_well_formed(tmp_path):
     params = {**runner.DEFAULTS, "model": "builtin:text-tiny", "dataset": "builtin:sentiment-mini", "defense": True,
               "n_test": 60, "levels": [0.2, 0.8], "n_train": 120, "epochs": 1,
               "one_one_attacks": ["intrude"], "loo_held_out": ["truncate"],
-              "attacks": ["intrude", "truncate", "visual", "disemvowel"], "n_seeds": 2}
+              "attacks": ["intrude", "truncate", "visual", "disemvowel"], "n_seeds": 2, "tasks": []}
     sec = runner.run(ctx, params)
     names = [t.name for t in sec.tables]
     assert names == ["levels", "ranking", "defense", "defense_ranking"]
@@ -77,7 +77,7 @@ def test_demo_defaults_wordnet_roberta_paper_effects(tmp_path):
     assert m["kendall_tau_paper"] == pytest.approx(np.mean(taus))
     assert min(taus) <= m["kendall_tau_paper_ci_low"] <= m["kendall_tau_paper_ci_high"] <= max(taus)
     # per-sample rows: one per text and attacker at the main level, predictions consistent with the scores
-    assert len(ctx.samples) == 1
+    assert len(ctx.samples) == 5  # classification, pairs (hypothesis, both), multi-label, tagging
     lines = [json.loads(x) for x in (tmp_path / ctx.samples[0]).read_text().splitlines() if x.strip()]
     assert len(lines) == 10 * m["n_test"]
     assert {"id", "label", "prediction", "perturbed_text", "adv_prediction"} <= set(lines[0])
@@ -130,3 +130,92 @@ def test_textattack_greedy_wir_with_stopwords_on_the_builtin_text_model(tmp_path
         after = Counter(r.perturbed_result.attacked_text.words)
         assert all(after[w] >= n for w, n in before.items() if w in stop), (r.original_result.attacked_text.text,
                                                                             r.perturbed_result.attacked_text.text)
+
+
+def test_zeroe_runner_other_task_types_with_logs_matching_the_aggregates(tmp_path):
+    """Pairs (hypothesis / both), multi-label and POS tagging on the shipped WordNet task models: one row per
+    attacker in the tasks table with s*(p) inside its interval, and the per-sample logs reproduce the scores."""
+    from zeroe_perturb.benchmark import BenchmarkResult, auroc
+
+    ctx = runners.RunContext(run_dir=tmp_path, method=runner.NAME, seed=0, log_format="jsonl")
+    attacks = ["intrude", "segment", "visual"]
+    params = {**runner.DEFAULTS, "n_test": 40, "n_task": 40, "levels": [0.2, 0.8], "attacks": attacks,
+              "n_seeds": 2}
+    sec = runner.run(ctx, params)
+    tables = {t.name: t for t in sec.tables}
+    assert list(tables) == ["levels", "ranking", "tasks", "task_summary"]
+    rows = tables["tasks"].rows
+    tasks = ["pairs (hypothesis)", "pairs (both)", "multi-label", "tagging"]
+    assert sorted({r[0] for r in rows}) == sorted(tasks)
+    assert [r[1] for r in rows if r[0] == "tagging"] == ["intrude", "visual"]  # segment is not applied to tagging
+    for r in rows:
+        assert 0.5 < r[2] <= 1.0  # every task model is well above chance on clean data
+        for k in (3, 6):
+            assert r[k + 1] <= r[k] <= r[k + 2]
+    for key in ("pairs_hypothesis", "pairs_both", "multilabel", "tagging"):
+        m = sec.metrics
+        assert m[f"{key}_mean_relative_high_ci_low"] <= m[f"{key}_mean_relative_high"] \
+            <= m[f"{key}_mean_relative_high_ci_high"]
+    assert sec.metrics["tagging_mean_relative_high"] < 1.0
+    assert "Other task types" in sec.summary
+
+    def read(name):
+        path = next(tmp_path / s for s in ctx.samples if s.endswith(f"--{name}.jsonl"))
+        return [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+
+    def bench(name):
+        return BenchmarkResult.from_dict(json.loads((ctx.work_dir() / f"{name}_seed0.json").read_text()))
+
+    for target in ("hypothesis", "both"):
+        lines, b = read(f"pairs-{target}"), bench(f"pairs_{target}")
+        for a in attacks:
+            mine = [x for x in lines if x["attack"] == a]
+            assert len(mine) == 40
+            if target == "hypothesis":
+                assert all(x["perturbed_premise"] == x["premise"] for x in mine)
+            acc = np.mean([x["adv_prediction"] == x["label"] for x in mine])
+            assert acc == pytest.approx(b.relative(a, 0.8) * b.clean_score)
+    lines, b = read("multilabel"), bench("multilabel")
+    for a in attacks:
+        mine = [x for x in lines if x["attack"] == a]
+        y = np.zeros((len(mine), 8), int)
+        for i, x in enumerate(mine):
+            y[i, x["label"]] = 1
+        assert auroc(y, np.array([x["adv_logits"] for x in mine])) == pytest.approx(b.relative(a, 0.8) * b.clean_score)
+    lines, b = read("tagging"), bench("tagging")
+    for a in ("intrude", "visual"):
+        mine = [x for x in lines if x["attack"] == a]
+        assert all(len(x["perturbed_tokens"]) == len(x["tokens"]) == len(x["adv_prediction"]) for x in mine)
+        acc = sum(x["n_correct_adv"] for x in mine) / sum(x["n_scored"] for x in mine)
+        assert acc == pytest.approx(b.relative(a, 0.8) * b.clean_score)
+
+
+@pytest.mark.parametrize("bad", [{"n_test": 0}, {"n_seeds": 0}, {"lr": -1.0}, {"n_task": 0}, {"split": "dev"},
+                                 {"metric": "f1"}, {"paper_task": "QA"}, {"epochs": 0}])
+def test_bounds_reject_bad_values_before_any_work(bad):
+    from robustsuite.config import validate_method_params
+    from robustsuite.errors import ConfigError
+
+    key = next(iter(bad))
+    with pytest.raises(ConfigError, match=key):
+        validate_method_params(runner.NAME, bad)
+    validate_method_params(runner.NAME, {key: runner.DEFAULTS[key]})  # the default itself is accepted
+
+
+@pytest.mark.parametrize("bad, match", [({"levels": [0.0, 0.5]}, "levels"), ({"tasks": ["qa"]}, "tasks"),
+                                        ({"pairs_targets": ["premise"]}, "pairs_targets")])
+def test_list_parameters_are_checked_before_loading_models(tmp_path, bad, match, monkeypatch):
+    ctx = runners.RunContext(run_dir=tmp_path, method=runner.NAME, seed=0)
+    monkeypatch.setattr(ctx, "model", lambda spec: (_ for _ in ()).throw(AssertionError("model loaded")))
+    with pytest.raises(ValueError, match=match):
+        runner.run(ctx, {**runner.DEFAULTS, **bad})
+
+
+def test_user_run_naming_its_own_model_skips_the_builtin_task_models_with_a_note(tmp_path):
+    ctx = runners.RunContext(run_dir=tmp_path, method=runner.NAME, seed=0,
+                             allowed_models=frozenset({"builtin:text-tiny"}))
+    params = {**runner.DEFAULTS, "model": "builtin:text-tiny", "dataset": "builtin:sentiment-mini", "n_test": 30,
+              "levels": [0.5], "attacks": ["truncate", "intrude", "visual"], "n_seeds": 1}
+    sec = runner.run(ctx, params)
+    assert [t.name for t in sec.tables] == ["levels", "ranking"]
+    assert any("pairs, multilabel, tagging skipped" in n for n in sec.notes)

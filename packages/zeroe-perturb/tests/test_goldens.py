@@ -32,3 +32,19 @@ def test_outputs_match_the_recorded_goldens():
         r = attackers[row["attack"]](row["text"], row["p"], seed=zp.item_seed(row["seed"], k))
         assert (r.perturbed, list(r.attacked), r.edit_distance) == (
             row["perturbed"], row["attacked"], row["edit_distance"]), row
+
+
+def test_per_text_memo_never_leaks_one_call_into_the_next():
+    import zeroe_perturb as zp
+
+    """The per-text memo (tokens, changeable words) is shared by calls on the same text: a call must not
+    modify it, so repeating a call after others on the same text gives the same result as a fresh attacker."""
+    text = "Adversarial attacks are harmless, they said; nobody believed them."
+    for name in zp.ATTACKS:
+        shared = zp.get_attacker(name)
+        first = [shared(text, p, seed=s) for p in (0.2, 0.8) for s in range(4)]
+        again = [shared(text, p, seed=s) for p in (0.2, 0.8) for s in range(4)]
+        fresh = [type(shared)()(text, p, seed=s) for p in (0.2, 0.8) for s in range(4)] if name not in (
+            "natural-noise", "visual") else again
+        assert first == again == fresh, name
+        assert any(r.perturbed != text for r in first), name

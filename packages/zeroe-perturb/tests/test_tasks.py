@@ -74,3 +74,13 @@ def test_multilabel_classification_with_macro_auroc():
 
     res = evaluate(clf, texts, y, metric="auroc", attacks=["visual"], levels=[0.8])
     assert res.clean_score == 1.0 and res.relative("visual", 0.8) < 1.0
+
+
+def test_token_accuracy_skips_unscored_tags():
+    """Tags < 0 mark tokens that carry no gold tag (punctuation, ambiguous words): neither right nor wrong."""
+    from zeroe_perturb.tasks import token_accuracy
+
+    z = [np.array([[2.0, 0.0], [0.0, 2.0], [2.0, 0.0]]), np.array([[0.0, 1.0]])]
+    assert token_accuracy([[0, -1, 0], [1]], z) == 1.0
+    assert token_accuracy([[0, 1, 1], [1]], z) == 0.75
+    assert np.isnan(token_accuracy([[-1, -1, -1], [-1]], z))

@@ -225,6 +225,44 @@ def wordnet_topics() -> Dataset:
                    splits["test"], source="shipped balanced subset of WordNet 3.0 noun glosses")
 
 
+# --- WordNet task datasets of the Zéroe section (pairs / multi-label / POS); see robustsuite._wordnet_tasks ----
+
+def _wordnet_task(task: str, name: str, source: str) -> Dataset:
+    from . import _wordnet_tasks
+
+    splits = {s: Split(*_wordnet_tasks.task_split(task, s)) for s in ("train", "val", "test")}
+    return Dataset(f"builtin:{name}", "text", _wordnet_tasks.task_classes(task), splits["train"], splits["val"],
+                   splits["test"], source=source)
+
+
+def wordnet_pairs() -> Dataset:
+    """WordNet 3.0 definition pairs: ``x`` = (premise, hypothesis) tuples, ``y`` = 1 when the hypothesis
+    defines a hypernym of the premise's synset, 0 for an unrelated synset of another lexicographer file."""
+    return _wordnet_task("pairs", "wordnet-pairs", "shipped WordNet 3.0 noun definition pairs (hypernym or not)")
+
+
+def wordnet_multilabel() -> Dataset:
+    """WordNet 3.0 noun lemma entries (``"lemma: def 1; def 2"``), ``y`` = (N, 8) 0/1 topic matrix (the
+    lexicographer files of the lemma's senses among the 8 classes of :func:`wordnet_topics`)."""
+    return _wordnet_task("multilabel", "wordnet-multilabel", "shipped WordNet 3.0 noun lemmas with their topics")
+
+
+def wordnet_pos() -> Dataset:
+    """WordNet 3.0 example sentences as token lists; ``y`` = (N, max_len) POS tag ids (NOUN, VERB, ADJ, ADV)
+    padded with -1; -1 also marks tokens without one unambiguous POS in WordNet's lexicon (not scored)."""
+    return _wordnet_task("tagging", "wordnet-pos", "shipped WordNet 3.0 example sentences, lexicon POS tags")
+
+
+WORDNET_TASK_DATASETS = {
+    "wordnet-pairs": (wordnet_pairs, "WordNet 3.0 definition pairs, hypernym vs unrelated (2 classes), 6k/400/1k "
+                                     "(shipped; x = (premise, hypothesis))"),
+    "wordnet-multilabel": (wordnet_multilabel, "WordNet 3.0 noun lemma entries, multi-label over 8 topics, "
+                                               "5k/400/1k (shipped; y = 0/1 matrix)"),
+    "wordnet-pos": (wordnet_pos, "WordNet 3.0 example sentences, POS tags from the lexicon (NOUN/VERB/ADJ/ADV), "
+                                 "5k/400/1k (shipped; x = token lists, y = padded tags, -1 not scored)"),
+}
+
+
 BUILTIN_DATASETS = {
     "fashion-mnist": (fashion_mnist, "Fashion-MNIST, 10 classes, 28×28 (shipped 9k/1k/2k subset; full 55k/5k/10k "
                                      "when the IDX files are found)"),
@@ -236,4 +274,5 @@ BUILTIN_DATASETS = {
     "digits-osr": (digits_osr, "digits 0–7 known; 8–9 as extras['open_set']; photo patches as extras['ood']"),
     "sentiment-mini": (sentiment_mini, "4,000 generated binary sentiment sentences (4 % label noise)"),
     "sentiment-mini-multi": (sentiment_mini_multi, "4,000 generated 4-class emotion sentences"),
+    **WORDNET_TASK_DATASETS,
 }

@@ -437,16 +437,29 @@ def builtin_text(name: str, *, progress: Callable[[int, int], None] | None = Non
 
 SHIPPED_MODELS = _shipped.SHIPPED_MODELS
 
+# --- WordNet task models of the Zéroe section (pairs / multi-label / POS tagger), weights in
+# resources_wordnet_tasks/ with their own manifest; see robustsuite._wordnet_tasks and tools/build_wordnet_tasks.py
+WORDNET_TASK_MODELS = ("wordnet-pairs-roberta", "wordnet-multilabel-roberta", "wordnet-pos-roberta")
+SHIPPED_MODELS = {**SHIPPED_MODELS, **{n: ("text", n) for n in WORDNET_TASK_MODELS}}
+
 
 def load_shipped(name: str) -> nn.Module | TextClassifier:
     """A builtin model shipped as weights in ``robustsuite/resources/models`` (``builtin:fashion-cnn`` ...,
     ``builtin:wordnet-roberta``), loaded from safetensors; see :mod:`robustsuite._shipped` for the recipes."""
+    if name in WORDNET_TASK_MODELS:
+        from . import _wordnet_tasks
+
+        return _wordnet_tasks.load_task_model(name)
     return _shipped.load(name)
 
 
 def builtin_manifest(name: str) -> dict | None:
     """The manifest (recipe, measured test accuracy) of a builtin model: for a shipped model its record in
     ``resources/manifest.json``; for a model trained on first use its cache entry's, if it has been trained."""
+    if name in WORDNET_TASK_MODELS:
+        from . import _wordnet_tasks
+
+        return _wordnet_tasks.manifest()["models"].get(name)
     if name in SHIPPED_MODELS:
         return _shipped.manifest()["models"].get(name)
     recipe = VISION_RECIPES.get(name) or TEXT_RECIPES.get(name)

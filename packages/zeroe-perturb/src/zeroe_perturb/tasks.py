@@ -7,7 +7,7 @@
   same length (perturbation aligned to the tokens: each token is a word of the §3.1 protocol, a changed
   token stays one token even if intrude inserts a space); segment is refused, as in the paper ("we do
   not apply this attack to sequence tagging tasks such as POS"). :func:`evaluate_tagging` scores a
-  tagger ``list[list[str]] -> list[(n_i, K) logits]`` by token accuracy.
+  tagger ``list[list[str]] -> list[(n_i, K) logits]`` by token accuracy (tokens tagged -1 are not scored).
 
 Multi-label classification is :func:`~zeroe_perturb.benchmark.evaluate` with a 0/1 label matrix and
 ``metric="auroc"`` (macro AUROC, the paper's toxic-comment metric).
@@ -128,11 +128,14 @@ def perturb_tokens(tokens: Sequence[str], attack: str | Attacker, p: float, seed
 
 
 def token_accuracy(tags: Sequence[Sequence[int]], logits: Sequence[np.ndarray]) -> float:
-    """Share of tokens whose argmax tag is right (the paper's POS metric), over all sentences."""
+    """Share of tokens whose argmax tag is right (the paper's POS metric), over all sentences.  Tokens tagged
+    with a negative id (e.g. -1: punctuation or words without a gold tag) are not scored."""
     right = total = 0
     for t, z in zip(tags, logits, strict=True):
-        right += int((np.asarray(z).argmax(axis=1) == np.asarray(t)).sum())
-        total += len(t)
+        t = np.asarray(t)
+        m = t >= 0
+        right += int((np.asarray(z).argmax(axis=1)[m] == t[m]).sum())
+        total += int(m.sum())
     return right / total if total else float("nan")
 
 
