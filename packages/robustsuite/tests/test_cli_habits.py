@@ -123,3 +123,39 @@ def test_log_samples_writes_rows_that_reproduce_the_metrics(tmp_path):
     report_again = run_mod.execute(cfg2 | {"log_samples": None}, tmp_path / "run2", progress=False)
     assert report["units"][0]["id"] == report_again["units"][0]["id"]
     assert report["sections"]["overview"]["samples"][0].endswith(".parquet")
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_several_named_sample_files_with_array_columns(fmt, tmp_path):
+    """Issue 12 item 6, the generic machinery the method runners use: several per-sample files per unit
+    (``name=``), columns given as lists, numpy arrays (1-D and 2-D: one list per row), tensors and row dicts;
+    ragged list columns, strings and missing values; non-finite floats are kept in Parquet and written as null in
+    JSON lines (JSON has no NaN); every file is listed once in the context, in the order first written."""
+    import numpy as np
+    import torch
+
+    ctx = runners.RunContext(run_dir=tmp_path, method="m", log_format=fmt, unit_id="m-unit")
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    p1 = ctx.log_samples({"id": np.arange(2), "label": torch.tensor([0, 2]), "probs": probs,
+                          "radius": np.array([0.5, np.nan]), "inf": [float("inf"), 1.0],
+                          "tokens": [["a", "b"], ["c"]], "perturbed_text": ["x y", "z"]}, name="clean")
+    p2 = ctx.log_samples([{"id": 0, "adv_prediction": 1}, {"id": 1, "adv_prediction": None}], name="attack eps=0.1")
+    ctx.log_samples({"id": [0, 1], "prediction": [0, 2]}, name="clean")  # rewriting a file lists it once
+    assert ctx.samples == [p.relative_to(tmp_path).as_posix() for p in (p1, p2)]
+    assert p1.name == f"m-unit--clean.{fmt}" and p2.parent == p1.parent and p1 != p2
+    rows = read_samples(p1)
+    assert [r["prediction"] for r in rows] == [0, 2]
+    first = ctx.log_samples({"id": np.arange(2), "label": torch.tensor([0, 2]), "probs": probs,
+                             "radius": np.array([0.5, np.nan]), "inf": [float("inf"), 1.0],
+                             "tokens": [["a", "b"], ["c"]], "perturbed_text": ["x y", "z"]}, name="clean")
+    rows = read_samples(first)
+    assert [r["probs"] for r in rows] == probs.tolist() and [r["label"] for r in rows] == [0, 2]
+    assert [r["tokens"] for r in rows] == [["a", "b"], ["c"]] and rows[1]["perturbed_text"] == "z"
+    assert rows[0]["radius"] == 0.5
+    if fmt == "parquet":
+        assert np.isnan(rows[1]["radius"]) and rows[0]["inf"] == float("inf")
+    else:
+        assert rows[1]["radius"] is None and rows[0]["inf"] is None
+    assert [r["adv_prediction"] for r in read_samples(p2)] == [1, None]
+    with pytest.raises(ValueError, match="differ in length"):
+        ctx.log_samples({"id": [0, 1], "label": [0]}, name="bad")
