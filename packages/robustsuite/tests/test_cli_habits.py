@@ -159,3 +159,42 @@ def test_several_named_sample_files_with_array_columns(fmt, tmp_path):
     assert [r["adv_prediction"] for r in read_samples(p2)] == [1, None]
     with pytest.raises(ValueError, match="differ in length"):
         ctx.log_samples({"id": [0, 1], "label": [0]}, name="bad")
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_documents_every_flag_spec_and_output():
+    """The package README names every flag of every command (typer's own parameter list, so a new flag fails this
+    test until it is documented), every model and dataset spec form with its query keys, and every file a run
+    directory holds."""
+    import re
+
+    import typer.main
+
+    from robustsuite.loaders import DATASET_SPECS, MODEL_SPECS
+
+    text = README.read_text(encoding="utf-8")
+    group = typer.main.get_command(app)
+    missing = []
+    for name, command in group.commands.items():
+        if f"`{name}" not in text:
+            missing.append(name)
+        for param in command.params:
+            for opt in (*param.opts, *param.secondary_opts):
+                if opt.startswith("-") and not re.search(rf"`{re.escape(opt)}(?![\w-])", text):
+                    missing.append(f"{name} {opt}")
+    for spec in (*MODEL_SPECS, *DATASET_SPECS):
+        head = re.split(r"[<\[]", spec.spec)[0]
+        lines = [line for line in text.splitlines() if f"`{head}" in line]
+        if not lines:
+            missing.append(spec.spec)
+        for key in re.findall(r"[?&|](\w+)=", spec.spec):
+            if not any(f"{key}=" in line for line in lines):
+                missing.append(f"{spec.spec}: {key}=")
+    for path in ("run.json", "units/<unit>.json", "units/<unit>.failed.json", "units/<unit>.lock", "work/<unit>/",
+                 run_mod.PLAN_FILE, "plan/<unit>.json", "samples/<unit>.parquet", "samples/<unit>--<name>",
+                 "figures/<method>/", "report.json", "report.md", "report.html"):
+        if f"`{path}" not in text:
+            missing.append(path)
+    assert not missing, f"README.md does not document: {missing}"
