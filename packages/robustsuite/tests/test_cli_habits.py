@@ -198,3 +198,16 @@ def test_readme_documents_every_flag_spec_and_output():
         if f"`{path}" not in text:
             missing.append(path)
     assert not missing, f"README.md does not document: {missing}"
+
+
+def test_cached_unit_is_recomputed_for_another_sample_format(tmp_path):
+    """A unit finished with `--log-samples jsonl` and asked again with parquet writes the parquet file (it used to
+    be reused with only its JSON lines file)."""
+    cfg = {"log_samples": "jsonl", "limit": 30,
+           "methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits", "n_boot": 100}}}
+    first = run_mod.execute(cfg, tmp_path / "run", progress=False)
+    again = run_mod.execute(cfg | {"log_samples": "parquet"}, tmp_path / "run", progress=False)
+    (path,) = again["sections"]["overview"]["samples"]
+    assert path.endswith(".parquet") and (tmp_path / "run" / path).is_file()
+    assert first["units"][0]["id"] == again["units"][0]["id"]
+    assert len(read_samples(tmp_path / "run" / path)) == 30
