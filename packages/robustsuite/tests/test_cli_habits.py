@@ -21,17 +21,32 @@ from robustsuite.config import validate_method_params  # noqa: E402
 cli = CliRunner()
 
 
-def test_version_and_help_do_not_import_torch():
+HEAVY_FOR_HELP = ("torch", "numpy", "scipy", "rich", "pygments", "markdown_it", "transformers", "sklearn", "pandas",
+                  "pyarrow", "zeroe_perturb", "iortemp", "uncspan", "transduct_attack", "certcal",
+                  "robustsuite.runners", "robustsuite.run", "robustsuite.loaders", "robustsuite.models",
+                  "robustsuite.config")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["demo", "--help"], ["methods", "--help"]])
+def test_help_imports_no_heavy_module(argv):
+    """Issue 12 item 8: `robustsuite --help` (and each command's --help) must answer fast, so it imports neither
+    torch/numpy/rich nor any method package, runner or loader: a property checked on sys.modules in a fresh
+    interpreter through the console script's `app`. The top-level help does not import pydantic either; a
+    command's help does, because typer 0.29 builds its parameter converters with pydantic (typer's own code)."""
+    heavy = HEAVY_FOR_HELP + (("pydantic",) if argv == ["--help"] else ())
+    code = ("import sys; from robustsuite.cli import app\n"
+            f"try:\n    app({argv!r})\nexcept SystemExit:\n    pass\n"
+            f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r} or m in {heavy!r})\n"
+            "print('HEAVY', heavy)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
+    assert "Usage:" in out and "HEAVY []" in out, out
+
+
+def test_version():
     from importlib.metadata import version
 
     res = cli.invoke(app, ["--version"])
     assert res.exit_code == 0 and version("robustsuite") in res.output
-    code = ("import sys; from robustsuite.cli import app\n"
-            "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
-            "heavy = [m for m in ('torch', 'certcal', 'transformers', 'iortemp') if m in sys.modules]\n"
-            "print('HEAVY', heavy)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120).stdout
-    assert "HEAVY []" in out, out
 
 
 def test_set_overrides_parse_toml_values():
@@ -108,3 +123,91 @@ def test_log_samples_writes_rows_that_reproduce_the_metrics(tmp_path):
     report_again = run_mod.execute(cfg2 | {"log_samples": None}, tmp_path / "run2", progress=False)
     assert report["units"][0]["id"] == report_again["units"][0]["id"]
     assert report["sections"]["overview"]["samples"][0].endswith(".parquet")
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
+def test_several_named_sample_files_with_array_columns(fmt, tmp_path):
+    """Issue 12 item 6, the generic machinery the method runners use: several per-sample files per unit
+    (``name=``), columns given as lists, numpy arrays (1-D and 2-D: one list per row), tensors and row dicts;
+    ragged list columns, strings and missing values; non-finite floats are kept in Parquet and written as null in
+    JSON lines (JSON has no NaN); every file is listed once in the context, in the order first written."""
+    import numpy as np
+    import torch
+
+    ctx = runners.RunContext(run_dir=tmp_path, method="m", log_format=fmt, unit_id="m-unit")
+    probs = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    p1 = ctx.log_samples({"id": np.arange(2), "label": torch.tensor([0, 2]), "probs": probs,
+                          "radius": np.array([0.5, np.nan]), "inf": [float("inf"), 1.0],
+                          "tokens": [["a", "b"], ["c"]], "perturbed_text": ["x y", "z"]}, name="clean")
+    p2 = ctx.log_samples([{"id": 0, "adv_prediction": 1}, {"id": 1, "adv_prediction": None}], name="attack eps=0.1")
+    ctx.log_samples({"id": [0, 1], "prediction": [0, 2]}, name="clean")  # rewriting a file lists it once
+    assert ctx.samples == [p.relative_to(tmp_path).as_posix() for p in (p1, p2)]
+    assert p1.name == f"m-unit--clean.{fmt}" and p2.parent == p1.parent and p1 != p2
+    rows = read_samples(p1)
+    assert [r["prediction"] for r in rows] == [0, 2]
+    first = ctx.log_samples({"id": np.arange(2), "label": torch.tensor([0, 2]), "probs": probs,
+                             "radius": np.array([0.5, np.nan]), "inf": [float("inf"), 1.0],
+                             "tokens": [["a", "b"], ["c"]], "perturbed_text": ["x y", "z"]}, name="clean")
+    rows = read_samples(first)
+    assert [r["probs"] for r in rows] == probs.tolist() and [r["label"] for r in rows] == [0, 2]
+    assert [r["tokens"] for r in rows] == [["a", "b"], ["c"]] and rows[1]["perturbed_text"] == "z"
+    assert rows[0]["radius"] == 0.5
+    if fmt == "parquet":
+        assert np.isnan(rows[1]["radius"]) and rows[0]["inf"] == float("inf")
+    else:
+        assert rows[1]["radius"] is None and rows[0]["inf"] is None
+    assert [r["adv_prediction"] for r in read_samples(p2)] == [1, None]
+    with pytest.raises(ValueError, match="differ in length"):
+        ctx.log_samples({"id": [0, 1], "label": [0]}, name="bad")
+
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_readme_documents_every_flag_spec_and_output():
+    """The package README names every flag of every command (typer's own parameter list, so a new flag fails this
+    test until it is documented), every model and dataset spec form with its query keys, and every file a run
+    directory holds."""
+    import re
+
+    import typer.main
+
+    from robustsuite.loaders import DATASET_SPECS, MODEL_SPECS
+
+    text = README.read_text(encoding="utf-8")
+    group = typer.main.get_command(app)
+    missing = []
+    for name, command in group.commands.items():
+        if f"`{name}" not in text:
+            missing.append(name)
+        for param in command.params:
+            for opt in (*param.opts, *param.secondary_opts):
+                if opt.startswith("-") and not re.search(rf"`{re.escape(opt)}(?![\w-])", text):
+                    missing.append(f"{name} {opt}")
+    for spec in (*MODEL_SPECS, *DATASET_SPECS):
+        head = re.split(r"[<\[]", spec.spec)[0]
+        lines = [line for line in text.splitlines() if f"`{head}" in line]
+        if not lines:
+            missing.append(spec.spec)
+        for key in re.findall(r"[?&|](\w+)=", spec.spec):
+            if not any(f"{key}=" in line for line in lines):
+                missing.append(f"{spec.spec}: {key}=")
+    for path in ("run.json", "units/<unit>.json", "units/<unit>.failed.json", "units/<unit>.lock", "work/<unit>/",
+                 run_mod.PLAN_FILE, "plan/<unit>.json", "samples/<unit>.parquet", "samples/<unit>--<name>",
+                 "figures/<method>/", "report.json", "report.md", "report.html"):
+        if f"`{path}" not in text:
+            missing.append(path)
+    assert not missing, f"README.md does not document: {missing}"
+
+
+def test_cached_unit_is_recomputed_for_another_sample_format(tmp_path):
+    """A unit finished with `--log-samples jsonl` and asked again with parquet writes the parquet file (it used to
+    be reused with only its JSON lines file)."""
+    cfg = {"log_samples": "jsonl", "limit": 30,
+           "methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits", "n_boot": 100}}}
+    first = run_mod.execute(cfg, tmp_path / "run", progress=False)
+    again = run_mod.execute(cfg | {"log_samples": "parquet"}, tmp_path / "run", progress=False)
+    (path,) = again["sections"]["overview"]["samples"]
+    assert path.endswith(".parquet") and (tmp_path / "run" / path).is_file()
+    assert first["units"][0]["id"] == again["units"][0]["id"]
+    assert len(read_samples(tmp_path / "run" / path)) == 30

@@ -4,8 +4,14 @@ defaults."""
 
 import json
 
+import numpy as np
 import pytest
+from typer.testing import CliRunner
 
+import uncspan
+from robustsuite import ConfigError, read_samples
+from robustsuite.cli import app
+from robustsuite.config import validate_method_params
 from robustsuite.runners import RunContext
 from robustsuite.runners import uncspan as runner
 
@@ -18,7 +24,8 @@ TINY = {"n": 80, "steps": 8, "n_outliers": 60, "osr_eps": [0.0, 0.1], "sweep_eps
 
 @pytest.fixture(scope="module")
 def section(tmp_path_factory):
-    ctx = RunContext(run_dir=tmp_path_factory.mktemp("run"), method=runner.NAME, seed=0)
+    ctx = RunContext(run_dir=tmp_path_factory.mktemp("run"), method=runner.NAME, seed=0, log_format="jsonl",
+                     unit_id="uncspan-digits")
     params = {**runner.DEFAULTS, **DIGITS, **TINY}
     return ctx, params, runner.run(ctx, params)
 
@@ -64,6 +71,58 @@ def test_paper_effects_with_intervals_digits(section):
     assert m["mus_diff_digits_cnn_at_minus_digits_cnn_ci_high"] < 0
     assert m["adv_trained_smaller_mus"] is True
     assert m["digits_osr_cnn_open_set_auroc_falls"] is True
+
+
+def test_per_sample_files_recompute_the_section(section):
+    """Issue 12 item 6: one per-sample file per ranked model (``name="span-<model>"``); the span table (clean and
+    robust accuracy, MUS/MSUS mean and std, mean entropies), the widening metrics and the s-ECE table are
+    recomputed from the logged columns alone."""
+    ctx, params, sec = section
+    assert sorted(ctx.samples) == sorted(f"samples/uncspan-digits--span-{runner._slug(r[1])}.jsonl"
+                                         for r in sec.tables[0].rows)
+    span = sec.tables[0]
+    sece = {r[0]: dict(zip(sec.tables[1].columns, r, strict=True)) for r in sec.tables[1].rows}
+    for r in span.rows:
+        row = dict(zip(span.columns, r, strict=True))
+        rows = read_samples(ctx.run_dir / f"samples/uncspan-digits--span-{runner._slug(row['model'])}.jsonl")
+        assert len(rows) == params["n"] and [d["id"] for d in rows] == list(range(params["n"]))
+        col = {k: np.array([d[k] for d in rows]) for k in rows[0]}
+        assert (col["correct"] == (col["prediction"] == col["label"])).all()
+        assert (col["adv_correct"] == (col["adv_prediction"] == col["label"])).all()
+        np.testing.assert_allclose(col["span"], col["under_entropy"] - col["over_entropy"], rtol=0, atol=1e-12)
+        expect = {"clean_acc": col["correct"].mean(), "robust_acc": col["adv_correct"].mean(),
+                  "mus_mean": col["span"].mean(), "mus_std": col["span"].std(), "msus_mean": (col["span"] ** 2).mean(),
+                  "msus_std": (col["span"] ** 2).std(), "entropy_clean": col["entropy"].mean(),
+                  "entropy_over": col["over_entropy"].mean(), "entropy_under": col["under_entropy"].mean()}
+        for k, v in expect.items():
+            assert row[k] == pytest.approx(v, rel=1e-9, abs=1e-12), k
+        s = runner._slug(row["model"])
+        assert sec.metrics[f"{s}_under_widening"] == pytest.approx((col["under_entropy"] - col["entropy"]).mean())
+        assert sec.metrics[f"{s}_over_widening"] == pytest.approx((col["entropy"] - col["over_entropy"]).mean())
+        for kind, prefix in (("clean", ""), ("over", "over_"), ("under", "under_")):
+            conf = col[f"{prefix}confidence"]
+            correct = col[f"{prefix}prediction"] == col["label"]
+            assert sece[row["model"]][kind] == pytest.approx(uncspan.signed_ece(conf, correct, params["n_bins"]))
+        # the attacks do what the columns say: over never raises, under never lowers the entropy
+        assert (col["over_entropy"] <= col["entropy"] + 1e-9).all() and (col["under_entropy"] >= col["entropy"] - 1e-9).all()
+
+
+@pytest.mark.parametrize("bad, key", [({"eps": -0.1}, "eps"), ({"n": 0}, "n"), ({"steps": -1}, "steps"),
+                                      ({"norm": "L1"}, "norm"), ({"optimizer": "sgd"}, "optimizer"),
+                                      ({"restarts": -1}, "restarts"), ({"n_boot": 10}, "n_boot"),
+                                      ({"n_bins": 0}, "n_bins"), ({"sweep_n": 0}, "sweep_n"),
+                                      ({"n_outliers": 0}, "n_outliers"), ({"sweep_steps": -2}, "sweep_steps")])
+def test_out_of_range_parameters_are_rejected_before_work(bad, key, tmp_path):
+    """BOUNDS: a value out of range is refused by the typed config, naming the parameter, before any unit runs
+    (no run directory is written)."""
+    with pytest.raises(ConfigError, match=rf"\b{key}\b"):
+        validate_method_params("uncspan", bad)
+    (value,) = bad.values()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"[methods.uncspan]\n{key} = {json.dumps(value)}\n")
+    res = CliRunner().invoke(app, ["run", str(cfg), "--out", str(tmp_path / "out"), "--no-progress"])
+    assert res.exit_code == 2 and key in res.output, res.output
+    assert not (tmp_path / "out").exists()
 
 
 def test_adversarial_training_is_an_explicit_field(tmp_path):

@@ -12,7 +12,9 @@ import typer
 
 from .errors import ConfigError, SpecError
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+# rich_markup_mode=None: typer renders help and usage errors as plain click text instead of importing rich,
+# markdown-it and pygments (about 3/4 of the time `robustsuite --help` took); commands still print with rich.
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="Evaluate what adversarial robustness numbers hide: one report over five methods.")
 DEFAULT_DEMO_DIR = Path("runs/demo")
 
@@ -149,7 +151,7 @@ ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing
                        "ray://HOST:10001); default: start a local Ray")
 
 
-@app.command()
+@app.command(short_help="Run every method on the embedded defaults (offline).")
 def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run directory (resumes if it exists)"),
          methods: str = typer.Option("", help="comma-separated subset of methods (default: all)"),
          seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
@@ -178,7 +180,7 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
     raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address)))
 
 
-@app.command("plan")
+@app.command("plan", short_help="List the units a config would run and which are cached; runs nothing.")
 def plan_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods"),
                 out: Path | None = typer.Option(None, "--out", "-o", help="run directory to check for cached units"),
                 write: bool = typer.Option(False, "--write", help="write the plan into OUT (plan.json, "
@@ -223,7 +225,7 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
     _guard(go)
 
 
-@app.command("run-unit")
+@app.command("run-unit", short_help="Run one planned unit (a batch-scheduler job).")
 def run_unit(run_dir: Path = typer.Argument(..., help="run directory holding a plan (robustsuite plan --out)"),
              unit_id: str = typer.Argument(..., help="a unit id of the plan (see plan.json), or its 0-based index "
                                            "(e.g. $SLURM_ARRAY_TASK_ID)"),
@@ -273,7 +275,7 @@ def run_unit(run_dir: Path = typer.Argument(..., help="run directory holding a p
     raise typer.Exit(_guard(go))
 
 
-@app.command()
+@app.command(short_help="Assemble the report from the finished units of a run directory.")
 def collect(run_dir: Path = typer.Argument(..., help="run directory (a plan, or a run started with run)"),
             allow_missing: bool = typer.Option(False, "--allow-missing", help="exit 0 even when units are missing")
             ) -> None:
@@ -345,7 +347,7 @@ def datasets() -> None:
     _spec_table("dataset specs", DATASET_SPECS)
 
 
-@app.command()
+@app.command(short_help="List the methods a config can name, with their defaults.")
 def methods(schema: bool = typer.Option(False, "--schema", help="print each method's parameters as JSON Schema")
             ) -> None:
     """List the methods a config can name, with their default parameters."""

@@ -278,8 +278,9 @@ def cached_record(run_dir: Path, unit: Unit, log_format: str | None = None) -> d
     if log_format is not None and not record.get("samples") and getattr(runners.get(unit.method), "LOGS_SAMPLES",
                                                                          False):
         return None
-    if log_format is not None and any(not (Path(run_dir) / p).is_file() for p in record.get("samples") or []):
-        return None
+    if log_format is not None and any(not (Path(run_dir) / p).is_file() or not p.endswith(f".{log_format}")
+                                      for p in record.get("samples") or []):
+        return None  # a sample file is missing or in the other format
     return record
 
 

@@ -1,8 +1,10 @@
-"""Per-sample records (``--log-samples``): one row per input, as Parquet (pyarrow) or JSON lines."""
+"""Per-sample records (``--log-samples``): one row per input, as Parquet (pyarrow) or JSON lines (non-finite
+floats written as null)."""
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -36,6 +38,16 @@ def to_columns(samples) -> dict[str, list]:
     return cols
 
 
+def _json_safe(value):
+    """JSON has no NaN/inf: non-finite floats (an abstained radius, a missing score) become null, also inside
+    list columns; Parquet keeps them as they are."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
 def write_samples(stem: Path, samples, fmt: str) -> Path:
     """Write ``samples`` to ``stem.parquet`` or ``stem.jsonl`` atomically; returns the path."""
     from ._io import atomic_write
@@ -52,7 +64,8 @@ def write_samples(stem: Path, samples, fmt: str) -> Path:
         atomic_write(path, lambda p: pq.write_table(table, p))
     else:
         n = len(next(iter(cols.values()), []))
-        lines = [json.dumps({k: v[i] for k, v in cols.items()}, allow_nan=False, default=str) for i in range(n)]
+        lines = [json.dumps({k: _json_safe(v[i]) for k, v in cols.items()}, allow_nan=False, default=str)
+                 for i in range(n)]
         atomic_write(path, lambda p: p.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8"))
     return path
 

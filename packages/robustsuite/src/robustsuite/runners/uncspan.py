@@ -4,7 +4,14 @@ entropy and reliability figures, OOD / open-set detection under the over-confide
 in-distribution dataset, open-set class split and OOD dataset.
 
 The runner only maps parameters to ``uncspan``'s public API and the results to a report section: every number
-here can be reproduced by calling the package with the same values."""
+here can be reproduced by calling the package with the same values.
+
+With ``--log-samples`` every attacked test point of every ranked model gets a row in
+``samples/<unit>--span-<model>.*``: ``id``, ``label``, ``prediction`` / ``confidence`` / ``entropy`` (clean),
+``correct``, ``over_*`` and ``under_*`` (after the over- and under-confidence attacks), ``span``
+(``under_entropy − over_entropy``, Eq. 9) and ``adv_prediction`` / ``adv_confidence`` / ``adv_correct`` (after the
+misclassification attack behind robust accuracy). The span table (clean/robust accuracy, MUS, MSUS, mean
+entropies), the widening metrics and the s-ECE table are functions of these columns."""
 
 from __future__ import annotations
 
@@ -42,6 +49,15 @@ DEFAULTS: dict = {
     "n_outliers": 100,
     "n_boot": 2000,  # bootstrap replicates of the MUS intervals
 }
+LOGS_SAMPLES = True
+# range checks before any work (pydantic Field constraints, see robustsuite.config); eps / sweep_eps / osr_eps are
+# budgets in the norm's units (L2 budgets may exceed 1), so only eps's sign is bounded here (the list budgets
+# are checked by uncspan's check_eps when used)
+BOUNDS = {
+    "n": {"ge": 1}, "eps": {"ge": 0}, "norm": {"pattern": "^(Linf|L2)$"}, "steps": {"ge": 0},
+    "optimizer": {"pattern": "^(pgd|apgd)$"}, "restarts": {"ge": 0}, "n_bins": {"ge": 1}, "sweep_n": {"ge": 1},
+    "sweep_steps": {"ge": 0}, "n_outliers": {"ge": 1}, "n_boot": {"ge": 100},
+}
 
 
 def _slug(spec: str) -> str:
@@ -77,6 +93,22 @@ def _entries(p: dict) -> list[tuple[str, bool | None]]:
     return list(dict((s, (s, f)) for s, f in out).values())
 
 
+def log_span_samples(ctx, spec: str, sp, y, adv_prediction, adv_confidence):
+    """One row per attacked test point of ``spec`` (``--log-samples``): the columns the span table, the widening
+    metrics and the s-ECE table are computed from."""
+    import numpy as np
+
+    yn = y.numpy() if hasattr(y, "numpy") else np.asarray(y)
+    adv_prediction = np.asarray(adv_prediction, dtype=np.int64)
+    return ctx.log_samples({
+        "id": np.arange(len(yn)), "label": yn, "prediction": sp.pred_clean, "confidence": sp.conf_clean,
+        "entropy": sp.entropy_clean, "correct": sp.pred_clean == yn,
+        "over_prediction": sp.pred_over, "over_confidence": sp.conf_over, "over_entropy": sp.entropy_over,
+        "under_prediction": sp.pred_under, "under_confidence": sp.conf_under, "under_entropy": sp.entropy_under,
+        "span": sp.span, "adv_prediction": adv_prediction, "adv_confidence": np.asarray(adv_confidence),
+        "adv_correct": adv_prediction == yn}, name=f"span-{_slug(spec)}")
+
+
 def _fmt(v: float, lo: float, hi: float) -> str:
     return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
@@ -100,8 +132,9 @@ def run(ctx, params: dict):
     attack = {"norm": norm, "optimizer": p["optimizer"], "restarts": int(p["restarts"]),
               "under_objective": list(p["under_objective"]), "progress": ctx.progress}
     # every parameter that changes a cached sub-unit enters its key
+    # ("record": 2: the checkpoint also holds the per-sample predictions under the misclassification attack)
     cfg = stable_hash({k: p[k] for k in ("dataset", "n", "eps", "norm", "steps", "optimizer", "restarts",
-                                         "under_objective", "n_boot")} | {"seed": ctx.seed})
+                                         "under_objective", "n_boot")} | {"seed": ctx.seed, "record": 2})
     notes = []
 
     # --- leaderboard (Table IV), one checkpointed sub-unit per model --------------------------------
@@ -110,13 +143,21 @@ def run(ctx, params: dict):
         model = ctx.model(spec)
 
         def board(model=model, spec=spec, flag=flag):
-            b = uncspan.rank_models({spec: model}, x, y, eps, steps=steps, seed=ctx.seed,
-                                    adversarially_trained={} if flag is None else {spec: flag}, **attack)
-            return {"span": b.spans[spec].to_dict(), "row": b.rows[0].to_dict()}
+            # uncspan.rank_models for one model, unrolled into its three public calls (same arguments, same
+            # order) so the per-sample predictions under the misclassification attack are kept for the log
+            kw = {k: v for k, v in attack.items() if k not in ("restarts", "under_objective")}
+            sp = uncspan.uncertainty_span(model, x, eps, steps=steps, seed=ctx.seed, restarts=attack["restarts"],
+                                          under_objective=attack["under_objective"], **kw)
+            adv = uncspan.MisclassificationAttack(steps=steps, optimizer=attack["optimizer"], progress=ctx.progress,
+                                                  keep_adv=False)(model, x, eps, norm=norm, seed=ctx.seed, y=y)
+            row = uncspan.leaderboard_row(spec, sp, y, adv.pred_adv, adversarially_trained=flag, seed=ctx.seed)
+            return {"span": sp.to_dict(), "row": row.to_dict(), "adv_prediction": adv.pred_adv.tolist(),
+                    "adv_confidence": adv.conf_adv.tolist()}
 
         done = _cached(ctx, f"span_{_slug(spec)}_{cfg}", board)
-        spans[spec] = uncspan.UncertaintySpan.from_dict(done["span"])
+        spans[spec] = sp = uncspan.UncertaintySpan.from_dict(done["span"])
         rows.append(uncspan.LeaderboardRow(**done["row"]))
+        log_span_samples(ctx, spec, sp, y, done["adv_prediction"], done["adv_confidence"])
     rows.sort(key=lambda r: r.mus_mean)
     cols = ["rank", "model", "adversarially_trained", "clean_acc", "clean_acc_ci_low", "clean_acc_ci_high",
             "robust_acc", "robust_acc_ci_low", "robust_acc_ci_high", "mus_mean", "mus_mean_ci_low", "mus_mean_ci_high",
