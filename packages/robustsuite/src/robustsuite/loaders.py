@@ -39,6 +39,12 @@ MODEL_SPECS = [
     SpecInfo("builtin:fashion-osr-cnn", "vision", "the same CNN on the known classes 0–5 of "
              "builtin:fashion-mnist-osr (shipped)"),
     SpecInfo("builtin:wordnet-roberta", "text", "tiny RoBERTa + byte-level BPE on builtin:wordnet-topics (shipped)"),
+    SpecInfo("builtin:wordnet-pairs-roberta", "text", "tiny RoBERTa (wordnet-roberta's tokenizer and encoder) "
+             "fine-tuned on builtin:wordnet-pairs: premise/hypothesis pairs (shipped)"),
+    SpecInfo("builtin:wordnet-multilabel-roberta", "text", "the same, multi-label over 8 topics on "
+             "builtin:wordnet-multilabel (shipped)"),
+    SpecInfo("builtin:wordnet-pos-roberta", "text", "the same, token tagger (NOUN/VERB/ADJ/ADV) on "
+             "builtin:wordnet-pos (shipped)"),
     SpecInfo("builtin:digits-cnn", "vision", "CNN on 8×8 digits, standard training (trained on first use, cached)"),
     SpecInfo("builtin:digits-cnn-at", "vision", "the same CNN, PGD adversarial training, L∞ eps 0.1"),
     SpecInfo("builtin:digits-osr-cnn", "vision", "the same CNN trained on the known classes 0–7 of builtin:digits-osr"),
