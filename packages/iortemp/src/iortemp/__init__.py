@@ -10,8 +10,15 @@ from importlib.metadata import version as _version
 
 from .attacks import AttackOutput, EmbeddingNeighbours, GreedyWordSwap, PGDLinf, TextAttackRecipe
 from .calibration import PlattScaler, TemperatureFit, calibrate_temperature, fit_temperature, temperature_nll
-from .hf import HFTextClassifier
-from .intervals import Interval, bootstrap_interval, clopper_pearson, intervals_overlap
+from .hf import CachedTextClassifier, HFTextClassifier
+from .intervals import (
+    Interval,
+    bootstrap_interval,
+    clopper_pearson,
+    intervals_overlap,
+    run_interval,
+    seed_interval,
+)
 from .ior import IllusionTable, IORReport, SweepPoint, detect_ior, illusion_table, temperature_sweep
 from .metrics import CalibrationError, ConfidenceStats, calibration_error, confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature, search_temperature
@@ -32,6 +39,7 @@ __version__ = _version("iortemp")
 __all__ = [
     "AdversarialEvaluation",
     "AttackOutput",
+    "CachedTextClassifier",
     "CalibrationError",
     "ConfidenceStats",
     "EmbeddingNeighbours",
@@ -70,7 +78,9 @@ __all__ = [
     "min_norm_simplex",
     "optimize_temperature",
     "predict",
+    "run_interval",
     "search_temperature",
+    "seed_interval",
     "temperature_nll",
     "temperature_sweep",
     "train_classifier",

@@ -154,6 +154,8 @@ class GreedyWordSwap:
         self.stopwords = frozenset(stopwords or ())
         self.batch_size = check_positive_int(batch_size, "batch_size")
 
+    stochastic = False  # deterministic search: every seed gives the same run
+
     def _cands(self, word: str) -> list[str]:
         lw = word.lower()
         src = self.candidates.get(lw, ()) if isinstance(self.candidates, Mapping) else self.candidates(lw)
@@ -287,6 +289,12 @@ class TextAttackRecipe:
                     "WordNet dict directory, or run python -m nltk.downloader wordnet where the network exists"
                 )
 
+    @property
+    def stochastic(self) -> bool:
+        """Whether ``seed`` changes the run: DeepWordBug draws random character edits; PWWS, TextFooler and
+        BAE are deterministic greedy searches (several seeds repeat one run)."""
+        return self.recipe == "deepwordbug"
+
     def build(self, victim):
         """The ``textattack.Attack`` for ``victim`` (imports textattack: slow, ~15 s the first time)."""
         import_textattack()
@@ -347,6 +355,11 @@ class PGDLinf:
         self.random_start = bool(random_start)
         self.batch_size = check_positive_int(batch_size, "batch_size")
 
+    @property
+    def stochastic(self) -> bool:
+        """Only the random start depends on ``seed``."""
+        return self.random_start
+
     def __call__(
         self, victim: nn.Module, x: torch.Tensor, y: torch.Tensor, *, seed: int = 0, progress: bool = False
     ) -> AttackOutput:
@@ -403,23 +416,40 @@ def _progress(it, progress: bool):
     return tqdm(it)
 
 
+_WN_CANDIDATES: dict[tuple[str, str], list[str]] = {}
+
+
+def wordnet_candidates(word: str, root=None) -> list[str]:
+    """TextAttack's ``WordSwapWordNet`` candidates of ``word`` (single-word lemmas of every synset, the word
+    itself excluded), read from local WordNet files and cached per (WordNet directory, word) for the process:
+    PWWS asks for the same words at every temperature, seed and system of a table."""
+    from .wordnet import find_wordnet, wordnet_reader
+
+    key = (str(root) if root is not None else str(find_wordnet(None)), word)
+    if key not in _WN_CANDIDATES:
+        wn = wordnet_reader(root)
+        out = set()
+        for syn in wn.synsets(word):
+            for lemma in syn.lemma_names():
+                if lemma != word and "_" not in lemma and " " not in lemma:
+                    out.add(lemma)
+        _WN_CANDIDATES[key] = sorted(out)
+    return list(_WN_CANDIDATES[key])
+
+
 def _wordnet_swap(root):
-    """TextAttack's ``WordSwapWordNet`` candidates (single-word lemmas of every synset of the word) from local
-    WordNet files, without its ``nltk.download`` call."""
+    """TextAttack's ``WordSwapWordNet`` from local WordNet files (without its ``nltk.download`` call), with
+    the candidates cached per word (:func:`wordnet_candidates`)."""
     from textattack.transformations import WordSwap
 
-    from .wordnet import wordnet_reader
+    from .wordnet import find_wordnet, wordnet_reader
 
-    wn = wordnet_reader(root)
+    wordnet_reader(root)  # fail early (FileNotFoundError naming what to install) before any attack runs
+    resolved = find_wordnet(root)
 
     class LocalWordNetSwap(WordSwap):
         def _get_replacement_words(self, word, random=False):
-            out = set()
-            for syn in wn.synsets(word):
-                for lemma in syn.lemma_names():
-                    if lemma != word and "_" not in lemma and " " not in lemma:
-                        out.add(lemma)
-            return sorted(out)
+            return wordnet_candidates(word, resolved)
 
     return LocalWordNetSwap()
 
