@@ -153,6 +153,11 @@ def test_deterministic_attack_runs_once_per_temperature_and_logs_samples(tiny_te
     assert np.mean((pred == y) & (adv == y)) == pytest.approx(row["adversarial_accuracy"]["swap"])
     assert np.mean(adv == y) < np.mean(pred == y)  # the attack attacks (fails for a reversed adversary)
     assert iortemp.predict(tiny_text, samples[0]["perturbed_text"]).tolist() == samples[0]["adv_prediction"]
+    recs = tab.sample_records(yte[:20])
+    assert len(recs) == 20 * 3 and {"id", "label", "prediction", "adv_prediction", "perturbed_text"} <= set(recs[0])
+    for sd in (0, 1, 2):
+        acc = np.mean([r["adv_correct"] for r in recs if r["seed"] == sd])
+        assert acc == pytest.approx(row["adversarial_accuracy"]["swap"])
 
 
 def test_cached_text_classifier_same_logits_fewer_model_calls(tiny_text, corpus):

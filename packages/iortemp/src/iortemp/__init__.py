@@ -8,7 +8,15 @@ Heavy integrations (TextAttack, transformers) are imported lazily.
 
 from importlib.metadata import version as _version
 
-from .attacks import AttackOutput, EmbeddingNeighbours, GreedyWordSwap, PGDLinf, TextAttackRecipe
+from .attacks import (
+    TEXT_ATTACKS,
+    AttackOutput,
+    EmbeddingNeighbours,
+    GreedyWordSwap,
+    PGDLinf,
+    TextAttackRecipe,
+    text_attack,
+)
 from .calibration import PlattScaler, TemperatureFit, calibrate_temperature, fit_temperature, temperature_nll
 from .hf import CachedTextClassifier, HFTextClassifier
 from .intervals import (
@@ -23,7 +31,13 @@ from .ior import IllusionTable, IORReport, SweepPoint, detect_ior, illusion_tabl
 from .metrics import CalibrationError, ConfidenceStats, calibration_error, confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature, search_temperature
 from .protocol import AdversarialEvaluation, call_attack, evaluate_attack, predict, transfer_attack
-from .temperature import TemperatureScaled, TemperatureScaledModule, TemperatureScaledText, logits64
+from .temperature import (
+    TemperatureScaled,
+    TemperatureScaledModule,
+    TemperatureScaledText,
+    logits64,
+    served_systems,
+)
 from .training import (
     TrainingConfig,
     TrainingResult,
@@ -37,6 +51,7 @@ from .training import (
 __version__ = _version("iortemp")
 
 __all__ = [
+    "TEXT_ATTACKS",
     "AdversarialEvaluation",
     "AttackOutput",
     "CachedTextClassifier",
@@ -80,9 +95,11 @@ __all__ = [
     "predict",
     "run_interval",
     "search_temperature",
+    "served_systems",
     "seed_interval",
     "temperature_nll",
     "temperature_sweep",
+    "text_attack",
     "train_classifier",
     "transfer_attack",
 ]

@@ -27,6 +27,8 @@ __all__ = [
     "GreedyWordSwap",
     "PGDLinf",
     "TextAttackRecipe",
+    "TEXT_ATTACKS",
+    "text_attack",
 ]
 
 
@@ -535,3 +537,29 @@ def _bae(victim, masked_lm):
     constraints = [RepeatModification(), StopwordModification(), PartOfSpeech(allow_verb_noun_swap=True),
                    _use_constraint(0.936338023, 15, metric="cosine")]
     return Attack(UntargetedClassification(victim), constraints, transformation, GreedyWordSwapWIR("delete"))
+
+
+TEXT_ATTACKS = ("deepwordbug", "pwws", "textfooler", "bae", "wordswap")
+
+
+def text_attack(
+    name: str,
+    *,
+    model=None,
+    wordnet: str | None = None,
+    embedding: str | None = None,
+    masked_lm: str | None = None,
+    neighbours: int = 8,
+):
+    """The Sec. 5.1 text attack called ``name``: a :class:`TextAttackRecipe` (``deepwordbug``, ``pwws`` with
+    local WordNet, ``textfooler`` / ``bae`` with local embeddings / masked LM), or ``wordswap``: the offline
+    :class:`GreedyWordSwap` over ``neighbours`` nearest input-embedding tokens of ``model`` (a text classifier
+    with ``.model`` and ``.tokenizer``, e.g. :class:`~iortemp.HFTextClassifier`)."""
+    check_choice(name, TEXT_ATTACKS, "name")
+    if name == "wordswap":
+        net, tok = getattr(model, "model", None), getattr(model, "tokenizer", None)
+        if net is None or tok is None:
+            raise TypeError("wordswap needs model= a text classifier with .model and .tokenizer (HF)")
+        nb = EmbeddingNeighbours.from_hf(net, tok, k=check_positive_int(neighbours, "neighbours"))
+        return GreedyWordSwap(candidates=nb)
+    return TextAttackRecipe(recipe=name, wordnet=wordnet, embedding=embedding, masked_lm=masked_lm)

@@ -236,6 +236,32 @@ class IllusionTable:
             "resolved": bool(plain.above(best)),
         }
 
+    def sample_records(self, labels, confidences: Mapping[str, Sequence[float]] | None = None) -> list[dict]:
+        """Per-sample records of a table built with ``keep_samples=True``: one dict per (input, system, mode,
+        attack, seed) with ``id``, ``label``, ``prediction``, ``confidence`` (from ``confidences[system]``,
+        e.g. the max-softmax of the float64 logits; ``None`` if not given), ``system``, ``mode``, ``attack``,
+        ``seed``, ``temperature``, ``adv_prediction``, ``adv_correct`` and, for text, ``perturbed_text``. The
+        mean of ``adv_correct`` over a (system, mode, attack, seed) is that run's adversarial accuracy."""
+        y = np.asarray(labels.cpu() if hasattr(labels, "cpu") else labels).astype(np.int64)
+        out = []
+        for r in self.rows:
+            if "samples" not in r:
+                raise ValueError("the table holds no samples: build it with illusion_table(..., keep_samples=True)")
+            conf = None if confidences is None else confidences[r["system"]]
+            for a, runs in r["samples"].items():
+                for run in runs:
+                    texts = run["perturbed_text"]
+                    for i, (yi, pred, adv) in enumerate(zip(y, r["predictions"], run["adv_prediction"], strict=True)):
+                        rec = {"id": i, "label": int(yi), "prediction": int(pred),
+                               "confidence": None if conf is None else float(conf[i]), "system": r["system"],
+                               "mode": r["mode"], "attack": a, "seed": int(run["seed"]),
+                               "temperature": float(run["temperature"]), "adv_prediction": int(adv),
+                               "adv_correct": bool(int(pred) == yi and int(adv) == yi)}
+                        if texts is not None:
+                            rec["perturbed_text"] = texts[i]
+                        out.append(rec)
+        return out
+
     def interval(self, system: str, mode: str, attack: str) -> Interval:
         """Adversarial accuracy with its 95 % Clopper-Pearson interval (pooled over seeds)."""
         r = self._row(system, mode)
