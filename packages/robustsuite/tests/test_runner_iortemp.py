@@ -68,7 +68,7 @@ def test_runner_section_well_formed_resumable_and_logs_samples(tmp_path):
         assert all(r["adv_correct"] == (r["label"] == r["prediction"] == r["adv_prediction"]) for r in sel)
     vis_recs = [r for r in recs if r["modality"] == "vision"]
     vb = [r for r in vis_recs if r["system"] == "base" and r["mode"] == "plain"]
-    assert len(vb) == 60 * 2 and "perturbed_text" not in vb[0]
+    assert len(vb) == 60 * 2 and vb[0].get("perturbed_text") is None
     assert 100 * np.mean([r["adv_correct"] for r in vb]) == pytest.approx(vbase[vis.columns.index("plain PGD")])
     # resume: a second run reuses the checkpointed units and gives the same section
     again = runner.run(RunContext(run_dir=tmp_path, method=runner.NAME, seed=0), {**runner.DEFAULTS, **TINY})

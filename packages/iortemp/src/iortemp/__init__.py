@@ -8,6 +8,7 @@ Heavy integrations (TextAttack, transformers) are imported lazily.
 
 from importlib.metadata import version as _version
 
+from .ablation import NormalizationAblation, ddi_normalization_ablation
 from .attacks import (
     TEXT_ATTACKS,
     AttackOutput,
@@ -63,6 +64,7 @@ __all__ = [
     "IORReport",
     "IllusionTable",
     "Interval",
+    "NormalizationAblation",
     "PGDLinf",
     "PlattScaler",
     "SweepPoint",
@@ -83,6 +85,7 @@ __all__ = [
     "call_attack",
     "clopper_pearson",
     "confidence_stats",
+    "ddi_normalization_ablation",
     "detect_ior",
     "evaluate_attack",
     "fit_temperature",
