@@ -8,7 +8,6 @@ import pytest
 
 from robustsuite.config import validate_method_params
 from robustsuite.errors import ConfigError
-
 from robustsuite.report import Section
 from robustsuite.runners import RunContext
 from robustsuite.runners import iortemp as runner
