@@ -19,6 +19,7 @@ TINY = {
     "ddi_train_size": 32, "ddi_epochs": 1, "ddi_batch_size": 16, "ddi_k": 1, "ddi_m": 2,
     "sweep_temperatures": [1e-3, 1.0, 1e7], "vision_n": 60, "vision_steps": 3, "modes": ["plain", "cal", "opt", "platt"],
     "seeds": [0, 1], "vision_seeds": [0, 1],
+    "ddi_table": True, "ddi_table_settings": ["normalise", "none"], "ddi_table_seeds": [0, 1],
 }
 
 
@@ -29,7 +30,9 @@ def test_runner_section_well_formed_resumable_and_logs_samples(tmp_path):
     assert isinstance(sec, Section)
     json.dumps(sec.to_dict())
     names = {t.name for t in sec.tables}
-    assert {"ior_table", "ior_verdict", "confidence", "transfer", "vision_ior"} <= names
+    assert {"ior_table", "ior_verdict", "confidence", "transfer", "vision_ior", "ddi_normalization"} <= names
+    ddi = next(t for t in sec.tables if t.name == "ddi_normalization")
+    assert [r[0] for r in ddi.rows] == ["base", "normalise", "none"]
     tab = next(t for t in sec.tables if t.name == "ior_table")
     assert len(tab.rows) == 4 * 4  # base, ↓conf, ↑conf, ddi-at × plain / cal / opt / platt
     cols = tab.columns
