@@ -161,16 +161,13 @@ def _ior_table(name: str, title: str, rows: list[dict], attacks: list[str], firs
     return Table(name, title, cols, out)
 
 
-def _verdicts(table, systems, attack: str, thr: float) -> dict:
-    return {k: table.verdict(k, attack, thr) for k in systems}
-
-
 def _verdict_table(name: str, title: str, verdicts: dict) -> Table:
-    cols = ["system", "plain", "plain_ci_low", "plain_ci_high", "best of cal/opt", "best of cal/opt_ci_low",
+    """One row per (system, attack): plain vs the best adversary temperature, with per-run intervals."""
+    cols = ["system", "attack", "plain", "plain_ci_low", "plain_ci_high", "best of cal/opt", "best of cal/opt_ci_low",
             "best of cal/opt_ci_high", "drop", "illusion", "resolved"]
-    rows = [[_lab(k), _pct(v["plain"]["value"]), _pct(v["plain"]["ci_low"]), _pct(v["plain"]["ci_high"]),
+    rows = [[_lab(k), a, _pct(v["plain"]["value"]), _pct(v["plain"]["ci_low"]), _pct(v["plain"]["ci_high"]),
              _pct(v["best"]["value"]), _pct(v["best"]["ci_low"]), _pct(v["best"]["ci_high"]), _pct(v["drop"]),
-             v["illusion"], v["resolved"]] for k, v in verdicts.items()]
+             v["illusion"], v["resolved"]] for (k, a), v in verdicts.items()]
     return Table(name, title, cols, rows)
 
 
@@ -238,16 +235,16 @@ def run(ctx, params: dict) -> Section:
                      f"{seeds}: mean over seeds, per-run 95 % Clopper-Pearson interval (hull over seeds) and 95 % "
                      "Student-t interval over seeds; plain attack, adversary calibration (cal, Eq. 9) and "
                      "Brent-optimised temperature (opt, Eq. 11) — Tables 2/3", rows, attack_names, ("system", ""))
-    verdicts = _verdicts(table, systems, opt_attack, thr)
-    t_verdict = _verdict_table("ior_verdict", f"IOR verdict per attack ({', '.join(attack_names)}; shown: "
-                               f"{opt_attack}; illusion when the adversary's temperature cuts adversarial accuracy "
-                               f"by more than {100 * thr:.1f} points; resolved when the two per-run intervals do "
-                               "not overlap)", verdicts)
+    verdicts = {(k, a): table.verdict(k, a, thr) for k in systems for a in attack_names}
+    t_verdict = _verdict_table("ior_verdict", f"IOR verdict per system and attack (n = {n_te} texts, seeds {seeds}; "
+                               "illusion when the adversary's best temperature cuts the mean adversarial accuracy by "
+                               f"more than {100 * thr:.1f} points; resolved when the two per-run Clopper-Pearson "
+                               "intervals do not overlap)", verdicts)
     metrics = {}
     for key in systems:
         by = {r["mode"]: r for r in rows if r["system"] == key}
         for a in attack_names:
-            v = table.verdict(key, a, thr)
+            v = verdicts[(key, a)]
             sfx = "" if a == opt_attack else f"_{a}"
             metrics[f"ior_{key}{sfx}"] = v["illusion"]
             metrics[f"ior_resolved_{key}{sfx}"] = v["resolved"]
@@ -430,10 +427,10 @@ def _vision(ctx, p, work: Path) -> tuple[list[dict], list[Table], list[dict], di
                                     p["calibration"], int(p["max_evaluations"]), seeds], unit)
     table = iortemp.IllusionTable(("pgd",), tuple(rows))
     thr = float(p["threshold"])
-    verdicts = _verdicts(table, systems, "pgd", thr)
+    verdicts = {k: table.verdict(k, "pgd", thr) for k in systems}
     cols = ["model", "clean"]
     for m in ("plain PGD", "cal", "opt"):
-        cols += [m, f"{m}_ci_low", f"{m}_ci_high", f"{m} over seeds_ci_low", f"{m} over seeds_ci_high"]
+        cols += [m, f"{m}_ci_low", f"{m}_ci_high", f"{m} over seeds", f"{m} over seeds_ci_low", f"{m} over seeds_ci_high"]
     out = []
     for k in systems:
         by = {r["mode"]: r for r in rows if r["system"] == k}
@@ -443,7 +440,8 @@ def _vision(ctx, p, work: Path) -> tuple[list[dict], list[Table], list[dict], di
             r = by[m]
             lo, hi = r["adversarial_accuracy_seed_ci_low"]["pgd"], r["adversarial_accuracy_seed_ci_high"]["pgd"]
             row += [_pct(r["adversarial_accuracy"]["pgd"]), _pct(r["adversarial_accuracy_ci_low"]["pgd"]),
-                    _pct(r["adversarial_accuracy_ci_high"]["pgd"]), _pct(None if lo is None else max(0.0, lo)),
+                    _pct(r["adversarial_accuracy_ci_high"]["pgd"]), _pct(r["adversarial_accuracy"]["pgd"]),
+                    _pct(None if lo is None else max(0.0, lo)),
                     _pct(None if hi is None else min(1.0, hi))]
         out.append(row + [verdicts[k]["illusion"], verdicts[k]["resolved"], bool(by["cal"]["separable"])])
     vt = Table("vision_ior", f"IOR check on {p['vision_model']} with L∞ PGD (eps {p['vision_eps']}, "
