@@ -152,6 +152,7 @@ def test_ascc_weights_are_convex_combinations_of_synonyms(small, tiny_text, syno
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)  # ~80 s CPU; the default 900 s wall limit was hit on 2 cores shared at load 21-27
 def test_ascc_raises_robust_accuracy_under_synonym_swaps(tiny_text, corpus, corpus_maker):
     """ASCC's claim (Dong et al., 2021), on a fixed small setting: trained against convex combinations of each
     word's synonyms, the model resists a word-substitution attack over the same synonym sets. Synonyms here keep
