@@ -14,7 +14,15 @@
 2. Calibration: ``calibrate_temperature(method="exact")`` vs the paper's gradient descent (lr 0.01,
    5000 iterations): wall time and NLL reached, on planted logits and on T_d-scaled versions of them.
 
+3. ``--pwws N``: PWWS (offline WordNet) on N texts of a text classifier (default the shipped
+   ``builtin:wordnet-roberta``, loaded through robustsuite) for the three served systems (base, ↓conf, ↑conf) at
+   the plain and the calibrated temperature — the six PWWS runs of one seed of the demo table — without and
+   with ``CachedTextClassifier`` (per-text logits shared by all systems and temperatures), each after a warm-up
+   that loads TextAttack and WordNet. Prints CPU seconds per text, model texts computed, and the ratio; the
+   adversarial accuracies of both runs must agree.
+
 Usage: OMP_NUM_THREADS=1 uv run python tools/bench/bench_iortemp.py [--paper-size] [--attack wordswap]
+       OMP_NUM_THREADS=1 uv run python tools/bench/bench_iortemp.py --pwws 20
 """
 
 from __future__ import annotations
@@ -108,6 +116,41 @@ def bench_calibration(n: int, seed: int) -> None:
               f"NLL excess of GD {ng - ne:+.2e}")
 
 
+def bench_pwws(n: int, model_spec: str, data_spec: str) -> None:
+    from robustsuite.loaders import load_dataset, load_model
+
+    base, ds = load_model(model_spec), load_dataset(data_spec)
+    x, y = list(ds.test.x[:n]), ds.test.y[:n].numpy()
+    xv, yv = list(ds.val.x[:40]), ds.val.y[:40].numpy()
+    pwws = iortemp.text_attack("pwws")
+    pwws(base, x[:2], y[:2])  # warm-up: TextAttack import, WordNet reader
+
+    class Counting:
+        def __init__(self, inner):
+            self.inner, self.model, self.tokenizer, self.texts = inner, inner.model, inner.tokenizer, 0
+
+        def __call__(self, texts):
+            self.texts += len(texts)
+            return self.inner(texts)
+
+    out = {}
+    for label, cached in (("uncached", False), ("cached", True)):
+        counted = Counting(base)
+        served = iortemp.CachedTextClassifier(counted) if cached else counted
+        c0 = time.process_time()
+        accs = []
+        for model in iortemp.served_systems(served).values():
+            t_cal = iortemp.calibrate_temperature(iortemp.logits64(model, xv), yv)
+            for t in (1.0, t_cal):
+                accs.append(iortemp.evaluate_attack(model, x, y, pwws, temperature=t).adversarial_accuracy)
+        cpu = time.process_time() - c0
+        out[label] = (cpu, counted.texts, accs)
+        print(f"[pwws] {label:8s} {n} texts x 6 runs: {cpu:.1f} CPU s ({cpu / (6 * n):.3f} s per text-run), "
+              f"{counted.texts} texts through the model; adversarial accuracies {[round(a, 3) for a in accs]}")
+    (cu, tu, au), (cc, tc, ac) = out["uncached"], out["cached"]
+    print(f"[pwws] cached / uncached: CPU {cc / cu:.2f}x, model texts {tc / tu:.2f}x; accuracies agree: {au == ac}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--paper-size", action="store_true", help="validation set of 1066 (RT) / 10000 logits")
@@ -118,7 +161,13 @@ def main() -> None:
                     help="start temperature of the search: NLL-calibrated (the method's default) or T = 1")
     ap.add_argument("--xatol", type=float, default=0.05, help="search lattice step / Brent tolerance (decades)")
     ap.add_argument("--skip-calibration", action="store_true")
+    ap.add_argument("--pwws", type=int, default=0, metavar="N", help="only the PWWS profile on N texts")
+    ap.add_argument("--model", default="builtin:wordnet-roberta", help="model spec for --pwws")
+    ap.add_argument("--dataset", default="builtin:wordnet-topics", help="dataset spec for --pwws")
     a = ap.parse_args()
+    if a.pwws:
+        bench_pwws(a.pwws, a.model, a.dataset)
+        return
     if not a.skip_calibration:
         bench_calibration(10000 if a.paper_size else 2000, a.seed)
     bench_search(150 if a.paper_size else 40, 6 if a.paper_size else 5, a.seed, a.attack, a.start, a.xatol)

@@ -93,8 +93,12 @@ def test_bad_attack_inputs(tiny_text, synonyms):
                                modes=("fancy",))
 
 
-def test_illusion_table_seeds_pool_intervals(tiny_text, corpus):
-    """seeds: one attack run per seed; mean and std over seeds, a pooled Clopper-Pearson interval."""
+def test_illusion_table_seeds_give_seed_and_per_run_intervals(tiny_text, corpus):
+    """seeds: one attack run per seed; mean and std over seeds, a Student-t interval over the seeds, and the
+    hull of the per-run Clopper-Pearson intervals (not a pooled binomial of n × S, which treats the same texts
+    attacked S times as independent trials and is ~sqrt(S) too narrow)."""
+    from scipy.stats import t as student_t
+
     _, (xva, yva), (xte, yte) = corpus
 
     def random_drop(victim, texts, labels, *, seed=0):  # a seeded attack: drops each text's words at random
@@ -106,16 +110,74 @@ def test_illusion_table_seeds_pool_intervals(tiny_text, corpus):
     tab = iortemp.illusion_table({"base": tiny_text}, {"drop": random_drop}, xte[:30], yte[:30],
                                  val_inputs=xva[:30], val_labels=yva[:30], modes=("plain",), seeds=[0, 1, 2])
     row = tab.rows[0]
-    accs = [iortemp.evaluate_attack(tiny_text, xte[:30], yte[:30], random_drop, seed=s).adversarial_accuracy
-            for s in (0, 1, 2)]
+    evs = [iortemp.evaluate_attack(tiny_text, xte[:30], yte[:30], random_drop, seed=s) for s in (0, 1, 2)]
+    accs = [ev.adversarial_accuracy for ev in evs]
+    assert len(set(accs)) > 1  # the seeds do vary this attack
     assert row["adversarial_accuracy"]["drop"] == pytest.approx(np.mean(accs))
     assert row["adversarial_accuracy_std"]["drop"] == pytest.approx(np.std(accs, ddof=1))
+    half = student_t.ppf(0.975, 2) * np.std(accs, ddof=1) / np.sqrt(3)
+    assert row["adversarial_accuracy_seed_ci_low"]["drop"] == pytest.approx(np.mean(accs) - half)
+    assert row["adversarial_accuracy_seed_ci_high"]["drop"] == pytest.approx(np.mean(accs) + half)
     iv = tab.interval("base", "plain", "drop")
     assert iv.low <= iv.value <= iv.high and row["seeds"] == [0, 1, 2] and row["n"] == 30
-    pooled = iortemp.clopper_pearson(np.concatenate([
-        iortemp.evaluate_attack(tiny_text, xte[:30], yte[:30], random_drop, seed=s).correct_adversarial
-        for s in (0, 1, 2)]))
-    assert (iv.low, iv.high) == (pooled.low, pooled.high) and iv.value == pytest.approx(pooled.value)
+    per_run = [iortemp.clopper_pearson(ev.correct_adversarial) for ev in evs]
+    assert (iv.low, iv.high) == (min(r.low for r in per_run), max(r.high for r in per_run))
+    pooled = iortemp.clopper_pearson(np.concatenate([ev.correct_adversarial for ev in evs]))
+    assert iv.high - iv.low > pooled.high - pooled.low  # wider than the (wrong) pooled interval
     with pytest.raises(ValueError, match="seeds"):
         iortemp.illusion_table({"base": tiny_text}, {"drop": random_drop}, xte[:3], yte[:3], val_inputs=xva[:3],
                                val_labels=yva[:3], seeds=[])
+
+
+def test_deterministic_attack_runs_once_per_temperature_and_logs_samples(tiny_text, corpus, synonyms):
+    """A deterministic attack (the word swap) is not re-run for every seed at the same temperature: its seeds
+    repeat one run (zero spread); keep_samples holds the per-text adversarial predictions and perturbed texts,
+    from which the row's accuracy is recomputed."""
+    _, (xva, yva), (xte, yte) = corpus
+    calls = []
+
+    class Counting(iortemp.GreedyWordSwap):
+        def __call__(self, victim, texts, labels, *, seed=0, progress=False):
+            calls.append(seed)
+            return super().__call__(victim, texts, labels, seed=seed, progress=progress)
+
+    atk = Counting(candidates=synonyms)
+    tab = iortemp.illusion_table({"base": tiny_text}, {"swap": atk}, xte[:20], yte[:20], val_inputs=xva[:20],
+                                 val_labels=yva[:20], modes=("plain",), seeds=[0, 1, 2], keep_samples=True)
+    row = tab.rows[0]
+    assert calls == [0] and row["adversarial_accuracy_std"]["swap"] == 0.0
+    assert row["adversarial_accuracy_seed_ci_low"]["swap"] == row["adversarial_accuracy_seed_ci_high"]["swap"]
+    samples = row["samples"]["swap"]
+    assert [s["seed"] for s in samples] == [0, 1, 2] and len(samples[0]["perturbed_text"]) == 20
+    y, pred, adv = np.asarray(yte[:20]), np.asarray(row["predictions"]), np.asarray(samples[0]["adv_prediction"])
+    assert np.mean((pred == y) & (adv == y)) == pytest.approx(row["adversarial_accuracy"]["swap"])
+    assert np.mean(adv == y) < np.mean(pred == y)  # the attack attacks (fails for a reversed adversary)
+    assert iortemp.predict(tiny_text, samples[0]["perturbed_text"]).tolist() == samples[0]["adv_prediction"]
+    recs = tab.sample_records(yte[:20])
+    assert len(recs) == 20 * 3 and {"id", "label", "prediction", "adv_prediction", "perturbed_text"} <= set(recs[0])
+    for sd in (0, 1, 2):
+        acc = np.mean([r["adv_correct"] for r in recs if r["seed"] == sd])
+        assert acc == pytest.approx(row["adversarial_accuracy"]["swap"])
+
+
+def test_cached_text_classifier_same_logits_fewer_model_calls(tiny_text, corpus):
+    """CachedTextClassifier returns the inner model's logits and computes each distinct text once."""
+    _, _, (xte, _) = corpus
+    seen = []
+
+    def inner(texts):
+        seen.extend(texts)
+        return tiny_text(texts)
+
+    cached = iortemp.CachedTextClassifier(inner)
+    first = cached(xte[:10])
+    again = cached(xte[5:15] + xte[:2])
+    np.testing.assert_allclose(first, tiny_text(xte[:10]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(again[:5], first[5:10])
+    np.testing.assert_allclose(again[5:10], tiny_text(xte[10:15]), rtol=1e-5, atol=1e-6)
+    assert seen == list(dict.fromkeys(xte[:15])) and cached.misses == len(seen) and cached.hits == 7
+    up = iortemp.TemperatureScaled(cached, 0.005)
+    np.testing.assert_array_equal(up(xte[:3]), (first[:3] / np.float32(0.005)).astype(np.float32))
+    assert cached(["dup", "dup"]).shape[0] == 2 and seen[-1] == "dup" and seen.count("dup") == 1
+    with pytest.raises(TypeError, match="model"):
+        iortemp.CachedTextClassifier(3)

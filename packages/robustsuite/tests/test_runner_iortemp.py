@@ -3,8 +3,11 @@ resumable; on the demo defaults (builtin:wordnet-roberta / builtin:fashion-cnn) 
 
 import json
 
+import numpy as np
 import pytest
 
+from robustsuite.config import validate_method_params
+from robustsuite.errors import ConfigError
 from robustsuite.report import Section
 from robustsuite.runners import RunContext
 from robustsuite.runners import iortemp as runner
@@ -15,17 +18,21 @@ TINY = {
     "n_test": 16, "n_val": 16, "attacks": ["wordswap"], "opt_attack": "wordswap", "max_evaluations": 3,
     "ddi_train_size": 32, "ddi_epochs": 1, "ddi_batch_size": 16, "ddi_k": 1, "ddi_m": 2,
     "sweep_temperatures": [1e-3, 1.0, 1e7], "vision_n": 60, "vision_steps": 3, "modes": ["plain", "cal", "opt", "platt"],
+    "seeds": [0, 1], "vision_seeds": [0, 1],
+    "ddi_table": True, "ddi_table_settings": ["normalise", "none"], "ddi_table_seeds": [0, 1],
 }
 
 
 @pytest.mark.slow
-def test_runner_section_well_formed_and_resumable(tmp_path):
-    ctx = RunContext(run_dir=tmp_path, method=runner.NAME, seed=0)
+def test_runner_section_well_formed_resumable_and_logs_samples(tmp_path):
+    ctx = RunContext(run_dir=tmp_path, method=runner.NAME, seed=0, log_format="jsonl")
     sec = runner.run(ctx, {**runner.DEFAULTS, **TINY})
     assert isinstance(sec, Section)
     json.dumps(sec.to_dict())
     names = {t.name for t in sec.tables}
-    assert {"ior_table", "ior_verdict", "confidence", "transfer", "vision_ior"} <= names
+    assert {"ior_table", "ior_verdict", "confidence", "transfer", "vision_ior", "ddi_normalization"} <= names
+    ddi = next(t for t in sec.tables if t.name == "ddi_normalization")
+    assert [r[0] for r in ddi.rows] == ["base", "normalise", "none"]
     tab = next(t for t in sec.tables if t.name == "ior_table")
     assert len(tab.rows) == 4 * 4  # base, ↓conf, ↑conf, ddi-at × plain / cal / opt / platt
     cols = tab.columns
@@ -45,6 +52,26 @@ def test_runner_section_well_formed_and_resumable(tmp_path):
     assert 50.0 < conf["↓conf"][2] < 50.001 and conf["↑conf"][2] > conf["base"][2]
     assert (tmp_path / sec.figures[0].path).exists()
     assert isinstance(sec.metrics["ior_up_conf"], bool)
+    # per-sample log: the table's accuracies (mean over seeds) recomputed from the rows' label / prediction /
+    # adv_prediction, and the logged correctness agrees with them
+    (path,) = (tmp_path / "samples").glob("*.jsonl")
+    recs = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert {"id", "label", "prediction", "confidence", "adv_prediction", "perturbed_text", "seed"} <= set(recs[0])
+    text = [r for r in recs if r["modality"] == "text"]
+    assert len(text) == 16 * 4 * 4 * 2  # texts × systems × modes × seeds (one attack)
+    lab = {"base": "base", "down_conf": "↓conf", "up_conf": "↑conf", "ddi_at": "ddi-at"}
+    for row in tab.rows:
+        sys_key = next(k for k, v in lab.items() if v == row[0])
+        mode = "plain" if row[1] == "-" else row[1]
+        sel = [r for r in text if r["system"] == sys_key and r["mode"] == mode and r["attack"] == "wordswap"]
+        per_seed = [np.mean([r["label"] == r["prediction"] == r["adv_prediction"] for r in sel if r["seed"] == sd])
+                    for sd in (0, 1)]
+        assert 100 * np.mean(per_seed) == pytest.approx(row[cols.index("wordswap")])
+        assert all(r["adv_correct"] == (r["label"] == r["prediction"] == r["adv_prediction"]) for r in sel)
+    vis_recs = [r for r in recs if r["modality"] == "vision"]
+    vb = [r for r in vis_recs if r["system"] == "base" and r["mode"] == "plain"]
+    assert len(vb) == 60 * 2 and vb[0].get("perturbed_text") is None
+    assert 100 * np.mean([r["adv_correct"] for r in vb]) == pytest.approx(vbase[vis.columns.index("plain PGD")])
     # resume: a second run reuses the checkpointed units and gives the same section
     again = runner.run(RunContext(run_dir=tmp_path, method=runner.NAME, seed=0), {**runner.DEFAULTS, **TINY})
     assert again.tables == sec.tables
@@ -87,3 +114,11 @@ def test_demo_defaults_show_the_illusion_and_its_removal(tmp_path):
         back = iv(vrows["↑conf"], col)
         assert _overlap(back[1], vbase[1]) and back[0] < vup[1][0], (col, back, vbase, vup)
     assert vrows["↑conf"][vc.index("illusion")] is True and vrows["base"][vc.index("illusion")] is False
+
+
+@pytest.mark.parametrize("bad", [{"n_test": 0}, {"vision_eps": 2.0}, {"threshold": 1.0}, {"calibration": "adam"},
+                                 {"max_evaluations": 0}, {"ddi_normalization": "scale"}, {"ddi_lr": 0.0}])
+def test_bounds_reject_bad_values_before_work(bad):
+    with pytest.raises(ConfigError, match=next(iter(bad))):
+        validate_method_params(runner.NAME, bad)
+    validate_method_params(runner.NAME, {k: runner.DEFAULTS[k] for k in bad})  # the defaults pass

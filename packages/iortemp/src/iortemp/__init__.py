@@ -8,15 +8,37 @@ Heavy integrations (TextAttack, transformers) are imported lazily.
 
 from importlib.metadata import version as _version
 
-from .attacks import AttackOutput, EmbeddingNeighbours, GreedyWordSwap, PGDLinf, TextAttackRecipe
+from .ablation import NormalizationAblation, ddi_normalization_ablation
+from .attacks import (
+    TEXT_ATTACKS,
+    AttackOutput,
+    EmbeddingNeighbours,
+    GreedyWordSwap,
+    PGDLinf,
+    TextAttackRecipe,
+    text_attack,
+)
 from .calibration import PlattScaler, TemperatureFit, calibrate_temperature, fit_temperature, temperature_nll
-from .hf import HFTextClassifier
-from .intervals import Interval, bootstrap_interval, clopper_pearson, intervals_overlap
+from .hf import CachedTextClassifier, HFTextClassifier
+from .intervals import (
+    Interval,
+    bootstrap_interval,
+    clopper_pearson,
+    intervals_overlap,
+    run_interval,
+    seed_interval,
+)
 from .ior import IllusionTable, IORReport, SweepPoint, detect_ior, illusion_table, temperature_sweep
 from .metrics import CalibrationError, ConfidenceStats, calibration_error, confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature, search_temperature
 from .protocol import AdversarialEvaluation, call_attack, evaluate_attack, predict, transfer_attack
-from .temperature import TemperatureScaled, TemperatureScaledModule, TemperatureScaledText, logits64
+from .temperature import (
+    TemperatureScaled,
+    TemperatureScaledModule,
+    TemperatureScaledText,
+    logits64,
+    served_systems,
+)
 from .training import (
     TrainingConfig,
     TrainingResult,
@@ -30,8 +52,10 @@ from .training import (
 __version__ = _version("iortemp")
 
 __all__ = [
+    "TEXT_ATTACKS",
     "AdversarialEvaluation",
     "AttackOutput",
+    "CachedTextClassifier",
     "CalibrationError",
     "ConfidenceStats",
     "EmbeddingNeighbours",
@@ -40,6 +64,7 @@ __all__ = [
     "IORReport",
     "IllusionTable",
     "Interval",
+    "NormalizationAblation",
     "PGDLinf",
     "PlattScaler",
     "SweepPoint",
@@ -60,6 +85,7 @@ __all__ = [
     "call_attack",
     "clopper_pearson",
     "confidence_stats",
+    "ddi_normalization_ablation",
     "detect_ior",
     "evaluate_attack",
     "fit_temperature",
@@ -70,9 +96,13 @@ __all__ = [
     "min_norm_simplex",
     "optimize_temperature",
     "predict",
+    "run_interval",
     "search_temperature",
+    "served_systems",
+    "seed_interval",
     "temperature_nll",
     "temperature_sweep",
+    "text_attack",
     "train_classifier",
     "transfer_attack",
 ]

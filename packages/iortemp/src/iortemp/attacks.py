@@ -27,6 +27,8 @@ __all__ = [
     "GreedyWordSwap",
     "PGDLinf",
     "TextAttackRecipe",
+    "TEXT_ATTACKS",
+    "text_attack",
 ]
 
 
@@ -153,6 +155,8 @@ class GreedyWordSwap:
         self.unk_token = unk_token
         self.stopwords = frozenset(stopwords or ())
         self.batch_size = check_positive_int(batch_size, "batch_size")
+
+    stochastic = False  # deterministic search: every seed gives the same run
 
     def _cands(self, word: str) -> list[str]:
         lw = word.lower()
@@ -287,6 +291,12 @@ class TextAttackRecipe:
                     "WordNet dict directory, or run python -m nltk.downloader wordnet where the network exists"
                 )
 
+    @property
+    def stochastic(self) -> bool:
+        """Whether ``seed`` changes the run: DeepWordBug draws random character edits; PWWS, TextFooler and
+        BAE are deterministic greedy searches (several seeds repeat one run)."""
+        return self.recipe == "deepwordbug"
+
     def build(self, victim):
         """The ``textattack.Attack`` for ``victim`` (imports textattack: slow, ~15 s the first time)."""
         import_textattack()
@@ -347,6 +357,11 @@ class PGDLinf:
         self.random_start = bool(random_start)
         self.batch_size = check_positive_int(batch_size, "batch_size")
 
+    @property
+    def stochastic(self) -> bool:
+        """Only the random start depends on ``seed``."""
+        return self.random_start
+
     def __call__(
         self, victim: nn.Module, x: torch.Tensor, y: torch.Tensor, *, seed: int = 0, progress: bool = False
     ) -> AttackOutput:
@@ -403,23 +418,40 @@ def _progress(it, progress: bool):
     return tqdm(it)
 
 
+_WN_CANDIDATES: dict[tuple[str, str], list[str]] = {}
+
+
+def wordnet_candidates(word: str, root=None) -> list[str]:
+    """TextAttack's ``WordSwapWordNet`` candidates of ``word`` (single-word lemmas of every synset, the word
+    itself excluded), read from local WordNet files and cached per (WordNet directory, word) for the process:
+    PWWS asks for the same words at every temperature, seed and system of a table."""
+    from .wordnet import find_wordnet, wordnet_reader
+
+    key = (str(root) if root is not None else str(find_wordnet(None)), word)
+    if key not in _WN_CANDIDATES:
+        wn = wordnet_reader(root)
+        out = set()
+        for syn in wn.synsets(word):
+            for lemma in syn.lemma_names():
+                if lemma != word and "_" not in lemma and " " not in lemma:
+                    out.add(lemma)
+        _WN_CANDIDATES[key] = sorted(out)
+    return list(_WN_CANDIDATES[key])
+
+
 def _wordnet_swap(root):
-    """TextAttack's ``WordSwapWordNet`` candidates (single-word lemmas of every synset of the word) from local
-    WordNet files, without its ``nltk.download`` call."""
+    """TextAttack's ``WordSwapWordNet`` from local WordNet files (without its ``nltk.download`` call), with
+    the candidates cached per word (:func:`wordnet_candidates`)."""
     from textattack.transformations import WordSwap
 
-    from .wordnet import wordnet_reader
+    from .wordnet import find_wordnet, wordnet_reader
 
-    wn = wordnet_reader(root)
+    wordnet_reader(root)  # fail early (FileNotFoundError naming what to install) before any attack runs
+    resolved = find_wordnet(root)
 
     class LocalWordNetSwap(WordSwap):
         def _get_replacement_words(self, word, random=False):
-            out = set()
-            for syn in wn.synsets(word):
-                for lemma in syn.lemma_names():
-                    if lemma != word and "_" not in lemma and " " not in lemma:
-                        out.add(lemma)
-            return sorted(out)
+            return wordnet_candidates(word, resolved)
 
     return LocalWordNetSwap()
 
@@ -505,3 +537,29 @@ def _bae(victim, masked_lm):
     constraints = [RepeatModification(), StopwordModification(), PartOfSpeech(allow_verb_noun_swap=True),
                    _use_constraint(0.936338023, 15, metric="cosine")]
     return Attack(UntargetedClassification(victim), constraints, transformation, GreedyWordSwapWIR("delete"))
+
+
+TEXT_ATTACKS = ("deepwordbug", "pwws", "textfooler", "bae", "wordswap")
+
+
+def text_attack(
+    name: str,
+    *,
+    model=None,
+    wordnet: str | None = None,
+    embedding: str | None = None,
+    masked_lm: str | None = None,
+    neighbours: int = 8,
+):
+    """The Sec. 5.1 text attack called ``name``: a :class:`TextAttackRecipe` (``deepwordbug``, ``pwws`` with
+    local WordNet, ``textfooler`` / ``bae`` with local embeddings / masked LM), or ``wordswap``: the offline
+    :class:`GreedyWordSwap` over ``neighbours`` nearest input-embedding tokens of ``model`` (a text classifier
+    with ``.model`` and ``.tokenizer``, e.g. :class:`~iortemp.HFTextClassifier`)."""
+    check_choice(name, TEXT_ATTACKS, "name")
+    if name == "wordswap":
+        net, tok = getattr(model, "model", None), getattr(model, "tokenizer", None)
+        if net is None or tok is None:
+            raise TypeError("wordswap needs model= a text classifier with .model and .tokenizer (HF)")
+        nb = EmbeddingNeighbours.from_hf(net, tok, k=check_positive_int(neighbours, "neighbours"))
+        return GreedyWordSwap(candidates=nb)
+    return TextAttackRecipe(recipe=name, wordnet=wordnet, embedding=embedding, masked_lm=masked_lm)

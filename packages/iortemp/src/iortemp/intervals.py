@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Interval", "bootstrap_interval", "clopper_pearson", "intervals_overlap"]
+__all__ = ["Interval", "bootstrap_interval", "clopper_pearson", "intervals_overlap", "run_interval", "seed_interval"]
 
 
 @dataclass(frozen=True)
@@ -64,3 +64,35 @@ def bootstrap_interval(
 def intervals_overlap(a: Interval, b: Interval) -> bool:
     """Whether two intervals share a point (then the report says the difference is not resolved)."""
     return not (a.above(b) or a.below(b))
+
+
+def run_interval(correct_per_seed: Sequence[Sequence[bool]], *, level: float = 0.95) -> Interval:
+    """Per-run Clopper-Pearson interval over the n texts of each seed's run; with several seeds, the hull of
+    the per-seed intervals around the mean accuracy.
+
+    The runs of several seeds attack the *same* n texts, so their outcomes are not independent trials:
+    pooling them into one binomial of n × S trials would give an interval ~sqrt(S) too narrow (for a
+    deterministic attack, S copies of one run). The hull never claims more precision than one run of n.
+    """
+    runs = [np.asarray(c, dtype=bool).ravel() for c in correct_per_seed]
+    if not runs or any(r.size == 0 for r in runs):
+        raise ValueError("correct_per_seed must hold at least one non-empty run")
+    ivs = [clopper_pearson(r, level=level) for r in runs]
+    return Interval(float(np.mean([iv.value for iv in ivs])), min(iv.low for iv in ivs), max(iv.high for iv in ivs))
+
+
+def seed_interval(values: Sequence[float] | np.ndarray, *, level: float = 0.95) -> Interval | None:
+    """Student-t interval of the mean of per-seed values (the paper's mean ± std over seeds, as an interval):
+    ``mean ± t_{S-1} · std / sqrt(S)``; ``None`` for a single seed (no spread to estimate). Identical values
+    (a deterministic attack) give a zero-width interval: the seeds do not vary that number."""
+    from scipy.stats import t as student_t
+
+    v = np.asarray(values, dtype=np.float64).ravel()
+    if v.size == 0 or not np.all(np.isfinite(v)):
+        raise ValueError("values must be a non-empty array of finite numbers")
+    if not (0.0 < level < 1.0):
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    if v.size == 1:
+        return None
+    half = float(student_t.ppf((1 + level) / 2, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+    return Interval(float(v.mean()), float(v.mean() - half), float(v.mean() + half))

@@ -15,7 +15,7 @@ import numpy as np
 
 from ._validation import check_choice
 from .calibration import PlattScaler, TemperatureFit, fit_temperature
-from .intervals import Interval, clopper_pearson
+from .intervals import Interval, run_interval, seed_interval
 from .metrics import confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature
 from .protocol import AdversarialEvaluation, evaluate_attack
@@ -236,6 +236,32 @@ class IllusionTable:
             "resolved": bool(plain.above(best)),
         }
 
+    def sample_records(self, labels, confidences: Mapping[str, Sequence[float]] | None = None) -> list[dict]:
+        """Per-sample records of a table built with ``keep_samples=True``: one dict per (input, system, mode,
+        attack, seed) with ``id``, ``label``, ``prediction``, ``confidence`` (from ``confidences[system]``,
+        e.g. the max-softmax of the float64 logits; ``None`` if not given), ``system``, ``mode``, ``attack``,
+        ``seed``, ``temperature``, ``adv_prediction``, ``adv_correct`` and, for text, ``perturbed_text``. The
+        mean of ``adv_correct`` over a (system, mode, attack, seed) is that run's adversarial accuracy."""
+        y = np.asarray(labels.cpu() if hasattr(labels, "cpu") else labels).astype(np.int64)
+        out = []
+        for r in self.rows:
+            if "samples" not in r:
+                raise ValueError("the table holds no samples: build it with illusion_table(..., keep_samples=True)")
+            conf = None if confidences is None else confidences[r["system"]]
+            for a, runs in r["samples"].items():
+                for run in runs:
+                    texts = run["perturbed_text"]
+                    for i, (yi, pred, adv) in enumerate(zip(y, r["predictions"], run["adv_prediction"], strict=True)):
+                        rec = {"id": i, "label": int(yi), "prediction": int(pred),
+                               "confidence": None if conf is None else float(conf[i]), "system": r["system"],
+                               "mode": r["mode"], "attack": a, "seed": int(run["seed"]),
+                               "temperature": float(run["temperature"]), "adv_prediction": int(adv),
+                               "adv_correct": bool(int(pred) == yi and int(adv) == yi)}
+                        if texts is not None:
+                            rec["perturbed_text"] = texts[i]
+                        out.append(rec)
+        return out
+
     def interval(self, system: str, mode: str, attack: str) -> Interval:
         """Adversarial accuracy with its 95 % Clopper-Pearson interval (pooled over seeds)."""
         r = self._row(system, mode)
@@ -260,6 +286,7 @@ def illusion_table(
     max_evaluations: int = 8,
     seed: int = 0,
     seeds: Sequence[int] | None = None,
+    keep_samples: bool = False,
     progress: bool = False,
 ) -> IllusionTable:
     """Adversarial accuracy of each served system under each attack, plain / cal / opt (Tables 2-3), and
@@ -269,7 +296,13 @@ def illusion_table(
     "↑conf": TemperatureScaled(m, 0.005), "ddi-at": d}``); ``opt_attack`` names the attack used to
     optimise T on the validation set (default: the first attack; the paper uses DeepWordBug).
     ``seeds`` (default ``(seed,)``) repeats every attack (and the opt search) once per seed, as the paper's
-    mean ± std over seeds; rows report the mean, the std over seeds and a pooled Clopper-Pearson interval.
+    mean ± std over seeds; rows report the mean, the std over seeds, a Student-t interval over the seeds'
+    accuracies (``adversarial_accuracy_seed_ci_low/_high``, ``None`` for one seed) and the per-run
+    Clopper-Pearson interval over the n texts (``adversarial_accuracy_ci_low/_high``; with several seeds the
+    hull of the per-seed intervals, :func:`~iortemp.intervals.run_interval`). A deterministic attack
+    (``attack.stochastic`` False: PWWS, the word swap) runs once per temperature and its seeds repeat
+    that run. ``keep_samples=True`` adds ``row["samples"][attack]``: per seed, the served model's
+    adversarial predictions and (text) the perturbed inputs, for per-sample logs.
     A separable validation set gives the bounded T_cal of :func:`fit_temperature` (row key ``separable``).
     """
     for m in modes:
@@ -289,11 +322,10 @@ def illusion_table(
             if "platt" in modes
             else None
         )
+        done: dict[tuple, AdversarialEvaluation] = {}  # deterministic attacks: one run per (attack, T, source)
         for mode in modes:
             temps, searches = [], []
-            correct: dict[str, list] = {a: [] for a in attacks}
-            per_seed: dict[str, list] = {a: [] for a in attacks}
-            clean = conf_c = conf_a = None
+            runs: dict[str, list[AdversarialEvaluation]] = {a: [] for a in attacks}
             for sd in seed_list:
                 if mode in ("plain", "platt"):
                     t = 1.0
@@ -313,6 +345,10 @@ def illusion_table(
                     searches.append(res.to_dict())
                 temps.append(t)
                 for aname, atk in attacks.items():
+                    key = (aname, float(t), mode == "platt")
+                    if not getattr(atk, "stochastic", True) and key in done:
+                        runs[aname].append(done[key])
+                        continue
                     ev = evaluate_attack(
                         model,
                         inputs,
@@ -321,35 +357,12 @@ def illusion_table(
                         temperature=t,
                         source_model=source if mode == "platt" else None,
                         seed=sd,
+                        keep_adversarial=keep_samples,
                         progress=progress,
                     )
-                    correct[aname].extend(ev.correct_adversarial)
-                    per_seed[aname].append(ev.adversarial_accuracy)
-                    clean = ev.clean_accuracy
-                    conf_c, conf_a = ev.clean_confidence.mean, ev.adversarial_confidence.mean
-            cis = {a: clopper_pearson(correct[a]) for a in attacks}
-            row = {
-                "system": sname,
-                "mode": mode,
-                "temperature": temps[0],
-                "clean_accuracy": clean,
-                "adversarial_accuracy": {a: float(np.mean(per_seed[a])) for a in attacks},
-                "adversarial_accuracy_ci_low": {a: cis[a].low for a in attacks},
-                "adversarial_accuracy_ci_high": {a: cis[a].high for a in attacks},
-                "adversarial_accuracy_std": {
-                    a: float(np.std(per_seed[a], ddof=1)) if len(seed_list) > 1 else 0.0 for a in attacks
-                },
-                "clean_confidence": conf_c,
-                "adversarial_confidence": conf_a,
-                "seeds": list(seed_list),
-                "n": len(correct[opt_name]) // len(seed_list),
-                "separable": fit.separable,
-            }
-            if len(seed_list) > 1:
-                row["temperatures"] = temps
-            if searches:
-                row["search"] = searches[0] if len(searches) == 1 else searches
-            rows.append(row)
+                    done[key] = ev
+                    runs[aname].append(ev)
+            rows.append(_row(sname, mode, temps, searches, runs, seed_list, fit, opt_name, keep_samples))
     return IllusionTable(tuple(attacks), tuple(rows))
 
 
@@ -360,3 +373,50 @@ def _check_seeds(seeds: Sequence[int] | None, seed: int) -> tuple[int, ...]:
     if not out or any(isinstance(s, bool) or not isinstance(s, (int, np.integer)) for s in out):
         raise ValueError(f"seeds must be a non-empty sequence of integers, got {seeds!r}")
     return tuple(int(s) for s in out)
+
+
+def _row(sname, mode, temps, searches, runs, seed_list, fit, opt_name, keep_samples) -> dict:
+    """One Table 2/3 row from the per-seed evaluations of every attack."""
+    attacks = list(runs)
+    per_seed = {a: [ev.adversarial_accuracy for ev in runs[a]] for a in attacks}
+    cis = {a: run_interval([ev.correct_adversarial for ev in runs[a]]) for a in attacks}
+    sis = {a: seed_interval(per_seed[a]) for a in attacks}
+    first = runs[opt_name][0]
+    row = {
+        "system": sname,
+        "mode": mode,
+        "temperature": temps[0],
+        "clean_accuracy": first.clean_accuracy,
+        "adversarial_accuracy": {a: float(np.mean(per_seed[a])) for a in attacks},
+        "adversarial_accuracy_ci_low": {a: cis[a].low for a in attacks},
+        "adversarial_accuracy_ci_high": {a: cis[a].high for a in attacks},
+        "adversarial_accuracy_seed_ci_low": {a: None if sis[a] is None else sis[a].low for a in attacks},
+        "adversarial_accuracy_seed_ci_high": {a: None if sis[a] is None else sis[a].high for a in attacks},
+        "adversarial_accuracy_std": {
+            a: float(np.std(per_seed[a], ddof=1)) if len(seed_list) > 1 else 0.0 for a in attacks
+        },
+        "clean_confidence": first.clean_confidence.mean,
+        "adversarial_confidence": float(np.mean([ev.adversarial_confidence.mean for ev in runs[opt_name]])),
+        "seeds": list(seed_list),
+        "n": first.n,
+        "separable": fit.separable,
+    }
+    if len(seed_list) > 1:
+        row["temperatures"] = temps
+    if searches:
+        row["search"] = searches[0] if len(searches) == 1 else searches
+    if keep_samples:
+        row["predictions"] = list(first.predictions)
+        row["samples"] = {
+            a: [
+                {
+                    "seed": sd,
+                    "temperature": t,
+                    "adv_prediction": list(ev.adversarial_predictions),
+                    "perturbed_text": list(ev.adversarial) if isinstance(ev.adversarial, list) else None,
+                }
+                for sd, t, ev in zip(seed_list, temps, runs[a], strict=True)
+            ]
+            for a in attacks
+        }
+    return row

@@ -55,6 +55,8 @@ class AdversarialEvaluation:
     correct_adversarial: tuple[bool, ...]
     mean_queries: float
     adversarial: list | torch.Tensor | None = None
+    predictions: tuple[int, ...] = ()  # served model's clean predictions (argmax of the reporting logits)
+    adversarial_predictions: tuple[int, ...] = ()  # its predictions on the adversarial inputs
 
     def to_dict(self) -> dict:
         return {
@@ -67,6 +69,8 @@ class AdversarialEvaluation:
             "correct_clean": list(self.correct_clean),
             "correct_adversarial": list(self.correct_adversarial),
             "mean_queries": self.mean_queries,
+            "predictions": list(self.predictions),
+            "adversarial_predictions": list(self.adversarial_predictions),
         }
 
 
@@ -128,6 +132,8 @@ def evaluate_attack(
         correct_adversarial=tuple(bool(b) for b in correct_adv),
         mean_queries=float(np.mean(out.queries)),
         adversarial=out.adversarial if keep_adversarial else None,
+        predictions=tuple(int(v) for v in clean_logits.argmax(1)),
+        adversarial_predictions=tuple(int(v) for v in adv_logits.argmax(1)),
     )
 
 

@@ -24,7 +24,7 @@ from torch import nn
 
 from ._validation import check_temperature
 
-__all__ = ["TemperatureScaled", "TemperatureScaledModule", "TemperatureScaledText", "logits64"]
+__all__ = ["TemperatureScaled", "TemperatureScaledModule", "TemperatureScaledText", "logits64", "served_systems"]
 
 
 class TemperatureScaledText:
@@ -130,3 +130,13 @@ def _device_of(model: nn.Module) -> torch.device:
     for b in model.buffers():
         return b.device
     return torch.device("cpu")
+
+
+def served_systems(model, design_temperatures: dict[str, float] | None = None) -> dict:
+    """The served systems of Tables 1-3: ``{"base": model}`` plus ``TemperatureScaled(model, T_d)`` per entry
+    of ``design_temperatures`` (default the paper's ``{"down_conf": 2e6, "up_conf": 0.005}``)."""
+    temps = {"down_conf": 2e6, "up_conf": 0.005} if design_temperatures is None else dict(design_temperatures)
+    if "base" in temps:
+        raise ValueError("design_temperatures must not name a system 'base' (that is the unscaled model)")
+    return {"base": model} | {str(k): TemperatureScaled(model, check_temperature(t, f"design_temperatures[{k!r}]"))
+                              for k, t in temps.items()}
