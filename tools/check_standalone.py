@@ -23,6 +23,7 @@ import email
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -93,8 +94,10 @@ def sibling_closure(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...] =
     return order
 
 
-def _pip(py: Path, *args: str, report: Path | None = None) -> float:
+def _pip(py: Path, *args: str, report: Path | None = None, constraint: Path | None = None) -> float:
     cmd = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", *args]
+    if constraint is not None:  # keep the torch installed first: a later pip call may not swap it for another build
+        cmd += ["--constraint", str(constraint)]
     if report is not None:
         cmd += ["--report", str(report)]
     t0 = time.perf_counter()
@@ -120,20 +123,36 @@ def _import_time(py: Path, module: str, cwd: Path, repeat: int = 5) -> float:
     return round(sorted(times)[repeat // 2], 2)
 
 
+def _needs_torch(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...]) -> bool:
+    """Whether installing ``pkg[extras]`` may ask for torch: a core requirement of the wheels it needs, or any
+    extra at all (the test extras pull TextAttack/transformers/RobustBench), except for the dependency-free
+    ``robustsuite-compat``."""
+    if extras:
+        return pkg != "robustsuite-compat"
+    return any(re.match(r"\s*torch\b", req) and "extra ==" not in req
+               for name in sibling_closure(pkg, wheels) for req in _requires(wheels[name]))
+
+
 def check_wheel(pkg: str, wheels: dict[str, Path], dist: Path, *, run_tests: bool, torch: str | None,
-                keep: Path | None) -> dict:
+                keep: Path | None, pytest_args: list[str]) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"standalone-{pkg}-", dir=keep))
     try:
         venv = tmp / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         py = venv / "bin" / "python"
         out: dict = {"package": pkg}
+        empty = _site_size(venv)  # pip and setuptools of the new venv
+        pin = None
         if torch:
-            out["torch_install_s"] = round(_pip(py, torch), 1)
+            pin = tmp / "torch-constraint.txt"
+            pin.write_text(torch + "\n")
         # 1. the wheel alone (no extras): what a user gets from `pip install <pkg>`; measured
         needed = sibling_closure(pkg, wheels)
         targets = [str(wheels[pkg])] + [str(wheels[s]) for s in needed if s != pkg]
-        out["pip_install_s"] = round(_pip(py, "--find-links", str(dist), *targets, report=tmp / "report.json"), 1)
+        if torch and _needs_torch(pkg, wheels, ()):
+            out["torch_install_s"] = round(_pip(py, torch), 1)
+        out["pip_install_s"] = round(_pip(py, "--find-links", str(dist), *targets, report=tmp / "report.json",
+                                         constraint=pin), 1)
         out["installed_distributions"] = len(json.loads((tmp / "report.json").read_text())["install"])
         code = (f"import {PACKAGES[pkg]} as m, sys; print(m.__version__); print(m.__file__); "
                 f"print(any(p.startswith(str({str(ROOT)!r})) for p in sys.path))")
@@ -143,35 +162,41 @@ def check_wheel(pkg: str, wheels: dict[str, Path], dist: Path, *, run_tests: boo
             raise RuntimeError(f"{pkg} was imported from {lines[1]}, not from the wheel installed in {venv}")
         out["version"] = lines[0]
         out["siblings"] = [s for s in needed if s != pkg]
-        out["site_packages_mb"] = round(_site_size(venv) / 2**20, 1)
-        out["site_packages_mb_without_torch"] = round(_site_size(venv, exclude_torch=True) / 2**20, 1)
+        # installed size: what the install added to the empty venv's site-packages
+        out["installed_mb"] = round((_site_size(venv) - empty) / 2**20, 1)
+        out["installed_mb_without_torch"] = round((_site_size(venv, exclude_torch=True) - empty) / 2**20, 1)
         out["import_s_median_of_5"] = _import_time(py, PACKAGES[pkg], tmp)
+        out["python_startup_s_median_of_5"] = _import_time(py, "sys", tmp)
         print(f"{pkg}: wheel installed with pip in {out['pip_install_s']} s and imported from the venv "
-              f"(version {out['version']}, with {out['siblings'] or 'no siblings'}); site-packages "
-              f"{out['site_packages_mb']} MB ({out['site_packages_mb_without_torch']} MB without torch); "
-              f"import {out['import_s_median_of_5']} s", flush=True)
+              f"(version {out['version']}, with {out['siblings'] or 'no siblings'}); installed "
+              f"{out['installed_mb']} MB ({out['installed_mb_without_torch']} MB without torch); "
+              f"python -c 'import {PACKAGES[pkg]}' {out['import_s_median_of_5']} s "
+              f"(python -c 'import sys' {out['python_startup_s_median_of_5']} s)", flush=True)
         # 2. its test extra and the test runner, then its tests
         if run_tests:
             extra = [f"{wheels[pkg]}[test]"] if "test" in _extras(pkg) else []
             more = [str(wheels[s]) for s in sibling_closure(pkg, wheels, ("test",)) if s != pkg]
+            if torch and "torch_install_s" not in out and _needs_torch(pkg, wheels, ("test",)):
+                out["torch_install_s"] = round(_pip(py, torch), 1)
             out["pip_install_test_s"] = round(_pip(py, "--find-links", str(dist), *extra, *more, "pytest>=8",
-                                                   "hypothesis>=6.100", "pytest-timeout>=2.3"), 1)
+                                                   "hypothesis>=6.100", "pytest-timeout>=2.3",
+                                                   constraint=pin), 1)
         if run_tests:
-            out.update(_run_tests(pkg, py, tmp))
+            out.update(_run_tests(pkg, py, tmp, pytest_args))
         return out
     finally:
         if keep is None:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _run_tests(pkg: str, py: Path, cwd: Path) -> dict:
+def _run_tests(pkg: str, py: Path, cwd: Path, pytest_args: list[str]) -> dict:
     junit = cwd / "junit.xml"
     env = {**os.environ, "PYTHONPATH": "", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     # the tests come from the repository; the package under test comes from the venv (importlib mode never
     # puts the source tree on sys.path); the repository's pytest settings (markers, importlib mode) apply
     proc = subprocess.run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
                            "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
-                           str(ROOT / "packages" / pkg / "tests")], cwd=cwd, env=env)
+                           *pytest_args, str(ROOT / "packages" / pkg / "tests")], cwd=cwd, env=env)
     counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
     if junit.exists():
         text = junit.read_text()
@@ -213,6 +238,7 @@ def main() -> int:
     ap.add_argument("--dist", type=Path, default=ROOT / "dist", help="wheel directory (built if incomplete)")
     ap.add_argument("--torch", default=None, help="pip requirement installed first, e.g. torch==2.13.0")
     ap.add_argument("--keep", type=Path, default=None, help="keep the environments under this directory")
+    ap.add_argument("--pytest-args", default="", help='extra pytest arguments, e.g. "-m \'not slow\'"')
     ap.add_argument("--json", type=Path, default=None, help="write the per-package results here")
     args = ap.parse_args()
     for pkg in args.packages:
@@ -227,7 +253,7 @@ def main() -> int:
     for pkg in args.packages:
         try:
             results.append(check_wheel(pkg, wheels, args.dist.resolve(), run_tests=args.tests, torch=args.torch,
-                                       keep=args.keep))
+                                       keep=args.keep, pytest_args=shlex.split(args.pytest_args)))
             if results[-1].get("tests_status") == "FAIL":
                 failed.append(pkg)
         except (subprocess.CalledProcessError, RuntimeError) as err:
