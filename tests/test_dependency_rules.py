@@ -17,6 +17,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"zeroe-perturb": "zeroe_perturb", "iortemp": "iortemp", "uncspan": "uncspan",
             "transduct-attack": "transduct_attack", "certcal": "certcal", "robustsuite": "robustsuite"}
+# support packages: no method code, any package may depend on them (docs/ARCHITECTURE.md)
+SUPPORT = {"robustsuite-compat": "robustsuite_compat"}
 # import name -> distribution name, where they differ
 DIST = {"sklearn": "scikit-learn", "PIL": "pillow", "autoattack": "pyautoattack", "yaml": "pyyaml",
         "filelock": "filelock", "codespell_lib": "codespell"}
@@ -68,13 +70,21 @@ def test_method_packages_do_not_import_each_other(pkg):
     assert not bad, f"{pkg} imports other robustsuite packages: {bad}"
 
 
-@pytest.mark.parametrize("pkg", list(PACKAGES))
+def test_support_packages_import_no_robustsuite_package_and_depend_on_nothing():
+    for pkg, mod in SUPPORT.items():
+        bad = [(n, where) for n, where, _ in _imports(pkg, mod) if n in set(PACKAGES.values())]
+        assert not bad, f"{pkg} imports robustsuite packages: {bad}"
+        core, _ = _declared(pkg)
+        assert core == set(), f"{pkg} must stay dependency-free, declares {core}"
+
+
+@pytest.mark.parametrize("pkg", [*PACKAGES, *SUPPORT])
 def test_imports_are_declared(pkg):
     core, extras = _declared(pkg)
     stdlib = set(sys.stdlib_module_names)
-    own = {PACKAGES[pkg]}
+    own = {PACKAGES.get(pkg) or SUPPORT[pkg]}
     problems = []
-    for name, where, top in _imports(pkg, PACKAGES[pkg]):
+    for name, where, top in _imports(pkg, PACKAGES.get(pkg) or SUPPORT[pkg]):
         if name in stdlib or name in own or name == "__future__":
             continue
         dist = _dist(name)

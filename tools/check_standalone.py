@@ -1,34 +1,216 @@
 """Install each package alone into an empty virtual environment, import it, and optionally run its tests.
 
-Usage: uv run python tools/check_standalone.py [PACKAGE ...] [--tests]
+Usage:
+    uv run python tools/check_standalone.py [PACKAGE ...] [--tests]
+    uv run python tools/check_standalone.py [PACKAGE ...] --wheels [--dist DIR] [--torch SPEC] [--tests]
 
-A method package is installed by itself (``uv pip install packages/<pkg>[test]``): that proves it declares
-everything it imports. ``robustsuite`` needs its five siblings, which are not on PyPI, so they are named
-on the same command line. ``--tests`` also runs the package's own tests with that interpreter.
+Without ``--wheels`` a package is installed from its source directory with ``uv pip`` (the quick check that
+it declares everything it imports). With ``--wheels`` the packages are built first (``uv build
+--all-packages``, or the wheels already in ``--dist``), and each package's wheel is installed with plain
+``pip`` into an empty ``python -m venv`` environment: the sibling wheels it needs (``robustsuite-compat``;
+for ``robustsuite`` all five method packages) are named as files and ``--find-links DIR`` lets pip find them
+when an extra asks for one, everything else comes from the package index. ``--torch SPEC`` installs torch
+first (on this project's machines ``torch==2.13.0`` is the CPU wheel pip finds on local disk; any other
+spec may pull a CUDA build of several GB). The package is imported from the environment (its ``__file__``
+must lie in that environment's site-packages, not in the source tree) and with ``--tests`` its tests run
+there, with the test dependencies of its ``test`` extra. pip's resolve time is printed for each package.
 """
 
 from __future__ import annotations
 
 import argparse
+import email
+import json
+import os
+import re
+import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"zeroe-perturb": "zeroe_perturb", "iortemp": "iortemp", "uncspan": "uncspan",
-            "transduct-attack": "transduct_attack", "certcal": "certcal", "robustsuite": "robustsuite"}
+PACKAGES = {"robustsuite-compat": "robustsuite_compat", "zeroe-perturb": "zeroe_perturb", "iortemp": "iortemp",
+            "uncspan": "uncspan", "transduct-attack": "transduct_attack", "certcal": "certcal",
+            "robustsuite": "robustsuite"}
+
+
+def _extras(pkg: str) -> dict[str, list[str]]:
+    return tomllib.loads((ROOT / "packages" / pkg / "pyproject.toml").read_text())["project"].get(
+        "optional-dependencies", {})
 
 
 def _spec(pkg: str) -> str:
-    extras = tomllib.loads((ROOT / "packages" / pkg / "pyproject.toml").read_text())["project"].get(
-        "optional-dependencies", {})
     path = str(ROOT / "packages" / pkg)
-    return f"{path}[test]" if "test" in extras else path
+    return f"{path}[test]" if "test" in _extras(pkg) else path
 
 
-def check(pkg: str, run_tests: bool) -> None:
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def build_wheels(dist: Path) -> dict[str, Path]:
+    """``uv build --all-packages`` into ``dist`` unless it already holds one wheel per package."""
+    if not all(_find_wheel(dist, p) for p in PACKAGES):
+        dist.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["uv", "build", "--all-packages", "-q", "--out-dir", str(dist)], check=True, cwd=ROOT)
+    return {p: _find_wheel(dist, p) for p in PACKAGES}
+
+
+def _find_wheel(dist: Path, pkg: str) -> Path | None:
+    found = sorted(dist.glob(f"{pkg.replace('-', '_')}-*.whl")) if dist.is_dir() else []
+    return found[-1] if found else None
+
+
+def _requires(wheel: Path) -> list[str]:
+    """``Requires-Dist`` lines of a wheel's METADATA."""
+    with zipfile.ZipFile(wheel) as zf:
+        meta = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+        return email.message_from_bytes(zf.read(meta)).get_all("Requires-Dist") or []
+
+
+def sibling_closure(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...] = ()) -> list[str]:
+    """The workspace packages ``pkg`` needs (itself first), following core requirements and the named extras."""
+    order, todo = [], [(pkg, set(extras))]
+    while todo:
+        name, want = todo.pop()
+        if name in order:
+            continue
+        order.append(name)
+        for req in _requires(wheels[name]):
+            dep, _, marker = req.partition(";")
+            m = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(\[([^\]]*)\])?", dep)
+            dname = _norm(m.group(1))
+            extra_m = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)
+            if extra_m and extra_m.group(1) not in want:
+                continue
+            if dname in PACKAGES:
+                sub = {e.strip() for e in (m.group(3) or "").split(",") if e.strip()}
+                todo.append((dname, sub))
+    return order
+
+
+def _pip(py: Path, *args: str, report: Path | None = None, constraint: Path | None = None) -> float:
+    cmd = [str(py), "-m", "pip", "install", "-q", "--disable-pip-version-check", *args]
+    if constraint is not None:  # keep the torch installed first: a later pip call may not swap it for another build
+        cmd += ["--constraint", str(constraint)]
+    if report is not None:
+        cmd += ["--report", str(report)]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True)
+    return time.perf_counter() - t0
+
+
+def _site_size(venv: Path, exclude_torch: bool = False) -> int:
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    skip = ("torch", "torchgen", "functorch", "nvidia", "triton") if exclude_torch else ()
+    return sum(f.stat().st_size for f in site.rglob("*") if f.is_file() and not f.is_symlink()
+               and f.relative_to(site).parts[0].split("-")[0] not in skip)
+
+
+def _import_time(py: Path, module: str, cwd: Path, repeat: int = 5) -> float:
+    """Median wall time of ``python -c "import module"`` in fresh interpreters (after one warm-up run that
+    writes the bytecode caches, as a user's first import does)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([str(py), "-c", f"import {module}"], check=True, cwd=cwd, env=env)
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([str(py), "-c", f"import {module}"], check=True, cwd=cwd, env=env)
+        times.append(time.perf_counter() - t0)
+    return round(sorted(times)[repeat // 2], 2)
+
+
+def _needs_torch(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...]) -> bool:
+    """Whether installing ``pkg[extras]`` may ask for torch: a core requirement of the wheels it needs, or any
+    extra at all (the test extras pull TextAttack/transformers/RobustBench), except for the dependency-free
+    ``robustsuite-compat``."""
+    if extras:
+        return pkg != "robustsuite-compat"
+    return any(re.match(r"\s*torch\b", req) and "extra ==" not in req
+               for name in sibling_closure(pkg, wheels) for req in _requires(wheels[name]))
+
+
+def check_wheel(pkg: str, wheels: dict[str, Path], dist: Path, *, run_tests: bool, torch: str | None,
+                keep: Path | None, pytest_args: list[str]) -> dict:
+    tmp = Path(tempfile.mkdtemp(prefix=f"standalone-{pkg}-", dir=keep))
+    try:
+        venv = tmp / "venv"
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        py = venv / "bin" / "python"
+        out: dict = {"package": pkg}
+        empty = _site_size(venv)  # pip and setuptools of the new venv
+        pin = None
+        if torch:
+            pin = tmp / "torch-constraint.txt"
+            pin.write_text(torch + "\n")
+        # 1. the wheel alone (no extras): what a user gets from `pip install <pkg>`; measured
+        needed = sibling_closure(pkg, wheels)
+        targets = [str(wheels[pkg])] + [str(wheels[s]) for s in needed if s != pkg]
+        if torch and _needs_torch(pkg, wheels, ()):
+            out["torch_install_s"] = round(_pip(py, "--no-compile", torch), 1)  # .pyc written on first import
+        out["pip_install_s"] = round(_pip(py, "--find-links", str(dist), *targets, report=tmp / "report.json",
+                                         constraint=pin), 1)
+        out["installed_distributions"] = len(json.loads((tmp / "report.json").read_text())["install"])
+        code = (f"import {PACKAGES[pkg]} as m, sys; print(m.__version__); print(m.__file__); "
+                f"print(any(p.startswith(str({str(ROOT)!r})) for p in sys.path))")
+        lines = subprocess.run([str(py), "-c", code], check=True, capture_output=True, text=True,
+                               cwd=tmp).stdout.split("\n")
+        if not Path(lines[1]).resolve().is_relative_to(venv.resolve()) or lines[2] == "True":
+            raise RuntimeError(f"{pkg} was imported from {lines[1]}, not from the wheel installed in {venv}")
+        out["version"] = lines[0]
+        out["siblings"] = [s for s in needed if s != pkg]
+        # installed size: what the install added to the empty venv's site-packages
+        out["installed_mb"] = round((_site_size(venv) - empty) / 2**20, 1)
+        out["installed_mb_without_torch"] = round((_site_size(venv, exclude_torch=True) - empty) / 2**20, 1)
+        out["import_s_median_of_5"] = _import_time(py, PACKAGES[pkg], tmp)
+        out["python_startup_s_median_of_5"] = _import_time(py, "sys", tmp)
+        print(f"{pkg}: wheel installed with pip in {out['pip_install_s']} s and imported from the venv "
+              f"(version {out['version']}, with {out['siblings'] or 'no siblings'}); installed "
+              f"{out['installed_mb']} MB ({out['installed_mb_without_torch']} MB without torch); "
+              f"python -c 'import {PACKAGES[pkg]}' {out['import_s_median_of_5']} s "
+              f"(python -c 'import sys' {out['python_startup_s_median_of_5']} s)", flush=True)
+        # 2. its test extra and the test runner, then its tests
+        if run_tests:
+            extra = [f"{wheels[pkg]}[test]"] if "test" in _extras(pkg) else []
+            more = [str(wheels[s]) for s in sibling_closure(pkg, wheels, ("test",)) if s != pkg]
+            if torch and "torch_install_s" not in out and _needs_torch(pkg, wheels, ("test",)):
+                out["torch_install_s"] = round(_pip(py, "--no-compile", torch), 1)  # .pyc written on first import
+            out["pip_install_test_s"] = round(_pip(py, "--find-links", str(dist), *extra, *more, "pytest>=8",
+                                                   "hypothesis>=6.100", "pytest-timeout>=2.3",
+                                                   constraint=pin), 1)
+        if run_tests:
+            out.update(_run_tests(pkg, py, tmp, pytest_args))
+        return out
+    finally:
+        if keep is None:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _run_tests(pkg: str, py: Path, cwd: Path, pytest_args: list[str]) -> dict:
+    junit = cwd / "junit.xml"
+    env = {**os.environ, "PYTHONPATH": "", "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    # the tests come from the repository; the package under test comes from the venv (importlib mode never
+    # puts the source tree on sys.path); the repository's pytest settings (markers, importlib mode) apply
+    proc = subprocess.run([str(py), "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}",
+                           "--rootdir", str(ROOT), "-c", str(ROOT / "pyproject.toml"),
+                           *pytest_args, str(ROOT / "packages" / pkg / "tests")], cwd=cwd, env=env)
+    counts = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    if junit.exists():
+        text = junit.read_text()
+        for key in counts:
+            m = re.search(rf'<testsuite [^>]*\b{key}="(\d+)"', text)
+            counts[key] = int(m.group(1)) if m else 0
+    status = "pass" if proc.returncode == 0 else "FAIL"
+    print(f"{pkg}: tests {status} in the standalone environment: {counts}", flush=True)
+    return {"tests_status": status, **counts}
+
+
+def check_source(pkg: str, run_tests: bool) -> None:
     with tempfile.TemporaryDirectory(prefix=f"standalone-{pkg}-") as tmp:
         venv = Path(tmp) / "venv"
         py = venv / "bin" / "python"
@@ -36,6 +218,8 @@ def check(pkg: str, run_tests: bool) -> None:
         targets = [_spec(pkg)]
         if pkg == "robustsuite":
             targets += [str(ROOT / "packages" / p) for p in PACKAGES if p != "robustsuite"]
+        elif pkg != "robustsuite-compat":
+            targets += [str(ROOT / "packages" / "robustsuite-compat")]
         if run_tests:
             targets += ["pytest", "hypothesis"]
         subprocess.run(["uv", "pip", "install", "-q", "--python", str(py), *targets], check=True)
@@ -52,12 +236,36 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("packages", nargs="*", default=list(PACKAGES))
     ap.add_argument("--tests", action="store_true", help="also run each package's tests there")
+    ap.add_argument("--wheels", action="store_true", help="build wheels and install them with plain pip")
+    ap.add_argument("--dist", type=Path, default=ROOT / "dist", help="wheel directory (built if incomplete)")
+    ap.add_argument("--torch", default=None, help="pip requirement installed first, e.g. torch==2.13.0")
+    ap.add_argument("--keep", type=Path, default=None, help="keep the environments under this directory")
+    ap.add_argument("--pytest-args", default="", help='extra pytest arguments, e.g. "-m \'not slow\'"')
+    ap.add_argument("--json", type=Path, default=None, help="write the per-package results here")
     args = ap.parse_args()
     for pkg in args.packages:
         if pkg not in PACKAGES:
             ap.error(f"unknown package {pkg!r}; choose from {list(PACKAGES)}")
-        check(pkg, args.tests)
-    return 0
+    if not args.wheels:
+        for pkg in args.packages:
+            check_source(pkg, args.tests)
+        return 0
+    wheels = build_wheels(args.dist.resolve())
+    results, failed = [], []
+    for pkg in args.packages:
+        try:
+            results.append(check_wheel(pkg, wheels, args.dist.resolve(), run_tests=args.tests, torch=args.torch,
+                                       keep=args.keep, pytest_args=shlex.split(args.pytest_args)))
+            if results[-1].get("tests_status") == "FAIL":
+                failed.append(pkg)
+        except (subprocess.CalledProcessError, RuntimeError) as err:
+            print(f"{pkg}: FAILED: {err}", flush=True)
+            results.append({"package": pkg, "error": str(err)})
+            failed.append(pkg)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=1))
+    print(json.dumps(results, indent=1))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

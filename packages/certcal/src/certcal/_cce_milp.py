@@ -14,8 +14,8 @@ from ._program import Program
 def solve_milp(prog: Program, time_limit: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     try:
         import cvxpy as cp
-    except ImportError as exc:  # pragma: no cover - cvxpy is a hard dependency
-        raise ImportError("method='milp' needs cvxpy with HiGHS: pip install 'certcal'") from exc
+    except ImportError as exc:
+        raise ImportError("method='milp' needs cvxpy with HiGHS: pip install 'certcal[milp]'") from exc
     n, m = prog.n, prog.n_bins
     a = cp.Variable((n, m), boolean=True)
     y = cp.Variable((n, m))

@@ -107,7 +107,10 @@ class ReliabilityDiagram:
 
     def plot(self, ax: Any = None, title: str | None = None) -> Any:
         """Draw the diagram on a matplotlib axis (created if None); returns the axis."""
-        import matplotlib.pyplot as plt
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError as exc:
+            raise ImportError("plotting needs matplotlib: pip install 'certcal[plot]'") from exc
 
         if ax is None:
             _, ax = plt.subplots(figsize=(4, 4))

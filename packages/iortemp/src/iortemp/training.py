@@ -139,7 +139,11 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
         return np.full(m, 1.0 / m)  # all gradients zero: every simplex point is optimal
     g = g / scale
     if solver == "cvxpy" or (solver == "auto" and m > 8):
-        import cvxpy as cp
+        try:
+            import cvxpy as cp
+        except ImportError as exc:
+            raise ImportError("solver='cvxpy' (and 'auto' with more than 8 gradients) needs cvxpy: "
+                              "pip install 'iortemp[qp]'") from exc
 
         a = cp.Variable(m)
         prob = cp.Problem(cp.Minimize(cp.quad_form(a, cp.psd_wrap(g))), [a >= 0, cp.sum(a) == 1])

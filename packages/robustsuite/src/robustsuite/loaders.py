@@ -18,8 +18,10 @@ from pathlib import Path
 
 import torch
 
+from robustsuite_compat import import_robustbench
+
 from . import data, models, userdata
-from ._compat import import_robustbench
+from ._extras import optional_import
 from ._io import cache_dir
 from .errors import DatasetSpecError, ModelSpecError
 
@@ -100,7 +102,7 @@ def load_robustbench(value: str, *, model_dir: Path | None = None, allow_downloa
                              "(e.g. robustbench:cifar10/Linf/Standard)")
     dataset, threat, name = parts
     model_dir = Path(model_dir or robustbench_model_dir())
-    rb = import_robustbench()
+    rb = import_robustbench(extra="robustsuite[robustbench]")
     from robustbench.model_zoo import model_dicts
     from robustbench.model_zoo.enums import BenchmarkDataset, ThreatModel
 
@@ -124,7 +126,7 @@ def _architecture(name: str) -> Callable[[], torch.nn.Module]:
     if name in models.ARCHITECTURES:
         return models.ARCHITECTURES[name]
     if name.startswith("torchvision."):
-        import torchvision
+        torchvision = optional_import("torchvision", "robustbench", "torchvision.<model> architectures")
 
         fn = getattr(torchvision.models, name.split(".", 1)[1], None)
         if fn is not None:

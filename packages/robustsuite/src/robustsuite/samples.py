@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ._extras import optional_import
+
 FORMATS = ("parquet", "jsonl")
 
 
@@ -57,8 +59,8 @@ def write_samples(stem: Path, samples, fmt: str) -> Path:
     cols = to_columns(samples)
     path = Path(f"{stem}.{fmt}")
     if fmt == "parquet":
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        pa = optional_import("pyarrow", "parquet", "--log-samples parquet")
+        pq = optional_import("pyarrow.parquet", "parquet", "--log-samples parquet")
 
         table = pa.table(cols)
         atomic_write(path, lambda p: pq.write_table(table, p))
@@ -74,7 +76,7 @@ def read_samples(path: Path) -> list[dict]:
     """Rows of a per-sample file written by :func:`write_samples`."""
     path = Path(path)
     if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
+        pq = optional_import("pyarrow.parquet", "parquet", "reading a .parquet sample log")
 
         return pq.read_table(path).to_pylist()
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

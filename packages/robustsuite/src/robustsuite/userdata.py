@@ -26,6 +26,7 @@ from urllib.parse import parse_qsl
 import numpy as np
 import torch
 
+from ._extras import optional_import
 from .data import Dataset, Split, _take, stratified_split
 from .errors import DatasetSpecError
 
@@ -332,7 +333,7 @@ def load_idx(value: str | Path) -> UserDataset:
 
 def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
     """A ``datasets.Dataset``/``DatasetDict`` as a :class:`UserDataset` (text or image column + label column)."""
-    import datasets
+    datasets = optional_import("datasets", "datasets", "Hugging Face datasets (hf-disk:, hf-datasets:)")
 
     if isinstance(dd, datasets.Dataset):
         dd = datasets.DatasetDict({"all": dd})
@@ -398,7 +399,7 @@ def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
 def load_hf_disk(value: str | Path) -> UserDataset:
     """``hf-disk:PATH[?split=NAME&text=COL|image=COL&label=COL]``: a dataset written by ``save_to_disk``, read
     with ``datasets.load_from_disk``. ``split`` names the split to evaluate (the test split of the report)."""
-    import datasets
+    datasets = optional_import("datasets", "datasets", "Hugging Face datasets (hf-disk:, hf-datasets:)")
 
     path_s, opts = parse_options(str(value), ("split", "text", "image", "label"), "hf-disk")
     if not Path(path_s).is_dir():
@@ -412,7 +413,7 @@ def load_hf_disk(value: str | Path) -> UserDataset:
 
 def load_hf_dataset(value: str) -> UserDataset:
     """``hf-datasets:NAME[?split=..&text=..&label=..]``: ``datasets.load_dataset(NAME)`` (the cache when offline)."""
-    import datasets
+    datasets = optional_import("datasets", "datasets", "Hugging Face datasets (hf-disk:, hf-datasets:)")
 
     name, opts = parse_options(value, ("split", "text", "image", "label"), "hf-datasets")
     try:
@@ -434,7 +435,7 @@ def _torchvision_split(ds) -> tuple[torch.Tensor, np.ndarray]:
 
 
 def _torchvision_dataset(name: str, cls_name: str, root: str | Path, expected: str) -> UserDataset:
-    import torchvision
+    torchvision = optional_import("torchvision", "robustbench", "cifar10:/mnist: datasets")
 
     root = Path(root)
     cls = getattr(torchvision.datasets, cls_name)

@@ -2,17 +2,17 @@
 
 Nothing is downloaded unless RobustBench itself is allowed to (the checkpoint must be in ``model_dir``
 when offline). RobustBench 1.1.1 imports the module ``autoattack``, which the ``pyautoattack``
-distribution installs under another name; the alias is installed here, only if no real ``autoattack``
-module exists.
+distribution installs under another name; the shared fix in ``robustsuite-compat`` aliases it.
 """
 
 from __future__ import annotations
 
 import importlib
-import sys
 from pathlib import Path
 
 from torch import nn
+
+from robustsuite_compat import import_robustbench
 
 __all__ = ["load_robustbench_model", "DENT_BASE_MODELS"]
 
@@ -21,28 +21,11 @@ DENT_BASE_MODELS: tuple[str, ...] = ("Wu2020Adversarial_extra", "Carmon2019Unlab
                                      "Wang2020Improving", "Hendrycks2019Using", "Wong2020Fast", "Ding2020MMA")
 
 
-def _alias_autoattack() -> None:
-    if "autoattack" in sys.modules:
-        return
-    try:
-        importlib.import_module("autoattack")
-        return
-    except ImportError:
-        pass
-    pyaa = importlib.import_module("pyautoattack")
-    sys.modules["autoattack"] = pyaa
-    for sub in ("state", "autopgd_base", "fab_pt", "square", "other_utils", "checks"):
-        try:
-            sys.modules[f"autoattack.{sub}"] = importlib.import_module(f"pyautoattack.{sub}")
-        except ImportError:  # pragma: no cover - depends on pyautoattack's layout
-            pass
-
-
 def load_robustbench_model(name: str, *, model_dir: str | Path = "./models", dataset: str = "cifar10",
                            threat_model: str = "Linf") -> nn.Module:
     """``robustbench.utils.load_model(name, ...)`` in eval mode (inputs in [0, 1], normalisation inside)."""
     try:
-        _alias_autoattack()
+        import_robustbench(extra="transduct-attack[robustbench]")
         utils = importlib.import_module("robustbench.utils")
     except ImportError as exc:
         raise ImportError("load_robustbench_model needs the 'robustbench' extra: "

@@ -31,7 +31,10 @@ def _as_mapping(spans: UncertaintySpan | Mapping[str, UncertaintySpan]) -> dict[
 
 
 def _figure(rows: int, cols: int, width: float, height: float):
-    from matplotlib.figure import Figure
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError("figures need matplotlib: pip install 'uncspan[plot]'") from exc
 
     fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
     axes = np.asarray(fig.subplots(rows, cols, squeeze=False))

@@ -112,7 +112,10 @@ def plot_eps_sweep(sweeps: EpsSweep | Mapping[str, EpsSweep]):
     """Three panels against ε: MUS with its 95 % interval band; mean entropy after the over attack (orange),
     clean (green) and after the under attack (blue), the span being the band between them; s-ECE over /
     clean / under. One line style per model. Returns a matplotlib ``Figure``."""
-    from matplotlib.figure import Figure
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ImportError("figures need matplotlib: pip install 'uncspan[plot]'") from exc
 
     from .plots import COLOURS
 

@@ -283,7 +283,10 @@ def evaluate(
     cells = [(a, p) for a in resolved for p in levels]
     it = cells
     if progress:
-        from tqdm.auto import tqdm
+        try:
+            from tqdm.auto import tqdm
+        except ImportError as e:
+            raise ImportError("progress=True needs tqdm: pip install 'zeroe-perturb[progress]'") from e
 
         it = tqdm(cells, desc="zeroe attacks")
     scores = []

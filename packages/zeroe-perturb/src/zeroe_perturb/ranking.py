@@ -35,7 +35,10 @@ def _reference(task: str | dict[str, int]) -> dict[str, int]:
 def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[float, float]:
     """Kendall's τ-b between ``result``'s s*(p) and the paper's Table 5 ranks for ``task`` (a
     :class:`~zeroe_perturb.benchmark.BenchmarkResult`); returns (τ, two-sided p-value). τ = 1: same order."""
-    from scipy.stats import kendalltau
+    try:
+        from scipy.stats import kendalltau
+    except ImportError as e:
+        raise ImportError("kendall_tau_vs_paper needs scipy: pip install 'zeroe-perturb[stats]'") from e
 
     ref = _reference(task)
     common = [a for a in result.attacks if a in ref]

@@ -1,0 +1,34 @@
+"""Issue 18, item 4: TextAttack, RobustBench/torchvision, datasets and pyarrow are extras of the umbrella;
+a missing one is an ImportError naming the extra."""
+
+import subprocess
+import sys
+
+import pytest
+
+from robustsuite._extras import optional_import
+from robustsuite.samples import write_samples
+
+
+def test_optional_import_returns_the_module_or_names_the_extra(monkeypatch):
+    assert optional_import("json", "x", "json") is sys.modules["json"]
+    monkeypatch.setitem(sys.modules, "datasets", None)
+    with pytest.raises(ImportError, match=r"hf-datasets: needs the optional extra: pip install 'robustsuite\[datasets\]'"):
+        optional_import("datasets", "datasets", "hf-datasets:")
+
+
+def test_parquet_log_without_pyarrow_names_the_parquet_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)
+    rows = [{"id": 0, "label": 1, "prediction": 1, "confidence": 0.9}]
+    with pytest.raises(ImportError, match=r"pip install 'robustsuite\[parquet\]'"):
+        write_samples(tmp_path / "s", rows, "parquet")
+    assert not list(tmp_path.iterdir())  # nothing half-written
+    assert write_samples(tmp_path / "s", rows, "jsonl").is_file()  # the core format needs no extra
+
+
+def test_import_robustsuite_loads_no_extra():
+    code = ("import sys, robustsuite; print([m for m in ('textattack', 'robustbench', 'datasets', 'pyarrow', "
+            "'flair', 'torchvision', 'cvxpy') if m in sys.modules])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,58 @@
+"""Issue 18, item 6: each compatibility fix for the third-party stack exists once, in robustsuite-compat.
+
+Before, the TextAttack offline fix lived in robustsuite, iortemp and zeroe-perturb, and the RobustBench
+autoattack alias in robustsuite, uncspan and transduct-attack; they had to change together.
+"""
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPAT = ROOT / "packages" / "robustsuite-compat" / "src" / "robustsuite_compat"
+SOURCES = sorted([*ROOT.glob("packages/*/src/**/*.py"), *ROOT.glob("tools/**/*.py")])
+
+# what each fix writes: text that appears wherever a copy of it lives
+MARKERS = {
+    "TextAttack post-install marker": "post_install_check_3",
+    "stopword corpus on nltk.data.path": "nltk.data.path.insert",
+    "the project's stopword list": "mustn needn shan",
+    "autoattack alias": 'sys.modules["autoattack"]',
+    "autoattack submodule alias": 'sys.modules[f"autoattack.',
+}
+# functions that implement a fix (a package may re-export them, never define its own)
+FIX_FUNCTIONS = {"alias_autoattack", "_alias_autoattack", "nltk_data_dir", "prepare_textattack"}
+
+
+@pytest.mark.parametrize("what", list(MARKERS))
+def test_each_fix_is_written_once(what):
+    holders = [p.relative_to(ROOT).as_posix() for p in SOURCES if MARKERS[what] in p.read_text(encoding="utf-8")]
+    assert len(holders) == 1 and Path(ROOT / holders[0]).parent == COMPAT, f"{what} found in {holders}"
+
+
+def test_no_package_defines_its_own_fix_function():
+    defined = []
+    for p in SOURCES:
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef) and node.name in FIX_FUNCTIONS:
+                defined.append((node.name, p.relative_to(ROOT).as_posix()))
+    assert defined and {Path(ROOT / f).parent for _, f in defined} == {COMPAT}, defined
+
+
+def _uses_compat(pkg: Path) -> bool:
+    return any(re.search(r"^\s*(from|import) robustsuite_compat\b", p.read_text(encoding="utf-8"), re.M)
+               for p in (pkg / "src").rglob("*.py"))
+
+
+def test_packages_that_use_the_fixes_declare_robustsuite_compat():
+    users = [p for p in sorted((ROOT / "packages").iterdir()) if p.name != "robustsuite-compat" and _uses_compat(p)]
+    assert {p.name for p in users} >= {"robustsuite", "iortemp", "zeroe-perturb", "uncspan", "transduct-attack"}
+    for pkg in users:
+        project = tomllib.loads((pkg / "pyproject.toml").read_text())["project"]
+        reqs = [*project.get("dependencies", [])]
+        for extra in project.get("optional-dependencies", {}).values():
+            reqs += extra
+        assert any(re.match(r"robustsuite-compat\b", r) for r in reqs), f"{pkg.name} does not declare robustsuite-compat"
