@@ -66,40 +66,13 @@ class Attacker(ABC):
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         """Perturb one eligible word with character-level probability ``phi``."""
 
-    def _prepare(self, text: str, p: float, seed: SeedLike):
-        """Validate the call and return (p, rng, phi, parts) for one text (``parts`` alternates gaps
-        and word tokens: ``parts[2i + 1]`` is word ``i``, see :func:`~zeroe_perturb._tokens.split_parts`)."""
-        if type(text) is not str and not isinstance(text, str):
-            raise TypeError(f"text must be a str, got {type(text).__name__}")
-        p = p if (type(p) is float and 0.0 <= p <= 1.0) else check_p(p)
-        parts = split_parts(text)
-        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
-        return p, rng, (p if self.phi is None else self.phi), parts
-
-    def _eligible_mask(self, words: list[str]) -> list[int]:
-        """Indices of the words the attacker can change (memoised per word: the answer depends only
-        on the word and the resources fixed at construction)."""
-        memo = self.__dict__.get("_memo")
-        if memo is None:
-            memo = self.__dict__["_memo"] = {}
-        elif len(memo) > _MEMO_MAX:
-            memo.clear()
-        out = []
-        for i, w in enumerate(words):
-            e = memo.get(w)
-            if e is None:
-                e = memo[w] = bool(self.eligible(w))
-            if e:
-                out.append(i)
-        return out
-
     #: characters changed between a word and its perturbation (Levenshtein; subclasses with a closed
     #: form override it)
     word_distance = staticmethod(_levenshtein)
 
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
         """Attack ``text`` at word-level perturbation probability ``p`` (§3.1)."""
-        # (the body of _prepare and protocol.target_count/select_tokens inlined: this is the hot path)
+        # (validation, protocol.target_count and select_tokens inlined: this is the hot path)
         if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         if not (type(p) is float and 0.0 <= p <= 1.0):
