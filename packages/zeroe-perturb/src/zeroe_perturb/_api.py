@@ -8,7 +8,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from .attackers import ATTACKER_CLASSES, Attacker
-from .protocol import Perturbation, SeedLike, check_p, item_seed
+from .protocol import Perturbation, SeedLike, check_p
 
 #: The ten attackers of §3.2, in the paper's order.
 ATTACKS: tuple[str, ...] = (
@@ -91,5 +91,6 @@ def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: 
         raise TypeError(f"seed must be an int or None for a batch, got {type(seed).__name__}")
     attacker = get_attacker(attack)
     base = int(np.random.SeedSequence().entropy) if seed is None else int(seed)
-    results = [attacker(t, p, seed=item_seed(base, start + i)) for i, t in enumerate(texts)]
+    # = [attacker(t, p, seed=item_seed(base, start + i)) for i, t in enumerate(texts)], state for state
+    results = attacker._batch(texts, p, base, int(start))
     return results if report else [r.perturbed for r in results]

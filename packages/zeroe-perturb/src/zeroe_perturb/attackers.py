@@ -9,6 +9,7 @@ so the reported rate is the rate of words actually changed.
 
 from __future__ import annotations
 
+import _random
 import bisect
 import math
 import random
@@ -28,6 +29,47 @@ _MEMO_MAX = 200_000  # eligibility memo entries per attacker before it is cleare
 _TEXT_MEMO_MAX = 50_000  # per-text memo entries (tokenisation + changeable words) before it is cleared
 _SPLIT = _SPLIT_RE.split
 
+try:  # the SHA-512 that random.Random.seed uses for str seeds (same digest whichever module provides it)
+    from _sha2 import sha512 as _sha512  # CPython >= 3.12
+except ImportError:  # pragma: no cover - depends on the Python version
+    try:
+        from _sha512 import sha512 as _sha512  # CPython 3.11
+    except ImportError:
+        from hashlib import sha512 as _sha512
+_RANDOM = random.Random
+_NEW = object.__new__
+_NEW_RANDOM = _random.Random.__new__  # an unseeded instance; _CSEED seeds it
+_CSEED = _random.Random.seed  # the C ``_random.Random.seed`` (init_by_array), without the Python layer
+_FROM_BYTES = int.from_bytes
+
+
+def str_seed_key(seed: str) -> int:
+    """The int ``random.Random(seed)`` seeds its Mersenne Twister with for a str ``seed`` (``version=2``:
+    the UTF-8 bytes followed by their SHA-512 digest, read as a big-endian integer)."""
+    b = seed.encode()
+    return _FROM_BYTES(b + _sha512(b).digest())
+
+
+def seeded_random(key: int) -> random.Random:
+    """A fresh ``random.Random`` in the state ``random.Random(key)`` has (for an int ``key``), built by
+    calling the C seeding directly: ``seeded_random(str_seed_key(s))`` is ``random.Random(s)``, state for
+    state, about 1 µs cheaper per text."""
+    rng = _NEW_RANDOM(_RANDOM)
+    _CSEED(rng, key)
+    rng.gauss_next = None
+    return rng
+
+
+def _make_rng(seed: SeedLike) -> random.Random:
+    """:func:`~zeroe_perturb.protocol.make_rng` with a fast path for str seeds (the batch item seeds)."""
+    if type(seed) is str:
+        b = seed.encode()
+        rng = _NEW_RANDOM(_RANDOM)
+        _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
+        rng.gauss_next = None
+        return rng
+    return make_rng(seed)
+
 
 def _perturbation(attack: str, p: float, original: str, perturbed: str, n_tokens: int,
                   attacked: tuple[int, ...], edit_distance: int) -> Perturbation:
@@ -37,6 +79,18 @@ def _perturbation(attack: str, p: float, original: str, perturbed: str, n_tokens
     obj.__dict__.update(attack=attack, p=p, original=original, perturbed=perturbed, n_tokens=n_tokens,
                         attacked=attacked, edit_distance=edit_distance)
     return obj
+
+
+_SET_DICT = Perturbation.__dict__["__dict__"].__set__  # type: ignore[index]
+
+
+def _report_template(attack: str, text: str, n_tokens: int) -> dict:
+    """The ``__dict__`` of a :class:`Perturbation` of ``text`` with the per-call fields left ``None``, in
+    field order: a hot path copies it and fills ``p``, ``perturbed``, ``attacked`` and ``edit_distance``."""
+    return {"attack": attack, "p": None, "original": text, "perturbed": None, "n_tokens": n_tokens,
+            "attacked": None, "edit_distance": None}
+
+
 #: Symbols the intrude attack may insert (§3.2): ASCII punctuation plus the space character.
 INTRUDE_SYMBOLS: tuple[str, ...] = (*string.punctuation, " ")
 
@@ -77,7 +131,7 @@ class Attacker(ABC):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         if not (type(p) is float and 0.0 <= p <= 1.0):
             p = check_p(p)
-        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        rng = _make_rng(seed)
         phi = p if self.phi is None else self.phi
         # per-text memo of the tokenisation and the changeable words: the benchmark attacks the same texts
         # in every cell (attacker × level × seed), and both depend only on the text and the fixed resources
@@ -125,6 +179,20 @@ class Attacker(ABC):
             return _perturbation(self.name, p, text, text, n, (), 0)
         changed.sort()
         return _perturbation(self.name, p, text, "".join(parts), n, tuple(changed), dist)
+
+    def _batch(self, texts: Sequence[str], p: float, base: int, start: int) -> list[Perturbation]:
+        """``[self(t, p, seed=item_seed(base, start + i)) for i, t in enumerate(texts)]`` (the batch form;
+        ``texts`` and ``p`` already validated), each item's ``random.Random`` seeded through the C seeding
+        with the int its str seed stands for (:func:`seeded_random`), state for state."""
+        out = []
+        append = out.append
+        for idx, text in enumerate(texts, start):
+            b = b"zeroe:%d:%d" % (base, idx)  # = item_seed(base, idx).encode()
+            rng = _NEW_RANDOM(_RANDOM)
+            _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
+            rng.gauss_next = None
+            append(self(text, p, seed=rng))
+        return out
 
 
 def sample(rng: random.Random, population: list, k: int) -> list:
@@ -302,6 +370,20 @@ class Disemvowel(Attacker):
         return len(a) - len(b)
 
 
+def _pool_sample_ok(n: int, k: int) -> bool:
+    """Whether ``Random.sample`` draws ``k`` of ``n`` items with its pool branch (``n <= setsize``)."""
+    setsize = 21
+    if k > 5:
+        setsize += 4 ** math.ceil(math.log(k * 3, 4))
+    return n <= setsize
+
+
+def _bit_steps(n: int) -> tuple[tuple[int, int], ...]:
+    """``((n, n.bit_length()), (n - 1, …), …, (1, 1))``: the ranges and bit counts of the successive
+    ``_randbelow`` draws of ``Random.sample``'s pool branch."""
+    return tuple((m, m.bit_length()) for m in range(n, 0, -1))
+
+
 class Truncate(Attacker):
     """Cut the last letter of words of length ≥ 3 (§3.2)."""
 
@@ -316,6 +398,95 @@ class Truncate(Attacker):
     @staticmethod
     def word_distance(a: str, b: str) -> int:  # one deletion
         return 1
+
+    def _specialised(self) -> bool:
+        """Whether :meth:`_run` applies (a subclass overriding the per-word rules takes the general path)."""
+        cls = type(self)
+        return (cls.eligible is Truncate.eligible and cls.perturb_word is Truncate.perturb_word
+                and cls.word_distance is Truncate.word_distance)
+
+    def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
+        if not self._specialised():
+            return super().__call__(text, p, seed=seed)
+        if type(text) is not str and not isinstance(text, str):
+            raise TypeError(f"text must be a str, got {type(text).__name__}")
+        if not (type(p) is float and 0.0 <= p <= 1.0):
+            p = check_p(p)
+        return self._run((text,), p, _make_rng(seed), 0, 0)[0]
+
+    def _batch(self, texts: Sequence[str], p: float, base: int, start: int) -> list[Perturbation]:
+        if not self._specialised():
+            return super()._batch(texts, p, base, start)
+        return self._run(texts, p, None, base, start)
+
+    def _run(self, texts: Sequence[str], p: float, rng: random.Random | None, base: int,
+             start: int) -> list[Perturbation]:
+        """:meth:`Attacker.__call__` specialised to truncation, draw for draw, over ``texts``: with ``rng``,
+        or (``rng=None``) each text ``i`` with the stream of ``item_seed(base, start + i)``, a private
+        ``Random`` reseeded in place.  Truncation draws nothing per word and always changes the word, so
+        the §3.1 selection is all that is drawn."""
+        fresh = rng is None
+        if fresh:
+            rng = _NEW_RANDOM(_RANDOM)  # reseeded for every text below; never leaves this method
+        getrandbits, rand = rng.getrandbits, rng.random
+        memo = self.__dict__.get("_texts")
+        if memo is None or len(memo) > _TEXT_MEMO_MAX:
+            memo = self.__dict__["_texts"] = {}
+        name = self.name
+        out: list[Perturbation] = []
+        append = out.append
+        for idx, text in enumerate(texts, start):
+            if fresh:
+                b = b"zeroe:%d:%d" % (base, idx)  # = item_seed(base, idx).encode(); Random(str) seeding
+                _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
+            entry = memo.get(text)
+            if entry is None:  # per-text memo: tokens, candidates, their truncations, the sample's draws
+                parts = _SPLIT(text)
+                n = len(parts) // 2
+                cand = [i for i in range(n) if len(parts[2 * i + 1]) >= 3]
+                cut = [w[:-1] for w in parts[1::2]]
+                entry = memo[text] = (parts, n, cand, len(cand), cut, _bit_steps(len(cand)),
+                                      _report_template(name, text, n))
+            parts, n, cand, nc, cut, steps, template = entry
+            # §3.1 target p·n rounded at random (protocol.target_count), capped by the changeable words
+            x = p * n
+            k = int(x + 1e-9)  # = floor(x + 1e-9), x >= 0
+            if x - k > 1e-9 and rand() < x - k:
+                k += 1
+            if k > nc:
+                k = nc
+            report = template.copy()
+            report["p"] = p
+            if k == 0:
+                report["perturbed"] = text
+                report["attacked"] = ()
+                report["edit_distance"] = 0
+            else:
+                new = parts.copy()  # the memoised list stays the original text's
+                if nc <= 21 or _pool_sample_ok(nc, k):
+                    # sample(rng, cand, k), pool branch, draw for draw
+                    pool = cand.copy()
+                    picked = []
+                    for m, bits in steps[:k]:
+                        j = getrandbits(bits)
+                        while j >= m:
+                            j = getrandbits(bits)
+                        i = pool[j]
+                        pool[j] = pool[m - 1]
+                        picked.append(i)
+                        new[2 * i + 1] = cut[i]
+                else:
+                    picked = sample(rng, cand, k)
+                    for i in picked:
+                        new[2 * i + 1] = cut[i]
+                picked.sort()
+                report["perturbed"] = "".join(new)
+                report["attacked"] = tuple(picked)
+                report["edit_distance"] = k  # one deletion per truncated word
+            obj = _NEW(Perturbation)
+            _SET_DICT(obj, report)
+            append(obj)
+        return out
 
 
 class Segment(Attacker):
@@ -346,48 +517,94 @@ class Segment(Attacker):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         if not (type(p) is float and 0.0 <= p <= 1.0):
             p = check_p(p)
-        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        return self._run((text,), p, _make_rng(seed), 0, 0)[0]
+
+    def _batch(self, texts: Sequence[str], p: float, base: int, start: int) -> list[Perturbation]:
+        return self._run(texts, p, None, base, start)
+
+    def _run(self, texts: Sequence[str], p: float, rng: random.Random | None, base: int,
+             start: int) -> list[Perturbation]:
+        """The segment attack over ``texts``: with ``rng``, or (``rng=None``) each text ``i`` with the
+        stream of ``item_seed(base, start + i)`` (a private ``Random`` reseeded in place).
+
+        Draws, in order: the §3.1 rounding of ``p·n``, a uniform permutation of the joinable gaps
+        (``Random.sample`` of all of them, pool branch, draw for draw), then one ``random()`` per
+        attempted extension of a join to the next word (probability φ², φ³, …)."""
         phi = p if self.phi is None else self.phi
-        texts = self.__dict__.get("_texts")  # per-text memo, as in Attacker.__call__
-        if texts is None or len(texts) > _TEXT_MEMO_MAX:
-            texts = self.__dict__["_texts"] = {}
-        entry = texts.get(text)
-        if entry is None:
-            parts = _SPLIT(text)
-            gaps = parts[0::2]
-            n = len(gaps) - 1
-            joinable = [g != "" and g.isspace() for g in gaps]  # joinable[i]: the gap before word i
-            entry = texts[text] = (parts, n, joinable, [i for i in range(1, n) if joinable[i]])
-        parts, n, joinable, cand = entry
-        # target_count(n, p, rng) inlined
-        x = p * n
-        budget = int(math.floor(x + 1e-9))
-        if x - budget > 1e-9 and rng.random() < x - budget:
-            budget += 1
-        if budget > len(cand):
-            budget = len(cand)
-        if not budget:
-            return _perturbation(self.name, p, text, text, n, (), 0)
-        parts = parts.copy()
-        joined = [False] * n  # joined[i]: gap before word i removed
-        used = 0
-        rand = rng.random
-        for i in sample(rng, cand, len(cand)):
-            if used >= budget:
-                break
-            if joined[i]:
-                continue
-            joined[i] = True
-            used, k, j = used + 1, 2, i + 1
-            while used < budget and j < n and not joined[j] and joinable[j] and rand() < phi**k:
-                joined[j] = True
-                used, k, j = used + 1, k + 1, j + 1
-        attacked = tuple(i for i in range(n) if joined[i])
-        removed = 0
-        for i in attacked:
-            removed += len(parts[2 * i])
-            parts[2 * i] = ""
-        return _perturbation(self.name, p, text, "".join(parts), n, attacked, removed)
+        fresh = rng is None
+        if fresh:
+            rng = _NEW_RANDOM(_RANDOM)  # reseeded for every text below; never leaves this method
+        getrandbits, rand = rng.getrandbits, rng.random
+        memo = self.__dict__.get("_texts")
+        if memo is None or len(memo) > _TEXT_MEMO_MAX:
+            memo = self.__dict__["_texts"] = {}
+        name = self.name
+        out: list[Perturbation] = []
+        append = out.append
+        for idx, text in enumerate(texts, start):
+            if fresh:
+                b = b"zeroe:%d:%d" % (base, idx)  # = item_seed(base, idx).encode(); Random(str) seeding
+                _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
+            entry = memo.get(text)
+            if entry is None:  # per-text memo: tokens, joinable gaps (joinable[i]: the gap before word i)
+                parts = _SPLIT(text)
+                n = len(parts) // 2
+                joinable = [g != "" and g.isspace() for g in parts[0::2]]
+                cand = [i for i in range(1, n) if joinable[i]]
+                entry = memo[text] = (parts, n, joinable, cand, len(cand), _bit_steps(len(cand)),
+                                      _report_template(name, text, n))
+            parts, n, joinable, cand, nc, steps, template = entry
+            # target_count(n, p, rng) inlined, capped by the joinable gaps
+            x = p * n
+            budget = int(x + 1e-9)  # = floor(x + 1e-9), x >= 0
+            if x - budget > 1e-9 and rand() < x - budget:
+                budget += 1
+            if budget > nc:
+                budget = nc
+            report = template.copy()
+            report["p"] = p
+            if not budget:
+                report["perturbed"] = text
+                report["attacked"] = ()
+                report["edit_distance"] = 0
+            else:
+                # the permutation sample(rng, cand, nc): all of it is drawn before any extension draw
+                pool = cand.copy()
+                perm = []
+                for m, bits in steps:
+                    j = getrandbits(bits)
+                    while j >= m:
+                        j = getrandbits(bits)
+                    perm.append(pool[j])
+                    pool[j] = pool[m - 1]
+                joined = [False] * n  # joined[i]: gap before word i removed
+                attacked = []
+                used = 0
+                for i in perm:
+                    if used >= budget:
+                        break
+                    if joined[i]:
+                        continue
+                    joined[i] = True
+                    attacked.append(i)
+                    used, k, j = used + 1, 2, i + 1
+                    while used < budget and j < n and not joined[j] and joinable[j] and rand() < phi**k:
+                        joined[j] = True
+                        attacked.append(j)
+                        used, k, j = used + 1, k + 1, j + 1
+                attacked.sort()
+                new = parts.copy()  # the memoised list stays the original text's
+                removed = 0
+                for i in attacked:
+                    removed += len(parts[2 * i])
+                    new[2 * i] = ""
+                report["perturbed"] = "".join(new)
+                report["attacked"] = tuple(attacked)
+                report["edit_distance"] = removed
+            obj = _NEW(Perturbation)
+            _SET_DICT(obj, report)
+            append(obj)
+        return out
 
 
 class KeyboardTypo(Attacker):
@@ -595,7 +812,7 @@ class Visual(Attacker):
         if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         p = p if (type(p) is float and 0.0 <= p <= 1.0) else check_p(p)
-        rng = random.Random(seed) if type(seed) is str else make_rng(seed)
+        rng = _make_rng(seed)
         phi = p if self.phi is None else self.phi
         # every table character is a word character (see __init__), so scanning the whole text left to
         # right visits exactly the letters of the word tokens, in order
