@@ -186,8 +186,9 @@ class Attacker(ABC):
         with the int its str seed stands for (:func:`seeded_random`), state for state."""
         out = []
         append = out.append
+        prefix = b"zeroe:%d:" % base
         for idx, text in enumerate(texts, start):
-            b = b"zeroe:%d:%d" % (base, idx)  # = item_seed(base, idx).encode()
+            b = prefix + b"%d" % idx  # = item_seed(base, idx).encode()
             rng = _NEW_RANDOM(_RANDOM)
             _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
             rng.gauss_next = None
@@ -378,10 +379,10 @@ def _pool_sample_ok(n: int, k: int) -> bool:
     return n <= setsize
 
 
-def _bit_steps(n: int) -> tuple[tuple[int, int], ...]:
-    """``((n, n.bit_length()), (n - 1, …), …, (1, 1))``: the ranges and bit counts of the successive
-    ``_randbelow`` draws of ``Random.sample``'s pool branch."""
-    return tuple((m, m.bit_length()) for m in range(n, 0, -1))
+def _bit_steps(n: int) -> tuple[tuple[int, int, int], ...]:
+    """``((n, n.bit_length(), n - 1), …, (1, 1, 0))``: the range, bit count and last pool slot of the
+    successive ``_randbelow`` draws of ``Random.sample``'s pool branch."""
+    return tuple((m, m.bit_length(), m - 1) for m in range(n, 0, -1))
 
 
 class Truncate(Attacker):
@@ -428,6 +429,7 @@ class Truncate(Attacker):
         fresh = rng is None
         if fresh:
             rng = _NEW_RANDOM(_RANDOM)  # reseeded for every text below; never leaves this method
+            prefix = b"zeroe:%d:" % base
         getrandbits, rand = rng.getrandbits, rng.random
         memo = self.__dict__.get("_texts")
         if memo is None or len(memo) > _TEXT_MEMO_MAX:
@@ -437,7 +439,7 @@ class Truncate(Attacker):
         append = out.append
         for idx, text in enumerate(texts, start):
             if fresh:
-                b = b"zeroe:%d:%d" % (base, idx)  # = item_seed(base, idx).encode(); Random(str) seeding
+                b = prefix + b"%d" % idx  # = item_seed(base, idx).encode(); Random(str) seeding
                 _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
             entry = memo.get(text)
             if entry is None:  # per-text memo: tokens, candidates, their truncations, the sample's draws
@@ -467,12 +469,12 @@ class Truncate(Attacker):
                     # sample(rng, cand, k), pool branch, draw for draw
                     pool = cand.copy()
                     picked = []
-                    for m, bits in steps[:k]:
+                    for m, bits, last in steps[:k]:
                         j = getrandbits(bits)
                         while j >= m:
                             j = getrandbits(bits)
                         i = pool[j]
-                        pool[j] = pool[m - 1]
+                        pool[j] = pool[last]
                         picked.append(i)
                         new[2 * i + 1] = cut[i]
                 else:
@@ -531,9 +533,11 @@ class Segment(Attacker):
         (``Random.sample`` of all of them, pool branch, draw for draw), then one ``random()`` per
         attempted extension of a join to the next word (probability φ², φ³, …)."""
         phi = p if self.phi is None else self.phi
+        powers: list[float] = []
         fresh = rng is None
         if fresh:
             rng = _NEW_RANDOM(_RANDOM)  # reseeded for every text below; never leaves this method
+            prefix = b"zeroe:%d:" % base
         getrandbits, rand = rng.getrandbits, rng.random
         memo = self.__dict__.get("_texts")
         if memo is None or len(memo) > _TEXT_MEMO_MAX:
@@ -543,7 +547,7 @@ class Segment(Attacker):
         append = out.append
         for idx, text in enumerate(texts, start):
             if fresh:
-                b = b"zeroe:%d:%d" % (base, idx)  # = item_seed(base, idx).encode(); Random(str) seeding
+                b = prefix + b"%d" % idx  # = item_seed(base, idx).encode(); Random(str) seeding
                 _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
             entry = memo.get(text)
             if entry is None:  # per-text memo: tokens, joinable gaps (joinable[i]: the gap before word i)
@@ -551,9 +555,12 @@ class Segment(Attacker):
                 n = len(parts) // 2
                 joinable = [g != "" and g.isspace() for g in parts[0::2]]
                 cand = [i for i in range(1, n) if joinable[i]]
+                joinable[n] = False  # no word after the last gap
                 entry = memo[text] = (parts, n, joinable, cand, len(cand), _bit_steps(len(cand)),
-                                      _report_template(name, text, n))
-            parts, n, joinable, cand, nc, steps, template = entry
+                                      _report_template(name, text, n), [len(g) for g in parts[0::2]])
+            parts, n, open_gaps, cand, nc, steps, template, gap_len = entry
+            if n >= len(powers):  # powers[k] = phi**k for the k <= n + 1 of this text
+                powers = [phi**k for k in range(2 * n + 2)]
             # target_count(n, p, rng) inlined, capped by the joinable gaps
             x = p * n
             budget = int(x + 1e-9)  # = floor(x + 1e-9), x >= 0
@@ -571,32 +578,34 @@ class Segment(Attacker):
                 # the permutation sample(rng, cand, nc): all of it is drawn before any extension draw
                 pool = cand.copy()
                 perm = []
-                for m, bits in steps:
+                for m, bits, last in steps:
                     j = getrandbits(bits)
                     while j >= m:
                         j = getrandbits(bits)
                     perm.append(pool[j])
-                    pool[j] = pool[m - 1]
-                joined = [False] * n  # joined[i]: gap before word i removed
+                    pool[j] = pool[last]
+                # free[j]: the gap before word j is joinable and not removed yet (free[n] is False, so the
+                # test stands for "j < n and not joined[j] and joinable[j]")
+                free = open_gaps.copy()
                 attacked = []
                 used = 0
                 for i in perm:
                     if used >= budget:
                         break
-                    if joined[i]:
+                    if not free[i]:
                         continue
-                    joined[i] = True
+                    free[i] = False
                     attacked.append(i)
                     used, k, j = used + 1, 2, i + 1
-                    while used < budget and j < n and not joined[j] and joinable[j] and rand() < phi**k:
-                        joined[j] = True
+                    while used < budget and free[j] and rand() < powers[k]:
+                        free[j] = False
                         attacked.append(j)
                         used, k, j = used + 1, k + 1, j + 1
                 attacked.sort()
                 new = parts.copy()  # the memoised list stays the original text's
                 removed = 0
                 for i in attacked:
-                    removed += len(parts[2 * i])
+                    removed += gap_len[i]
                     new[2 * i] = ""
                 report["perturbed"] = "".join(new)
                 report["attacked"] = tuple(attacked)
