@@ -43,25 +43,10 @@ _CSEED = _random.Random.seed  # the C ``_random.Random.seed`` (init_by_array), w
 _FROM_BYTES = int.from_bytes
 
 
-def str_seed_key(seed: str) -> int:
-    """The int ``random.Random(seed)`` seeds its Mersenne Twister with for a str ``seed`` (``version=2``:
-    the UTF-8 bytes followed by their SHA-512 digest, read as a big-endian integer)."""
-    b = seed.encode()
-    return _FROM_BYTES(b + _sha512(b).digest())
-
-
-def seeded_random(key: int) -> random.Random:
-    """A fresh ``random.Random`` in the state ``random.Random(key)`` has (for an int ``key``), built by
-    calling the C seeding directly: ``seeded_random(str_seed_key(s))`` is ``random.Random(s)``, state for
-    state, about 1 µs cheaper per text."""
-    rng = _NEW_RANDOM(_RANDOM)
-    _CSEED(rng, key)
-    rng.gauss_next = None
-    return rng
-
-
 def _make_rng(seed: SeedLike) -> random.Random:
-    """:func:`~zeroe_perturb.protocol.make_rng` with a fast path for str seeds (the batch item seeds)."""
+    """:func:`~zeroe_perturb.protocol.make_rng` with a fast path for str seeds (the batch item seeds):
+    ``random.Random(seed)`` state for state, its Python layer done here (version-2 str seeding: the UTF-8
+    bytes followed by their SHA-512 digest, read as a big-endian int) and the C seeding called directly."""
     if type(seed) is str:
         b = seed.encode()
         rng = _NEW_RANDOM(_RANDOM)
@@ -431,9 +416,9 @@ class Truncate(Attacker):
             rng = _NEW_RANDOM(_RANDOM)  # reseeded for every text below; never leaves this method
             prefix = b"zeroe:%d:" % base
         getrandbits, rand = rng.getrandbits, rng.random
-        memo = self.__dict__.get("_texts")
+        memo = self.__dict__.get("_run_texts")  # own per-text memo (Attacker.__call__'s holds other tuples)
         if memo is None or len(memo) > _TEXT_MEMO_MAX:
-            memo = self.__dict__["_texts"] = {}
+            memo = self.__dict__["_run_texts"] = {}
         name = self.name
         out: list[Perturbation] = []
         append = out.append
@@ -539,9 +524,9 @@ class Segment(Attacker):
             rng = _NEW_RANDOM(_RANDOM)  # reseeded for every text below; never leaves this method
             prefix = b"zeroe:%d:" % base
         getrandbits, rand = rng.getrandbits, rng.random
-        memo = self.__dict__.get("_texts")
+        memo = self.__dict__.get("_run_texts")  # own per-text memo (Attacker.__call__'s holds other tuples)
         if memo is None or len(memo) > _TEXT_MEMO_MAX:
-            memo = self.__dict__["_texts"] = {}
+            memo = self.__dict__["_run_texts"] = {}
         name = self.name
         out: list[Perturbation] = []
         append = out.append
