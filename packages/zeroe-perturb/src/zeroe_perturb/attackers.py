@@ -111,64 +111,103 @@ class Attacker(ABC):
 
     def __call__(self, text: str, p: float, *, seed: SeedLike = None) -> Perturbation:
         """Attack ``text`` at word-level perturbation probability ``p`` (§3.1)."""
-        # (validation, protocol.target_count and select_tokens inlined: this is the hot path)
         if type(text) is not str and not isinstance(text, str):
             raise TypeError(f"text must be a str, got {type(text).__name__}")
         if not (type(p) is float and 0.0 <= p <= 1.0):
             p = check_p(p)
-        rng = _make_rng(seed)
+        return self._protocol_run((text,), p, _make_rng(seed), 0, 0)[0]
+
+    def _protocol_run(self, texts: Sequence[str], p: float, rng: random.Random | None, base: int,
+                      start: int) -> list[Perturbation]:
+        """The §3.1 protocol over ``texts`` (validated): with ``rng``, or (``rng=None``) each text ``i``
+        with the stream of ``item_seed(base, start + i)``.  (Validation, ``protocol.target_count`` and
+        ``select_tokens`` inlined: this is the hot path.)"""
+        fresh = rng is None
+        if fresh:
+            prefix = b"zeroe:%d:" % base
+            # the package's attackers never keep the Random they are given: one object, reseeded per text
+            reuse = type(self).__module__ == __name__
+            rng = _NEW_RANDOM(_RANDOM)
+            rng.gauss_next = None
+        rand = rng.random
         phi = p if self.phi is None else self.phi
         # per-text memo of the tokenisation and the changeable words: the benchmark attacks the same texts
         # in every cell (attacker × level × seed), and both depend only on the text and the fixed resources
-        texts = self.__dict__.get("_texts")
-        if texts is None or len(texts) > _TEXT_MEMO_MAX:
-            texts = self.__dict__["_texts"] = {}
-        entry = texts.get(text)
-        if entry is None:
-            parts = _SPLIT(text)
-            words = parts[1::2]
-            memo = self.__dict__.get("_memo")
-            if memo is None or len(memo) > _MEMO_MAX:
-                memo = self.__dict__["_memo"] = {}
-            cand = []
-            for i, w in enumerate(words):
-                e = memo.get(w)
-                if e is None:
-                    e = memo[w] = bool(self.eligible(w))
-                if e:
-                    cand.append(i)
-            entry = texts[text] = (parts, words, cand)
-        parts, words, cand = entry
-        n = len(words)
-        # §3.1 target p·n rounded at random, capped by the changeable words
-        x = p * n
-        k = int(math.floor(x + 1e-9))
-        if x - k > 1e-9 and rng.random() < x - k:
-            k += 1
-        if k > len(cand):
-            k = len(cand)
-        if k == 0:
-            return _perturbation(self.name, p, text, text, n, (), 0)
-        changed = []
-        dist = 0
-        parts = parts.copy()  # the memoised list stays the original text's
+        memo_texts = self.__dict__.get("_texts")
+        if memo_texts is None:
+            memo_texts = self.__dict__["_texts"] = {}
+        name = self.name
         perturb_word, word_distance = self.perturb_word, self.word_distance
-        for i in sample(rng, cand, k):
-            w = words[i]
-            new = perturb_word(w, phi, rng)
-            if new != w:
-                parts[2 * i + 1] = new
-                changed.append(i)
-                dist += word_distance(w, new)
-        if not changed:
-            return _perturbation(self.name, p, text, text, n, (), 0)
-        changed.sort()
-        return _perturbation(self.name, p, text, "".join(parts), n, tuple(changed), dist)
+        out: list[Perturbation] = []
+        append = out.append
+        for idx, text in enumerate(texts, start):
+            if fresh:
+                b = prefix + b"%d" % idx  # = item_seed(base, idx).encode(); Random(str) seeding
+                if not reuse:
+                    rng = _NEW_RANDOM(_RANDOM)
+                    rng.gauss_next = None
+                    rand = rng.random
+                _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
+            entry = memo_texts.get(text)
+            if entry is None:
+                if len(memo_texts) > _TEXT_MEMO_MAX:
+                    memo_texts.clear()
+                parts = _SPLIT(text)
+                words = parts[1::2]
+                memo = self.__dict__.get("_memo")
+                if memo is None or len(memo) > _MEMO_MAX:
+                    memo = self.__dict__["_memo"] = {}
+                cand = []
+                for i, w in enumerate(words):
+                    e = memo.get(w)
+                    if e is None:
+                        e = memo[w] = bool(self.eligible(w))
+                    if e:
+                        cand.append(i)
+                entry = memo_texts[text] = (parts, words, cand, len(cand),
+                                            _report_template(name, text, len(words)))
+            parts, words, cand, nc, template = entry
+            n = len(words)
+            # §3.1 target p·n rounded at random, capped by the changeable words
+            x = p * n
+            k = int(x + 1e-9)  # = floor(x + 1e-9), x >= 0
+            if x - k > 1e-9 and rand() < x - k:
+                k += 1
+            if k > nc:
+                k = nc
+            changed = []
+            if k:
+                dist = 0
+                new_parts = parts.copy()  # the memoised list stays the original text's
+                for i in sample(rng, cand, k):
+                    w = words[i]
+                    new = perturb_word(w, phi, rng)
+                    if new != w:
+                        new_parts[2 * i + 1] = new
+                        changed.append(i)
+                        dist += word_distance(w, new)
+            report = template.copy()
+            report["p"] = p
+            if changed:
+                changed.sort()
+                report["perturbed"] = "".join(new_parts)
+                report["attacked"] = tuple(changed)
+                report["edit_distance"] = dist
+            else:
+                report["perturbed"] = text
+                report["attacked"] = ()
+                report["edit_distance"] = 0
+            obj = _NEW(Perturbation)
+            _SET_DICT(obj, report)
+            append(obj)
+        return out
 
     def _batch(self, texts: Sequence[str], p: float, base: int, start: int) -> list[Perturbation]:
         """``[self(t, p, seed=item_seed(base, start + i)) for i, t in enumerate(texts)]`` (the batch form;
         ``texts`` and ``p`` already validated), each item's ``random.Random`` seeded through the C seeding
-        with the int its str seed stands for (:func:`seeded_random`), state for state."""
+        with the int its str seed stands for, state for state (see :func:`_make_rng`)."""
+        if type(self).__call__ is Attacker.__call__:
+            return self._protocol_run(texts, p, None, base, start)
         out = []
         append = out.append
         prefix = b"zeroe:%d:" % base
