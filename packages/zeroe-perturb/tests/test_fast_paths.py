@@ -151,10 +151,11 @@ def test_a_subclass_overriding_the_word_rule_takes_the_general_path():
 @pytest.mark.parametrize("p", [0.02, 0.05, 0.3])
 def test_truncate_on_long_texts_takes_samples_set_branch_like_random_sample(p):
     """With many candidates and few picks ``Random.sample`` switches to its set branch (p = 0.02, 0.05
-    here: 200 candidates, k = 4 or 10); the fast path must follow it."""
+    here: 200 candidates, k = 4 or 10); the fast and the general path must follow it."""
     rng = random.Random(5)
     text = " ".join(rng.choice(["word", "Sentence", "übermäßig", "cats"]) for _ in range(200))
     for seed in range(20):
         r = zp.Truncate()(text, p, seed=seed)
         assert _key(r) == _reference_truncate(text, p, random.Random(seed))
+        assert zp.Attacker.__call__(zp.Truncate(), text, p, seed=seed) == r  # the general path's inlined sample
         assert len(r.attacked) == min(200, round(p * 200))

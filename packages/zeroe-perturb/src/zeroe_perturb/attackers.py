@@ -164,9 +164,9 @@ class Attacker(ABC):
                         e = memo[w] = bool(self.eligible(w))
                     if e:
                         cand.append(i)
-                entry = memo_texts[text] = (parts, words, cand, len(cand),
+                entry = memo_texts[text] = (parts, words, cand, len(cand), _bit_steps(len(cand)),
                                             _report_template(name, text, len(words)))
-            parts, words, cand, nc, template = entry
+            parts, words, cand, nc, steps, template = entry
             n = len(words)
             # §3.1 target p·n rounded at random, capped by the changeable words
             x = p * n
@@ -177,9 +177,22 @@ class Attacker(ABC):
                 k = nc
             changed = []
             if k:
+                if nc <= 21 or _pool_sample_ok(nc, k):
+                    # sample(rng, cand, k), pool branch, draw for draw (all k drawn before any word)
+                    getrandbits = rng.getrandbits
+                    pool = cand.copy()
+                    picks = []
+                    for m, bits, last in steps[:k]:
+                        j = getrandbits(bits)
+                        while j >= m:
+                            j = getrandbits(bits)
+                        picks.append(pool[j])
+                        pool[j] = pool[last]
+                else:
+                    picks = sample(rng, cand, k)
                 dist = 0
                 new_parts = parts.copy()  # the memoised list stays the original text's
-                for i in sample(rng, cand, k):
+                for i in picks:
                     w = words[i]
                     new = perturb_word(w, phi, rng)
                     if new != w:
