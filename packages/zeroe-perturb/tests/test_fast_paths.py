@@ -159,3 +159,27 @@ def test_truncate_on_long_texts_takes_samples_set_branch_like_random_sample(p):
         assert _key(r) == _reference_truncate(text, p, random.Random(seed))
         assert zp.Attacker.__call__(zp.Truncate(), text, p, seed=seed) == r  # the general path's inlined sample
         assert len(r.attacked) == min(200, round(p * 200))
+
+
+def _with_plain_word_rule(cls):
+    class Plain(cls):  # overriding perturb_word switches the inlined option draw off
+        def perturb_word(self, word, phi, rng):
+            return super().perturb_word(word, phi, rng)
+
+    return Plain
+
+
+@pytest.mark.parametrize("name", ["natural-noise", "phonetic"])
+@settings(max_examples=60, deadline=None)
+@given(text=texts(30), p=probs, seed=seeds)
+def test_inlined_option_draw_equals_perturb_word(name, text, p, seed):
+    def make(cls):
+        return cls(lexicon=zp.load_default_lexicon()) if name == "natural-noise" else cls(use_model=False)
+
+    cls = zp.NaturalNoise if name == "natural-noise" else zp.Phonetic
+    fast, plain = make(cls), make(_with_plain_word_rule(cls))
+    assert fast._choice_table() is not None and plain._choice_table() is None
+    assert _key(fast(text, p, seed=seed)) == _key(plain(text, p, seed=seed))
+    mine, theirs = random.Random(seed), random.Random(seed)
+    assert _key(fast(text, p, seed=mine)) == _key(plain(text, p, seed=theirs))
+    assert mine.getstate() == theirs.getstate()

@@ -138,6 +138,7 @@ class Attacker(ABC):
             memo_texts = self.__dict__["_texts"] = {}
         name = self.name
         perturb_word, word_distance = self.perturb_word, self.word_distance
+        choices = self._choice_table()  # word -> (options, len, bit count, distances), or None
         out: list[Perturbation] = []
         append = out.append
         for idx, text in enumerate(texts, start):
@@ -192,13 +193,30 @@ class Attacker(ABC):
                     picks = sample(rng, cand, k)
                 dist = 0
                 new_parts = parts.copy()  # the memoised list stays the original text's
-                for i in picks:
-                    w = words[i]
-                    new = perturb_word(w, phi, rng)
-                    if new != w:
-                        new_parts[2 * i + 1] = new
-                        changed.append(i)
-                        dist += word_distance(w, new)
+                if choices is None:
+                    for i in picks:
+                        w = words[i]
+                        new = perturb_word(w, phi, rng)
+                        if new != w:
+                            new_parts[2 * i + 1] = new
+                            changed.append(i)
+                            dist += word_distance(w, new)
+                else:  # perturb_word = options[rng._randbelow(len(options))], inlined draw for draw
+                    getrandbits = rng.getrandbits
+                    for i in picks:
+                        w = words[i]
+                        c = choices.get(w)
+                        if c is None:
+                            c = self._choices(w)
+                        options, m, bits, dists = c
+                        j = getrandbits(bits)
+                        while j >= m:
+                            j = getrandbits(bits)
+                        new = options[j]
+                        if new != w:
+                            new_parts[2 * i + 1] = new
+                            changed.append(i)
+                            dist += dists[j]
             report = template.copy()
             report["p"] = p
             if changed:
@@ -214,6 +232,14 @@ class Attacker(ABC):
             _SET_DICT(obj, report)
             append(obj)
         return out
+
+    def _choice_table(self) -> dict | None:
+        """For attackers whose ``perturb_word`` picks one of a fixed tuple of options per word uniformly
+        (natural-noise, phonetic): the memo filled by :meth:`_choices`; ``None`` for the others."""
+        return None
+
+    def _choices(self, word: str) -> tuple[tuple[str, ...], int, int, tuple[int, ...]]:
+        raise NotImplementedError
 
     def _batch(self, texts: Sequence[str], p: float, base: int, start: int) -> list[Perturbation]:
         """``[self(t, p, seed=item_seed(base, start + i)) for i, t in enumerate(texts)]`` (the batch form;
@@ -708,7 +734,31 @@ class KeyboardTypo(Attacker):
         return "".join(chars)
 
 
-class NaturalNoise(Attacker):
+class _OptionPicker:
+    """``perturb_word`` = one of the word's case-matched options, uniformly (``_randbelow``): the general
+    loop draws it inline from a per-word memo ``(options, len, bit count, Levenshtein distances)``, unless
+    a subclass overrides ``perturb_word``, ``word_distance`` or the option lookup."""
+
+    _option_kind: ClassVar[type]
+
+    def _choice_table(self) -> dict | None:
+        cls, kind = type(self), self._option_kind
+        if not (cls.perturb_word is kind.perturb_word and cls.word_distance is Attacker.word_distance
+                and cls._options_of is kind._options_of):
+            return None
+        table = self.__dict__.get("_choice_memo")
+        if table is None or len(table) > _MEMO_MAX:
+            table = self.__dict__["_choice_memo"] = {}
+        return table
+
+    def _choices(self, word: str) -> tuple[tuple[str, ...], int, int, tuple[int, ...]]:
+        options = self._options_of(word)
+        out = self.__dict__["_choice_memo"][word] = (options, len(options), len(options).bit_length(),
+                                                     tuple(_levenshtein(word, o) for o in options))
+        return out
+
+
+class NaturalNoise(_OptionPicker, Attacker):
     """Replace a word by one of its real human misspellings from a typo lexicon (§3.2, Belinkov & Bisk).
 
     Default lexicon (``source="auto"``): codespell's list of real misspellings, inverted at run time
@@ -732,6 +782,12 @@ class NaturalNoise(Attacker):
     def eligible(self, word: str) -> bool:
         return word.lower() in self.lexicon
 
+    def _options_of(self, word: str) -> tuple[str, ...]:
+        """The word's misspellings in its capitalisation (memoised)."""
+        memo = self.__dict__.get("_options")
+        options = memo.get(word) if memo is not None else None
+        return options if options is not None else _cased_options(self, word, self.lexicon.get)
+
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         memo = self.__dict__.get("_options")
         options = memo.get(word) if memo is not None else None
@@ -746,7 +802,7 @@ class NaturalNoise(Attacker):
         return options[j]
 
 
-class Phonetic(Attacker):
+class Phonetic(_OptionPicker, Attacker):
     """Replace a word by a respelling that sounds alike (§3.3): G2P, P2G back-translation, and the
     appendix Eq. 3 similarity filter.  See :mod:`zeroe_perturb.phonetic`."""
 
@@ -761,6 +817,13 @@ class Phonetic(Attacker):
 
     def eligible(self, word: str) -> bool:
         return bool(self.respeller.respellings(word))
+
+    def _options_of(self, word: str) -> tuple[str, ...]:
+        """The word's respellings in its capitalisation (memoised)."""
+        memo = self.__dict__.get("_options")
+        options = memo.get(word) if memo is not None else None
+        return options if options is not None else _cased_options(self, word, self.respeller.respellings,
+                                                                   lower=False)
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         memo = self.__dict__.get("_options")
@@ -884,3 +947,6 @@ ATTACKER_CLASSES: dict[str, type[Attacker]] = {
     for cls in (InnerShuffle, FullShuffle, Intrude, Disemvowel, Truncate, Segment, KeyboardTypo,
                 NaturalNoise, Phonetic, Visual)
 }
+# (set here: a class body cannot name its own class)
+NaturalNoise._option_kind = NaturalNoise
+Phonetic._option_kind = Phonetic
