@@ -243,7 +243,7 @@ class CertifyResult:
         }
 
     @classmethod
-    def concatenate(cls, parts: "list[CertifyResult]") -> "CertifyResult":
+    def concatenate(cls, parts: list[CertifyResult]) -> CertifyResult:
         """The results of consecutive shards of one dataset as one result (inputs in the order given).
 
         With ``certify(..., stream="per_input", first_index=offset)`` per shard this equals certifying the
