@@ -177,3 +177,86 @@ def test_confidence_bounds_bad_inputs():
         confidence_bounds(s, 0.25, radius=-0.1)
     with pytest.raises(ValueError):
         confidence_bounds(s[0], 0.25)
+
+
+# ---- per-input noise streams: shards of a dataset certify as one call ----
+
+def _same(a, b) -> bool:
+    return (np.array_equal(a.prediction, b.prediction) and np.array_equal(a.counts, b.counts)
+            and np.array_equal(a.radius, b.radius) and np.array_equal(a.p_lower, b.p_lower)
+            and np.array_equal(a.scores, b.scores))
+
+
+def test_per_input_stream_shards_equal_one_call(noisy_model, digits):
+    from certcal import NOISE_BLOCK, CertifyResult
+
+    _, _, xte, _ = digits
+    x = xte[:13]
+    n = NOISE_BLOCK + 90  # an input's draws span two noise blocks
+    kw = dict(n0=40, n=n, alpha=0.01, seed=5, return_scores=True, stream="per_input")
+    whole = certify(noisy_model, x, 0.25, batch_size=1000, **kw)
+    # other batch sizes (one straddles inputs and blocks) and shards at uneven offsets give the same result
+    assert _same(whole, certify(noisy_model, x, 0.25, batch_size=77, **kw))
+    cuts = [0, 4, 5, 13]
+    parts = [certify(noisy_model, x[a:b], 0.25, batch_size=131, first_index=a, **kw)
+             for a, b in zip(cuts, cuts[1:], strict=False)]
+    assert _same(whole, CertifyResult.concatenate(parts))
+    # a shard that forgets its offset draws other noise
+    assert not np.array_equal(certify(noisy_model, x[5:], 0.25, batch_size=1000, **kw).scores, whole.scores[5:])
+    # the batch stream is not shard-invariant: that is why per_input exists
+    batch = {k: v for k, v in kw.items() if k != "stream"}
+    one = certify(noisy_model, x, 0.25, batch_size=1000, **batch)
+    two = CertifyResult.concatenate([certify(noisy_model, x[:5], 0.25, batch_size=1000, **batch),
+                                     certify(noisy_model, x[5:], 0.25, batch_size=1000, **batch)])
+    assert not np.array_equal(one.scores, two.scores)
+
+
+def test_per_input_stream_gives_each_input_its_own_noise(noisy_model, digits):
+    _, _, xte, _ = digits
+    x = xte[:1].repeat(2, 1, 1, 1)  # the same image at two indices
+    res = certify(noisy_model, x, 0.25, n0=20, n=300, seed=0, return_scores=True, stream="per_input")
+    assert not np.array_equal(res.scores[0], res.scores[1])
+    other_seed = certify(noisy_model, x, 0.25, n0=20, n=300, seed=1, return_scores=True, stream="per_input")
+    assert not np.array_equal(res.scores, other_seed.scores)
+
+
+def test_per_input_stream_radius_matches_closed_form():
+    """The per-input noise is standard Gaussian noise: Cohen's radius of a linear model stays exact."""
+    pas = [0.6, 0.8, 0.95]
+    x = inputs_with_pa(pas)
+    n = 20_000
+    res = certify(Linear2(W, 1.0), x, SIGMA, n0=100, n=n, alpha=0.001, batch_size=8192, seed=0, stream="per_input")
+    assert np.all(res.prediction == 0)
+    for i, p in enumerate(pas):
+        assert abs(res.counts[i, 0] / n - p) <= 5 * np.sqrt(p * (1 - p) / n)
+        assert res.radius[i] <= SIGMA * norm.ppf(p) + 1e-9
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"stream": "chunked"}, "stream"),
+        ({"stream": "per_input", "first_index": -1}, "first_index"),
+        ({"stream": "per_input", "seed": -3}, "seed"),
+        ({"stream": "per_input", "generator": torch.Generator()}, "generator"),
+        ({"first_index": 4}, "first_index"),
+    ],
+)
+def test_per_input_stream_bad_inputs(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        certify(Linear2(W, 1.0), inputs_with_pa([0.9]), SIGMA, n0=10, n=10, **kwargs)
+
+
+def test_concatenate_rejects_mismatched_parts():
+    from certcal import CertifyResult
+
+    x = inputs_with_pa([0.9, 0.8])
+    a = certify(Linear2(W, 1.0), x, SIGMA, n0=10, n=50, seed=0)
+    with pytest.raises(ValueError, match="sigma, n0, n, alpha"):
+        CertifyResult.concatenate([a, certify(Linear2(W, 1.0), x, SIGMA, n0=10, n=60, seed=0)])
+    with pytest.raises(ValueError, match="scores"):
+        CertifyResult.concatenate([a, certify(Linear2(W, 1.0), x, SIGMA, n0=10, n=50, seed=0, return_scores=True)])
+    with pytest.raises(TypeError):
+        CertifyResult.concatenate([])
+    both = CertifyResult.concatenate([a, a])
+    assert both.prediction.shape == (4,) and both.counts.shape == (4, 2)

@@ -204,3 +204,15 @@ def test_infeasible_resources_are_rejected_before_submission(tmp_path, local_ray
     assert res.exit_code == 2
     assert "resources.num_cpus = 3" in " ".join(res.output.split()) and "2" in res.output
     assert not list((tmp_path / "o" / "units").glob("*.json"))
+
+
+@pytest.mark.slow
+def test_ray_runs_shards_as_tasks_and_matches_one_local_process(tmp_path, local_ray):
+    """certcal with shards = 3 on Ray (each sigma's certification in three tasks, then the unit merging them)
+    gives the section of a local run with one shard."""
+    sharded = CONFIG.replace('n = 100\n', 'n = 300\nnoise_stream = "per_input"\n')
+    one = _run(_config_file(tmp_path, sharded + "shards = 1\n"), tmp_path / "local")
+    three = _run(_config_file(tmp_path, sharded + "shards = 3\n"), tmp_path / "ray", "--executor", "ray")
+    assert [u["status"] for u in three["units"]] == ["done", "done"]
+    assert len(list((tmp_path / "ray" / "work").rglob("cert-*.shard-*-of-3.npz"))) == 3  # one sigma x 3 shards
+    assert _content(three)["sections"] == _content(one)["sections"]

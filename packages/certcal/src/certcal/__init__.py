@@ -38,7 +38,16 @@ from .metrics import (
     expected_calibration_error,
     reliability_diagram,
 )
-from .smoothing import CertifyResult, PredictResult, certify, clopper_pearson_lower, predict, sample_counts
+from .smoothing import (
+    NOISE_BLOCK,
+    NOISE_STREAMS,
+    CertifyResult,
+    PredictResult,
+    certify,
+    clopper_pearson_lower,
+    predict,
+    sample_counts,
+)
 from .training import TRAINING_METHODS, TrainingResult, adversarial_calibration_training
 
 __version__ = _version("certcal")
@@ -60,6 +69,8 @@ __all__ = [
     "CommonSetCurve",
     "ConfidenceBounds",
     "DECEConfig",
+    "NOISE_BLOCK",
+    "NOISE_STREAMS",
     "PredictResult",
     "RadiusRow",
     "ReliabilityDiagram",

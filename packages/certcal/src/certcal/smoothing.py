@@ -3,6 +3,17 @@
 The smoothed classifier g(x) = argmax_k P(f(x + delta) = k), delta ~ N(0, sigma^2 I). Noise draws for many
 inputs are flattened into one stream of (input, draw) pairs and evaluated ``batch_size`` at a time, so one
 forward pass serves several inputs (or one input's many draws).
+
+Where the noise comes from (``certify(..., stream=)``):
+
+- ``"batch"`` (default): one generator seeded with ``seed`` feeds the whole call, so an input's noise depends
+  on the inputs before it and on ``batch_size``.
+- ``"per_input"``: input number ``first_index + i`` gets its own noise, drawn in blocks of
+  :data:`NOISE_BLOCK` draws, each block from a generator seeded by ``SeedSequence([seed, index, phase,
+  block])``. An input's certificate then depends only on the seed, its global index and its pixels, never on
+  the batch size or on the other inputs of the call: certifying a dataset in shards (``first_index`` = the
+  shard's offset) and concatenating (:meth:`CertifyResult.concatenate`) equals certifying it in one call,
+  which is what lets a long certification run as many independent tasks.
 """
 
 from __future__ import annotations
@@ -25,6 +36,8 @@ from ._validation import (
 )
 
 __all__ = [
+    "NOISE_BLOCK",
+    "NOISE_STREAMS",
     "CertifyResult",
     "PredictResult",
     "certify",
@@ -32,6 +45,44 @@ __all__ = [
     "predict",
     "sample_counts",
 ]
+
+
+NOISE_STREAMS = ("batch", "per_input")
+NOISE_BLOCK = 256  # draws per independently seeded block of one input's noise (stream="per_input")
+
+
+class _PerInputNoise:
+    """Noise rows ``[start, stop)`` of the flattened (input, draw) stream of one sampling phase, where input
+    ``i``'s draw ``j`` comes from block ``j // NOISE_BLOCK`` of input ``first_index + i`` (see module doc)."""
+
+    def __init__(self, seed: int, first_index: int, phase: int, num: int, device, dtype) -> None:
+        self.seed, self.first, self.phase, self.num = seed, first_index, phase, num
+        self.device, self.dtype = device, dtype
+        self._key: tuple[int, int] | None = None
+        self._block: torch.Tensor | None = None
+
+    def block(self, i: int, k: int, shape: tuple[int, ...]) -> torch.Tensor:
+        if self._key != (i, k):
+            state = np.random.SeedSequence([self.seed, self.first + i, self.phase, k]).generate_state(1, np.uint64)
+            gen = torch.Generator(device=self.device)
+            gen.manual_seed(int(state[0]) >> 1)  # torch seeds are < 2**63
+            count = min(NOISE_BLOCK, self.num - k * NOISE_BLOCK)
+            self._key = (i, k)
+            self._block = torch.randn((count, *shape), generator=gen, device=self.device, dtype=self.dtype)
+        assert self._block is not None
+        return self._block
+
+    def __call__(self, start: int, stop: int, shape: tuple[int, ...]) -> torch.Tensor:
+        parts = []
+        r = start
+        while r < stop:
+            i, j = divmod(r, self.num)
+            k = j // NOISE_BLOCK
+            end = min(stop, i * self.num + min((k + 1) * NOISE_BLOCK, self.num))
+            off = j - k * NOISE_BLOCK
+            parts.append(self.block(i, k, shape)[off: off + end - r])
+            r = end
+        return parts[0].clone() if len(parts) == 1 else torch.cat(parts)  # callers add to it in place
 
 
 def clopper_pearson_lower(successes: Any, trials: int, alpha: float) -> np.ndarray:
@@ -105,8 +156,10 @@ def sample_counts(
 
 
 @torch.no_grad()
-def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes=None, progress=False):
-    """``sample_counts`` without the argument checks (callers have made them)."""
+def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes=None, progress=False,
+                   noise=None):
+    """``sample_counts`` without the argument checks (callers have made them); ``noise(start, stop, shape)``
+    (a :class:`_PerInputNoise`) replaces the draws from ``generator`` when given."""
     device = model_device(model)
     b = x.shape[0]
     xd = x.to(device)
@@ -129,7 +182,10 @@ def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes
         stop = min(start + batch_size, total)
         owner = (steps[: stop - start] + start).div_(num, rounding_mode="floor")
         batch = xd.index_select(0, owner)
-        noisy = torch.randn(batch.shape, generator=generator, device=device, dtype=batch.dtype)
+        if noise is None:
+            noisy = torch.randn(batch.shape, generator=generator, device=device, dtype=batch.dtype)
+        else:
+            noisy = noise(start, stop, tuple(batch.shape[1:]))
         noisy.mul_(sigma).add_(batch)
         logits = as_logits(model(noisy), stop - start)
         finite &= torch.isfinite(logits).all()
@@ -186,6 +242,34 @@ class CertifyResult:
             "sigma": self.sigma, "n0": self.n0, "n": self.n, "alpha": self.alpha,
         }
 
+    @classmethod
+    def concatenate(cls, parts: list[CertifyResult]) -> CertifyResult:
+        """The results of consecutive shards of one dataset as one result (inputs in the order given).
+
+        With ``certify(..., stream="per_input", first_index=offset)`` per shard this equals certifying the
+        whole dataset in one call. The shards must share sigma, n0, n and alpha, and all or none keep scores.
+        """
+        parts = list(parts)
+        if not parts or not all(isinstance(p, CertifyResult) for p in parts):
+            raise TypeError("parts must be a non-empty list of CertifyResult")
+        first = parts[0]
+        for k, p in enumerate(parts[1:], 1):
+            theirs, ours = (p.sigma, p.n0, p.n, p.alpha), (first.sigma, first.n0, first.n, first.alpha)
+            if theirs != ours:
+                raise ValueError(f"parts[{k}] has (sigma, n0, n, alpha) = {theirs}, parts[0] has {ours}")
+        with_scores = [p.scores is not None for p in parts]
+        if any(with_scores) and not all(with_scores):
+            raise ValueError("parts must all keep scores (return_scores=True) or none")
+        k_max = max(p.counts.shape[1] for p in parts)
+        if any(p.counts.shape[1] != k_max for p in parts):
+            raise ValueError("parts have counts over different numbers of classes")
+        return cls(prediction=np.concatenate([p.prediction for p in parts]),
+                   radius=np.concatenate([p.radius for p in parts]),
+                   p_lower=np.concatenate([p.p_lower for p in parts]),
+                   counts=np.concatenate([p.counts for p in parts]), sigma=first.sigma, n0=first.n0, n=first.n,
+                   alpha=first.alpha,
+                   scores=np.concatenate([p.scores for p in parts]) if all(with_scores) else None)
+
 
 def _check_common(model: Any, x: Any, sigma: Any, alpha: Any, batch_size: Any) -> None:
     check_model(model)
@@ -208,25 +292,51 @@ def certify(
     generator: torch.Generator | None = None,
     return_scores: bool = False,
     progress: bool = False,
+    stream: str = "batch",
+    first_index: int = 0,
 ) -> CertifyResult:
     """CERTIFY for a batch of inputs ``x`` (N, C, H, W) in [0, 1].
 
     n0 draws select the top class c_A, n fresh draws count n_A, p_lower is the one-sided Clopper-Pearson
     lower bound at level alpha, and the radius is sigma * Phi^-1(p_lower) when p_lower > 1/2 (else abstain).
     ``return_scores`` keeps the (N, n) softmax probabilities of c_A for the confidence certificates.
+
+    ``stream="per_input"`` gives every input noise of its own, keyed by ``seed`` and its global index
+    ``first_index + i`` (see the module doc), so shards of a dataset certified separately and concatenated
+    equal one call; ``"batch"`` (default) draws all noise from one generator (``seed`` or ``generator``).
     """
     _check_common(model, x, sigma, alpha, batch_size)
     check_positive_int("n0", n0)
     check_positive_int("n", n)
+    if stream not in NOISE_STREAMS:
+        raise ValueError(f"stream must be one of {NOISE_STREAMS}, got {stream!r}")
+    if isinstance(first_index, bool) or not isinstance(first_index, int | np.integer) or first_index < 0:
+        raise ValueError(f"first_index must be an integer >= 0, got {first_index!r}")
+    if stream == "per_input":
+        if generator is not None:
+            raise ValueError("generator cannot be used with stream='per_input' (each input's noise is keyed by "
+                             "seed and its index); pass seed instead")
+        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+            raise ValueError(f"seed must be an integer >= 0 with stream='per_input', got {seed!r}")
+    elif first_index:
+        raise ValueError("first_index only applies to stream='per_input' (the batch stream cannot start mid-way)")
     was_training = model.training
     model.eval()
     try:
-        gen = make_generator(seed, generator, model_device(model))
-        counts0, _ = _sample_counts(model, x, sigma, n0, batch_size=batch_size, generator=gen, progress=progress)
+        device = model_device(model)
+        if stream == "per_input":
+            gen = None
+            noise0 = _PerInputNoise(int(seed), int(first_index), 0, n0, device, x.dtype)
+            noise1 = _PerInputNoise(int(seed), int(first_index), 1, n, device, x.dtype)
+        else:
+            gen = make_generator(seed, generator, device)
+            noise0 = noise1 = None
+        counts0, _ = _sample_counts(model, x, sigma, n0, batch_size=batch_size, generator=gen, progress=progress,
+                                    noise=noise0)
         top = counts0.argmax(axis=1)
         counts, scores = _sample_counts(
             model, x, sigma, n, batch_size=batch_size, generator=gen,
-            score_classes=torch.as_tensor(top) if return_scores else None, progress=progress)
+            score_classes=torch.as_tensor(top) if return_scores else None, progress=progress, noise=noise1)
     finally:
         model.train(was_training)
     from scipy.stats import norm

@@ -203,13 +203,13 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
         from rich.table import Table as RichTable
 
         t = RichTable(title=f"{len(units)} units")
-        for col in ("unit", "method", "model", "dataset", "seed", "state"):
+        for col in ("unit", "method", "model", "dataset", "seed", "shards", "state"):
             t.add_column(col)
         cached = 0
         for u in units:
             hit = out is not None and _run.cached_record(out, u, fmt) is not None
             cached += hit
-            t.add_row(*(escape(str(v)) for v in (u.id, u.method, u.model, u.dataset, u.seed)),
+            t.add_row(*(escape(str(v)) for v in (u.id, u.method, u.model, u.dataset, u.seed, _run.shard_count(u))),
                       "cached" if hit else "to run")
         from rich.console import Console
 
@@ -231,9 +231,12 @@ def run_unit(run_dir: Path = typer.Argument(..., help="run directory holding a p
                                            "(e.g. $SLURM_ARRAY_TASK_ID)"),
              wait: bool = typer.Option(False, "--wait/--no-wait", help="if the unit is being computed elsewhere, "
                                        "wait for it instead of exiting with status 3"),
+             shard: int | None = typer.Option(None, "--shard", help="run only shard K of the unit's data-parallel "
+                                              "work (0-based; plan.json lists the units with shards); the unit "
+                                              "itself, run afterwards, merges the shards"),
              progress: bool = typer.Option(False, "--progress/--no-progress")) -> None:
     """Run one planned unit into RUN_DIR (for a batch-scheduler job); exits 0 done or already finished, 1 failed,
-    2 bad input, 3 being computed elsewhere."""
+    2 bad input, 3 being computed elsewhere. With --shard K, run one shard of a sharded unit instead."""
     from rich.markup import escape
 
     from . import run as _run
@@ -254,6 +257,14 @@ def run_unit(run_dir: Path = typer.Argument(..., help="run directory holding a p
             if int(uid) >= len(ids):
                 raise ConfigError(f"unit index {uid} out of range: the plan has {len(ids)} units (0..{len(ids) - 1})")
             uid = ids[int(uid)]
+        if shard is not None:
+            status = _run.run_planned_shard(run_dir, uid, shard, progress=progress)
+            if status == "locked":
+                console.print(f"[yellow]shard {shard} of unit {escape(uid)} is being computed elsewhere[/yellow]")
+                return 3
+            console.print(f"unit {escape(uid)} shard {shard}: "
+                          + ("the unit is already finished" if status == "skip" else "done"))
+            return 0
         while True:
             try:
                 record, status = _run.run_planned_unit(run_dir, uid, progress=progress)

@@ -9,6 +9,9 @@ started with one executor can be resumed with the other.
 - :class:`RayExecutor` submits every unit as a Ray task (``ray.remote``) with the resources of
   :func:`unit_resources`, to a local Ray started here (``ray.init(num_cpus=...)``) or to an existing cluster
   (``address``); the run directory must be visible to every worker at the same path (a shared file system).
+  A unit whose runner splits its data-parallel work into shards (:func:`robustsuite.run.shard_count`, e.g.
+  certcal's ``shards``) runs each shard as a task of its own first; the unit's task then merges them in order,
+  so the result does not depend on the number of shards.
 """
 
 from __future__ import annotations
@@ -134,38 +137,75 @@ class LocalExecutor:
 _WORKER_CACHE: dict[str, Any] = {"run": None, "cache": {}}
 
 
-def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None, limit: int | None,
-                   cwd: str, run_token: str) -> tuple[dict | None, str]:
-    """The body of a Ray task: check that this worker computes what was planned, then
-    :func:`robustsuite.run.compute_unit` (the local executor's function). Returns ``(record, status)``;
-    ``(None, "locked")`` when a live process elsewhere holds the unit's lock.
+def _identity_error(unit, limit: int | None) -> str | None:
+    """Why this worker would compute something else than was planned for ``unit`` (``None``: it would not)."""
+    from .run import unit_identity
 
-    Relative specs resolve against the driver's working directory ``cwd`` when it exists here. Models stay
-    loaded in the worker process for the next unit of the same run (``run_token``), as in a local run.
-    """
-    from ._io import write_json
-    from ._lock import UnitLocked
-    from .run import compute_unit, failed_path, resolve_device, unit_identity
+    here = unit_identity(unit.method, unit.params, unit.seed, limit=limit)
+    if here == unit.identity:
+        return None
+    diff = sorted(k for k in set(here) | set(unit.identity) if here.get(k) != unit.identity.get(k))
+    return ("ConfigError: this Ray worker would compute something else than was planned ("
+            + "; ".join(f"{k}: planned {unit.identity.get(k)!r}, here {here.get(k)!r}" for k in diff)
+            + "); install the driver's package versions and local files on every worker")
+
+
+def _worker_cache(run_token: str) -> dict[str, Any]:
+    """Models stay loaded in a worker process for the next task of the same run (``run_token``)."""
+    if _WORKER_CACHE["run"] != run_token:
+        _WORKER_CACHE["run"], _WORKER_CACHE["cache"] = run_token, {}
+    return _WORKER_CACHE["cache"]
+
+
+def compute_shard_remote(unit, index: int, run_dir: str, device_spec: str, limit: int | None, cwd: str,
+                         run_token: str) -> str:
+    """The body of a shard's Ray task: :func:`robustsuite.run.compute_shard`. Returns its status, or
+    ``"failed: <error>"``: a failed shard does not fail the unit's task, which computes missing shards itself
+    (and then reports the error in the unit's record if it recurs)."""
+    from .run import compute_shard, resolve_device
 
     before = os.getcwd()
     if os.path.isdir(cwd):
         os.chdir(cwd)
     try:
-        here = unit_identity(unit.method, unit.params, unit.seed, limit=limit)
-        if here != unit.identity:
-            diff = sorted(k for k in set(here) | set(unit.identity) if here.get(k) != unit.identity.get(k))
-            error = ("ConfigError: this Ray worker would compute something else than was planned ("
-                     + "; ".join(f"{k}: planned {unit.identity.get(k)!r}, here {here.get(k)!r}" for k in diff)
-                     + "); install the driver's package versions and local files on every worker")
+        error = _identity_error(unit, limit)
+        if error is not None:
+            return f"failed: {error}"
+        return compute_shard(unit, index, Path(run_dir), device=resolve_device(device_spec), limit=limit,
+                             cache=_worker_cache(run_token))
+    except Exception as e:  # reported by the unit's own task
+        return f"failed: {type(e).__name__}: {e}"
+    finally:
+        os.chdir(before)
+
+
+def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None, limit: int | None,
+                   cwd: str, run_token: str, *shards_done: str) -> tuple[dict | None, str]:
+    """The body of a Ray task: check that this worker computes what was planned, then
+    :func:`robustsuite.run.compute_unit` (the local executor's function). Returns ``(record, status)``;
+    ``(None, "locked")`` when a live process elsewhere holds the unit's lock.
+
+    ``shards_done`` are the results of the unit's shard tasks (Ray starts this task after they finished).
+    Relative specs resolve against the driver's working directory ``cwd`` when it exists here. Models stay
+    loaded in the worker process for the next unit of the same run (``run_token``), as in a local run.
+    """
+    from ._io import write_json
+    from ._lock import UnitLocked
+    from .run import compute_unit, failed_path, resolve_device
+
+    before = os.getcwd()
+    if os.path.isdir(cwd):
+        os.chdir(cwd)
+    try:
+        error = _identity_error(unit, limit)
+        if error is not None:
             record = {"unit": unit.to_dict(), "status": "failed", "seconds": 0.0, "section": None, "error": error,
                       "samples": []}
             write_json(failed_path(Path(run_dir), unit), record | {"traceback": error})
             return record, "failed"
-        if _WORKER_CACHE["run"] != run_token:
-            _WORKER_CACHE["run"], _WORKER_CACHE["cache"] = run_token, {}
         try:
             return compute_unit(unit, Path(run_dir), device=resolve_device(device_spec), log_format=log_format,
-                                limit=limit, progress=False, cache=_WORKER_CACHE["cache"])
+                                limit=limit, progress=False, cache=_worker_cache(run_token))
         except UnitLocked:
             return None, "locked"
     finally:
@@ -241,7 +281,7 @@ class RayExecutor:
         import time
 
         from ._io import write_json
-        from .run import failed_path
+        from .run import failed_path, shard_count
 
         if not jobs:
             return
@@ -253,10 +293,17 @@ class RayExecutor:
         needs = [unit_resources(config, unit.method) for unit in jobs]
         if not self.address:  # a local Ray does not grow: a request above its total would wait forever
             self._check_feasible(config, jobs, needs)
+        shard_task = ray.remote(compute_shard_remote)
         refs = {}
         for k, (unit, need) in enumerate(zip(jobs, needs, strict=True)):
+            count = shard_count(unit)
+            # a sharded unit: its shards run as tasks of their own; the unit's task waits for them (Ray resolves
+            # the object refs passed as arguments first), then merges them in order
+            shards = [shard_task.options(name=f"robustsuite:{unit.id}:shard-{j}-of-{count}", **need).remote(
+                unit, j, str(run_dir), str(device), limit, os.getcwd(), token) for j in range(count)
+                if count > 1]
             ref = task.options(name=f"robustsuite:{unit.id}", **need).remote(
-                unit, str(run_dir), str(device), log_format, limit, os.getcwd(), token)
+                unit, str(run_dir), str(device), log_format, limit, os.getcwd(), token, *shards)
             refs[ref] = k
             if on_start:
                 on_start(unit)

@@ -118,8 +118,18 @@ def unit_identity(method: str, params: dict, seed: int, *, limit: int | None = N
             if key not in hashes:
                 hashes[key] = hash_path(path)
             local[spec] = hashes[key]
+    # keys that change how a unit is computed (e.g. ``shards``), never what: left out of the identity
+    execution = set(getattr(runners.get(method), "EXECUTION_PARAMS", ()))
+    params = {k: v for k, v in params.items() if k not in execution}
     return {"method": method, "params": params, "seed": seed, "limit": limit, "local_files": local,
             "versions": {p: _version(p) for p in method_packages(method)}}
+
+
+def shard_count(unit: Unit) -> int:
+    """Into how many shards the data-parallel part of ``unit`` splits (its runner's ``shard_count(params)``;
+    1 for runners without shards). Shards run as separate tasks (Ray, ``run-unit --shard``) before the unit."""
+    fn = getattr(runners.get(unit.method), "shard_count", None)
+    return 1 if fn is None else int(fn(unit.params))
 
 
 def load_config(path: Path) -> dict:
@@ -175,6 +185,12 @@ def plan(config: dict) -> list[Unit]:
             raise ConfigError(f"[methods.{name}] must be a table")
         overrides = {k: v for k, v in overrides.items() if k != "resources"}
         validate_method_params(name, {k: v for k, v in overrides.items() if k not in TARGET_KEYS})
+        check = getattr(mod, "check_params", None)  # checks across keys, before any work
+        if check is not None:
+            try:
+                check({**mod.DEFAULTS, **overrides})
+            except (TypeError, ValueError) as e:
+                raise ConfigError(f"[methods.{name}] {e}") from e
         labels = overrides.get("labels", top_labels)
         if labels is not None and not (isinstance(labels, list) and labels and all(isinstance(v, str | int) for v in labels)):
             raise ConfigError(f"[methods.{name}] labels must be a non-empty list of class names in class-index order, "
@@ -348,11 +364,8 @@ def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, l
             return record, "skip"
         if on_start:
             on_start()
-        ctx = runners.RunContext(run_dir=run_dir, method=unit.method, seed=unit.seed, device=device,
-                                 progress=progress, _cache={} if cache is None else cache, unit_id=unit.id,
-                                 model_spec=unit.model, dataset_spec=unit.dataset,
-                                 labels=unit.params.get("labels"), limit=limit, allowed_models=unit.allowed_models,
-                                 log_format=log_format)
+        ctx = _context(unit, run_dir, device=device, log_format=log_format, limit=limit, progress=progress,
+                       cache=cache)
         t0 = time.perf_counter()
         try:
             _preflight(ctx, unit)
@@ -369,6 +382,47 @@ def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, l
                       "section": None, "error": f"{type(e).__name__}: {e}", "samples": []}
             write_json(failed_path(run_dir, unit), record | {"traceback": traceback.format_exc()})
             return record, "failed"
+
+
+def _context(unit: Unit, run_dir: Path, *, device, log_format: str | None, limit: int | None, progress: bool,
+             cache: dict[str, Any] | None) -> runners.RunContext:
+    return runners.RunContext(run_dir=run_dir, method=unit.method, seed=unit.seed, device=device,
+                              progress=progress, _cache={} if cache is None else cache, unit_id=unit.id,
+                              model_spec=unit.model, dataset_spec=unit.dataset, labels=unit.params.get("labels"),
+                              limit=limit, allowed_models=unit.allowed_models, log_format=log_format)
+
+
+def shard_lock_path(run_dir: Path, unit: Unit, index: int) -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}.shard-{index}.lock"
+
+
+def compute_shard(unit: Unit, index: int, run_dir: Path, *, device, limit: int | None, progress: bool = False,
+                  cache: dict[str, Any] | None = None) -> str:
+    """Compute shard ``index`` of ``unit`` (its runner's ``run_shard``) into the unit's work directory.
+
+    Returns "done", or "locked" when another live process is computing that shard. A shard is a part of the
+    unit's data-parallel work (e.g. the certification of a slice of the inputs) that the runner saves
+    atomically and its ``run`` reuses, merging the shards in order: the section is the same whether the shards
+    ran here, on other workers, or not at all (then ``run`` computes them itself). Raises the runner's error
+    when the shard fails.
+    """
+    from ._lock import UnitLocked, try_acquire
+
+    count = shard_count(unit)
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+        raise ConfigError(f"shard must be an integer in [0, {count}) for unit {unit.id} ({count} shards), "
+                          f"got {index!r}")
+    run_dir = Path(run_dir)
+    (run_dir / "units").mkdir(parents=True, exist_ok=True)
+    try:
+        with try_acquire(shard_lock_path(run_dir, unit, index)):
+            ctx = _context(unit, run_dir, device=device, log_format=None, limit=limit, progress=progress,
+                           cache=cache)
+            runners.get(unit.method).run_shard(ctx, {k: v for k, v in unit.params.items() if k != "labels"},
+                                               index, count)
+    except UnitLocked:
+        return "locked"
+    return "done"
 
 
 def _failed_since(run_dir: Path, unit: Unit, since: float) -> dict | None:
@@ -476,7 +530,8 @@ def write_plan(config: dict, run_dir: Path) -> list[Unit]:
         write_json(run_dir / "plan" / f"{u.id}.json",
                    u.to_dict() | {"allowed_models": sorted(u.allowed_models) if u.allowed_models is not None
                                   else None, "settings": settings})
-    write_json(run_dir / PLAN_FILE, {"created": created, "config": config, "units": [u.id for u in units]})
+    write_json(run_dir / PLAN_FILE, {"created": created, "config": config, "units": [u.id for u in units],
+                                     "shards": {u.id: shard_count(u) for u in units if shard_count(u) > 1}})
     return units
 
 
@@ -506,6 +561,16 @@ def load_planned_unit(run_dir: Path, unit_id: str) -> tuple[Unit, dict]:
         raise ConfigError(f"unit {unit_id} would compute something else on this machine than was planned ({detail}); "
                           "install the planned versions or plan again here")
     return unit, settings
+
+
+def run_planned_shard(run_dir: Path, unit_id: str, index: int, *, progress: bool = False) -> str:
+    """Run shard ``index`` of one planned unit (``robustsuite run-unit DIR UNIT --shard K``): "done", "skip"
+    (the unit is already finished) or "locked" (another process is computing that shard)."""
+    unit, settings = load_planned_unit(run_dir, unit_id)
+    if cached_record(run_dir, unit, settings.get("log_format")) is not None:
+        return "skip"
+    return compute_shard(unit, index, Path(run_dir), device=resolve_device(settings.get("device") or "cpu"),
+                         limit=settings.get("limit"), progress=progress)
 
 
 def run_planned_unit(run_dir: Path, unit_id: str, *, progress: bool = False) -> tuple[dict, str]:

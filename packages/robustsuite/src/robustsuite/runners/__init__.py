@@ -3,6 +3,12 @@
 A runner module defines ``NAME`` (section key), ``TITLE``, ``PAPER``, ``DEFAULTS`` (the demo's parameters,
 including ``model`` and ``dataset`` specs) and ``run(ctx: RunContext, params: dict) -> Section``. Modules are
 discovered by name; those starting with ``_`` are private helpers.
+
+Optional: ``BOUNDS`` (range checks), ``check_params(params)`` (checks across keys, run at planning time),
+``EXECUTION_PARAMS`` (keys that change how a unit is computed, not what: left out of its identity), and for
+data-parallel work ``shard_count(params) -> int`` with ``run_shard(ctx, params, index, count)``, which computes
+and saves (atomically, under ``ctx.work_dir()``) one shard that ``run`` then reuses; ``run`` computes missing
+shards itself and merges them in order, so its section does not depend on how many shards ran elsewhere.
 """
 
 from __future__ import annotations

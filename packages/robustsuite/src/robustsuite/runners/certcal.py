@@ -69,7 +69,14 @@ DEFAULTS: dict = {
     "act_selection_margin": 0.03,  # the paper's rule: models within 3 % of the best CA, best calibration
     "act_warmup_epochs": 1,
     "act_seeds": [],              # empty: the run's seed only
+    # where each certificate's Gaussian noise comes from: "batch" (one stream for all inputs, the demo's) or
+    # "per_input" (keyed by seed and input index: results independent of batch_size and of sharding)
+    "noise_stream": "batch",
+    # split each sigma's certification into this many tasks (`--executor ray`, `run-unit --shard K`); needs
+    # noise_stream = "per_input"; not part of the unit's identity (the result does not depend on it)
+    "shards": 1,
 }
+EXECUTION_PARAMS = ("shards",)
 # range checks applied by the config validation before any work (pydantic Field constraints); list-valued
 # keys (sigmas, radii, noise_models, act_lr_grid, act_seeds) are checked at the top of run()
 BOUNDS = {
@@ -81,6 +88,7 @@ BOUNDS = {
     "act_max_samples": {"ge": 0}, "act_admm_lr_a": {"gt": 0}, "act_batch_size": {"ge": 1},
     "act_num_noise": {"ge": 1}, "act_attack_steps": {"ge": 1}, "act_attack_step_factor": {"gt": 0},
     "act_lr": {"gt": 0}, "act_selection_margin": {"ge": 0, "le": 1}, "act_warmup_epochs": {"ge": 0},
+    "noise_stream": {"pattern": "^(batch|per_input)$"}, "shards": {"ge": 1},
 }
 
 
@@ -98,6 +106,23 @@ def check_lists(p: dict) -> None:
     numbers("radii", lambda e: e >= 0, "finite numbers >= 0")
     numbers("act_lr_grid", lambda e: e > 0, "finite numbers > 0", allow_empty=True)
     numbers("act_seeds", lambda e: float(e).is_integer(), "integers", allow_empty=True)
+
+
+def check_params(p: dict) -> None:
+    """Checks across keys (run when the config is planned, and again at the top of :func:`run`)."""
+    check_lists(p)
+    if p.get("noise_models") and len(p["noise_models"]) != len(p["sigmas"]):
+        raise ValueError(f"noise_models must list one model per sigma ({len(p['sigmas'])}), "
+                         f"got {len(p['noise_models'])}")
+    shards = p.get("shards", 1)
+    if isinstance(shards, int) and not isinstance(shards, bool) and shards > 1 and p.get("noise_stream") != "per_input":
+        raise ValueError(f"shards = {shards} needs noise_stream = 'per_input' (with the 'batch' stream an input's "
+                         "noise depends on the inputs before it, so shards would not add up to one run)")
+
+
+def shard_count(params: dict) -> int:
+    """Shards of each sigma's certification (the ``shards`` parameter)."""
+    return int({**DEFAULTS, **params}["shards"])
 
 
 def _tag(v: float) -> str:
@@ -128,17 +153,35 @@ def _finetuned(ctx, base: torch.nn.Module, name: str, train_fn) -> torch.nn.Modu
     return model.eval()
 
 
-def _certificate(ctx, model, x, sigma: float, p: dict, name: str):
+def _shard_bounds(n_inputs: int, index: int, count: int) -> tuple[int, int]:
+    """Inputs ``[start, stop)`` of shard ``index`` of ``count`` (contiguous, sizes differing by at most one)."""
+    return n_inputs * index // count, n_inputs * (index + 1) // count
+
+
+def _certificate(ctx, model, x, sigma: float, p: dict, name: str, shard: tuple[int, int] | None = None):
+    """The certificate of ``x`` (or of shard ``(index, count)`` of it), cached in the unit's work directory.
+
+    With ``shards`` > 1 the certificate is the concatenation of the shards' certificates, each computed here
+    or earlier by :func:`run_shard` (on another worker); ``noise_stream = "per_input"`` makes that equal one
+    call over all inputs.
+    """
     import certcal
 
-    path = ctx.work_dir() / f"cert-{name}.npz"
+    count = int(p.get("shards", 1))
+    if shard is None and count > 1:
+        return certcal.CertifyResult.concatenate(
+            [_certificate(ctx, model, x, sigma, p, name, (k, count)) for k in range(count)])
+    start, stop = (0, x.shape[0]) if shard is None else _shard_bounds(x.shape[0], *shard)
+    path = ctx.work_dir() / (f"cert-{name}.npz" if shard is None else f"cert-{name}.shard-{shard[0]}-of-{count}.npz")
     if path.exists():
         with np.load(path) as f:
             return certcal.CertifyResult(prediction=f["prediction"], radius=f["radius"], p_lower=f["p_lower"],
                                          counts=f["counts"], sigma=sigma, n0=p["n0"], n=p["n"],
                                          alpha=p["alpha"], scores=f["scores"])
-    cert = certcal.certify(model, x, sigma, n0=p["n0"], n=p["n"], alpha=p["alpha"], batch_size=p["batch_size"],
-                           seed=ctx.seed, return_scores=True, progress=ctx.progress)
+    stream = p.get("noise_stream", "batch")
+    cert = certcal.certify(model, x[start:stop], sigma, n0=p["n0"], n=p["n"], alpha=p["alpha"],
+                           batch_size=p["batch_size"], seed=ctx.seed, return_scores=True, progress=ctx.progress,
+                           stream=stream, first_index=start if stream == "per_input" else 0)
     tmp = path.with_name(path.name + ".tmp.npz")
     np.savez_compressed(tmp, prediction=cert.prediction, radius=cert.radius, p_lower=cert.p_lower,
                         counts=cert.counts, scores=cert.scores)
@@ -189,21 +232,51 @@ def _log_samples(ctx, cert, y_np: np.ndarray, sigma: float, radii: list[float], 
     ctx.log_samples(cols, name=f"sigma{_tag(sigma)}")
 
 
-def run(ctx, params: dict) -> Section:
-    import matplotlib.pyplot as plt
-
-    import certcal
-
+def _setup(ctx, params: dict):
+    """Parameters after defaults (checked), the checkpoint key, the base model, the train split and the
+    certified test inputs: what :func:`run` and :func:`run_shard` share."""
     p = {**DEFAULTS, **params}
-    check_lists(p)
+    check_params(p)
     # checkpoint names carry a hash of the parameters and seed, so a resumed run never reuses stale units
     key = hashlib.sha256(json.dumps({**p, "seed": ctx.seed}, sort_keys=True, default=str).encode()).hexdigest()[:10]
     base = ctx.model(p["model"])
     if not isinstance(base, torch.nn.Module):
         raise TypeError(f"certcal needs a vision model (torch.nn.Module), got {type(base).__name__} for {p['model']}")
     ds = ctx.dataset(p["dataset"])
-    xtr, ytr = ds.train.x, ds.train.y
-    x, y = ds.test.x[: p["max_samples"]], ds.test.y[: p["max_samples"]]
+    return p, key, base, (ds.train.x, ds.train.y), (ds.test.x[: p["max_samples"]], ds.test.y[: p["max_samples"]])
+
+
+def _smoothing_model(ctx, p: dict, base, train, i: int, sigma: float, name: str) -> torch.nn.Module:
+    """The smoothing base model of the ``i``-th sigma: the shipped noise model, or ``base`` fine-tuned with
+    Gaussian noise (checkpointed in the work directory)."""
+    import certcal
+
+    if p["noise_models"]:
+        return ctx.model(p["noise_models"][i]).eval()
+    xtr, ytr = train
+    return _finetuned(ctx, base, name, lambda: certcal.adversarial_calibration_training(
+        base, xtr, ytr, method="gaussian", sigma=sigma, epsilon=0.0, epochs=int(p["noise_epochs"]),
+        batch_size=int(p["noise_batch_size"]), num_noise=1, lr=float(p["noise_lr"]), seed=ctx.seed,
+        progress=ctx.progress).model)
+
+
+def run_shard(ctx, params: dict, index: int, count: int) -> None:
+    """Certify shard ``index`` of ``count`` of the test inputs at every sigma into the work directory (a task of
+    its own under ``--executor ray`` or ``run-unit --shard``); :func:`run` merges the shards."""
+    p, key, base, train, (x, _) = _setup(ctx, params)
+    if count != int(p["shards"]):
+        raise ValueError(f"shard count {count} differs from the unit's shards = {p['shards']}")
+    for i, sigma in enumerate(float(s) for s in p["sigmas"]):
+        name = f"noise-sigma{_tag(sigma)}-{key}"
+        _certificate(ctx, _smoothing_model(ctx, p, base, train, i, sigma, name), x, sigma, p, name, (index, count))
+
+
+def run(ctx, params: dict) -> Section:
+    import matplotlib.pyplot as plt
+
+    import certcal
+
+    p, key, base, (xtr, ytr), (x, y) = _setup(ctx, params)
     y_np = y.numpy()
     radii = [float(r) for r in p["radii"]]
     admm = (certcal.admm_grid(int(p["admm_steps"])) if p["admm_grid"]
@@ -234,13 +307,7 @@ def run(ctx, params: dict) -> Section:
     mono_rows = []
     for i, sigma in enumerate(sigmas):
         name = f"noise-sigma{_tag(sigma)}-{key}"
-        if noise_models:
-            model = ctx.model(noise_models[i]).eval()
-        else:
-            model = _finetuned(ctx, base, name, lambda s=sigma: certcal.adversarial_calibration_training(
-                base, xtr, ytr, method="gaussian", sigma=s, epsilon=0.0, epochs=int(p["noise_epochs"]),
-                batch_size=int(p["noise_batch_size"]), num_noise=1, lr=float(p["noise_lr"]), seed=ctx.seed,
-                progress=ctx.progress).model)
+        model = _smoothing_model(ctx, p, base, (xtr, ytr), i, sigma, name)
         models[sigma] = model
         cert = _certificate(ctx, model, x, sigma, p, name)
         curve = certcal.certified_calibration_curve(cert, y_np, radii, bound=p["bound"], methods=("exact", "admm", "brier"),
