@@ -30,6 +30,8 @@ from .protocol import LEVELS, SeedLike, check_p, item_seed, make_rng
 PairClassifier = Callable[[list[tuple[str, str]]], np.ndarray]
 Tagger = Callable[[list[list[str]]], list[np.ndarray]]
 PAIR_TARGETS = ("hypothesis", "both")
+# §3.2: "we do not apply this attack [segment] to sequence tagging tasks such as POS" (it merges tagged tokens)
+TAGGING_ATTACKS: tuple[str, ...] = tuple(a for a in ATTACKS if a != "segment")
 
 
 def _check_pairs(pairs: Any) -> list[tuple[str, str]]:
@@ -139,6 +141,16 @@ def token_accuracy(tags: Sequence[Sequence[int]], logits: Sequence[np.ndarray]) 
     return right / total if total else float("nan")
 
 
+def tagging_chance_score(tags: Sequence[Sequence[int]]) -> float:
+    """Token accuracy of a constant guess (the paper's red chance line, for POS tagging): the share of the most
+    frequent tag among the scored tokens (negative tags are not scored, as in :func:`token_accuracy`); NaN when
+    no token is scored."""
+    if isinstance(tags, str) or not hasattr(tags, "__iter__"):
+        raise TypeError(f"tags must be a sequence of per-sentence tag lists; got {type(tags).__name__}")
+    flat = np.array([int(t) for ts in tags for t in ts if int(t) >= 0], dtype=np.int64)
+    return float(np.bincount(flat).max() / len(flat)) if len(flat) else float("nan")
+
+
 def _tag(tagger: Tagger, sents: list[list[str]]) -> list[np.ndarray]:
     out = tagger(sents)
     if len(out) != len(sents):
@@ -150,7 +162,7 @@ def _tag(tagger: Tagger, sents: list[list[str]]) -> list[np.ndarray]:
 
 
 def evaluate_tagging(tagger: Tagger, sentences: Sequence[Sequence[str]], tags: Sequence[Sequence[int]], *,
-                     attacks: Sequence[str | Attacker] = tuple(a for a in ATTACKS if a != "segment"),
+                     attacks: Sequence[str | Attacker] = TAGGING_ATTACKS,
                      levels: Sequence[float] = tuple(LEVELS.values()), seed: int = 0) -> BenchmarkResult:
     """§4 benchmark for token tagging (UD POS): token accuracy clean and under every attacker and level,
     the perturbation aligned to the tokens (:func:`perturb_tokens`)."""
