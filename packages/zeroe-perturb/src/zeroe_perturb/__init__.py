@@ -43,7 +43,7 @@ from .phonetic import PhoneticRespeller, phonetic_similarity
 from .protocol import LEVELS, Perturbation, item_seed, select_tokens, target_count
 from .ranking import PAPER_TABLE5, ranking_agreement, ranking_table
 from .summary import SeedSummary, summarize_seeds
-from .tasks import TAGGING_ATTACKS, evaluate_pairs, evaluate_tagging, tagging_chance_score
+from .tasks import TAGGING_ATTACKS, attack_sentences, evaluate_pairs, evaluate_tagging, tagging_chance_score
 from .visual import load_neighbours
 
 __version__ = _version("zeroe-perturb")
@@ -69,6 +69,7 @@ __all__ = [
     "Truncate",
     "Visual",
     "__version__",
+    "attack_sentences",
     "chance_score",
     "evaluate",
     "evaluate_pairs",

@@ -129,6 +129,16 @@ def perturb_tokens(tokens: Sequence[str], attack: str | Attacker, p: float, seed
     return out
 
 
+def attack_sentences(sentences: Sequence[Sequence[str]], attack: str | Attacker, p: float, *,
+                     seed: int) -> list[list[str]]:
+    """Perturb token lists for one tagging benchmark cell, exactly as :func:`evaluate_tagging` does under the
+    same ``seed``: sentence i uses :func:`perturb_tokens` with ``item_seed(level_seed(seed, attack, p), i)``
+    (e.g. to log the perturbed sentences the benchmark scored)."""
+    att = resolve_attacks([attack])[0]
+    base = level_seed(seed, att[0], p)
+    return [perturb_tokens(s, att[1], p, seed=item_seed(base, i)) for i, s in enumerate(sentences)]
+
+
 def token_accuracy(tags: Sequence[Sequence[int]], logits: Sequence[np.ndarray]) -> float:
     """Share of tokens whose argmax tag is right (the paper's POS metric), over all sentences.  Tokens tagged
     with a negative id (e.g. -1: punctuation or words without a gold tag) are not scored."""
@@ -177,8 +187,7 @@ def evaluate_tagging(tagger: Tagger, sentences: Sequence[Sequence[str]], tags: S
     scores = []
     for a, att in resolved:
         for p in levels:
-            base = level_seed(seed, a, p)
-            adv = [perturb_tokens(s, att, p, seed=item_seed(base, i)) for i, s in enumerate(sents)]
+            adv = attack_sentences(sents, att, p, seed=seed)
             changed = [sum(x != y for x, y in zip(s, t, strict=True)) / max(len(s), 1) for s, t in zip(sents, adv,
                                                                                                   strict=True)]
             dist = [sum(_lev(x, y) for x, y in zip(s, t, strict=True)) for s, t in zip(sents, adv, strict=True)]

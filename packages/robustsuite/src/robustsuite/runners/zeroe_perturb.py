@@ -266,15 +266,12 @@ def _log_multilabel(ctx, model, texts, y, idx, attacks, level: float) -> None:
 def _log_tagging(ctx, model, sents, tags, idx, attacks, level: float) -> None:
     if not _logging(ctx):
         return
-    from zeroe_perturb.benchmark import level_seed
-    from zeroe_perturb.protocol import item_seed
-    from zeroe_perturb.tasks import perturb_tokens
+    from zeroe_perturb.tasks import attack_sentences
 
     z0 = model(sents)
     rows = []
     for a in attacks:
-        base = level_seed(ctx.seed, a, level)
-        adv = [perturb_tokens(s, a, level, seed=item_seed(base, i)) for i, s in enumerate(sents)]
+        adv = attack_sentences(sents, a, level, seed=ctx.seed)  # the sentences evaluate_tagging scored
         z = model(adv)
         for i, s, t, ad, c, ca in zip(idx, sents, tags, adv, z0, z, strict=True):
             scored = np.asarray(t) >= 0
