@@ -84,3 +84,24 @@ def test_token_accuracy_skips_unscored_tags():
     assert token_accuracy([[0, -1, 0], [1]], z) == 1.0
     assert token_accuracy([[0, 1, 1], [1]], z) == 0.75
     assert np.isnan(token_accuracy([[-1, -1, -1], [-1]], z))
+
+
+def test_attack_sentences_are_the_ones_evaluate_tagging_scores():
+    from zeroe_perturb.benchmark import level_seed
+    from zeroe_perturb.protocol import item_seed
+    from zeroe_perturb.tasks import attack_sentences, evaluate_tagging, perturb_tokens
+
+    sents = [["The", "cat", "sat", "on", "the", "mat", "."], ["Dogs", "bark", "loudly"]]
+    tags = [[0, 1, 2, 3, 0, 1, -1], [1, 2, 3]]
+    for a in ("intrude", "visual"):
+        adv = attack_sentences(sents, a, 0.8, seed=5)
+        base = level_seed(5, a, 0.8)
+        assert adv == [perturb_tokens(s, a, 0.8, seed=item_seed(base, i)) for i, s in enumerate(sents)]
+    seen = []
+
+    def tagger(batch):  # records what it is asked to tag; logits from the token lengths
+        seen.append([list(s) for s in batch])
+        return [np.eye(4)[[len(t) % 4 for t in s]] for s in batch]
+
+    evaluate_tagging(tagger, sents, tags, attacks=["visual"], levels=[0.8], seed=5)
+    assert seen[1] == attack_sentences(sents, "visual", 0.8, seed=5)

@@ -23,6 +23,14 @@ from .attackers import (
     Truncate,
     Visual,
 )
+from .benchmark import (
+    BenchmarkResult,
+    chance_score,
+    evaluate,
+    evaluate_seeds,
+    mean_relative_interval,
+    relative_intervals,
+)
 from .natural_noise import (
     load_codespell_lexicon,
     load_default_lexicon,
@@ -33,27 +41,40 @@ from .natural_noise import (
 )
 from .phonetic import PhoneticRespeller, phonetic_similarity
 from .protocol import LEVELS, Perturbation, item_seed, select_tokens, target_count
+from .ranking import PAPER_TABLE5, ranking_agreement, ranking_table
+from .summary import SeedSummary, summarize_seeds
+from .tasks import TAGGING_ATTACKS, attack_sentences, evaluate_pairs, evaluate_tagging, tagging_chance_score
 from .visual import load_neighbours
 
 __version__ = _version("zeroe-perturb")
 __all__ = [
     "ATTACKS",
-    "INTRUDE_SYMBOLS",
-    "LEVELS",
     "Attacker",
+    "BenchmarkResult",
     "Disemvowel",
     "FullShuffle",
+    "INTRUDE_SYMBOLS",
     "InnerShuffle",
     "Intrude",
     "KeyboardTypo",
+    "LEVELS",
     "NaturalNoise",
+    "PAPER_TABLE5",
     "Perturbation",
     "Phonetic",
     "PhoneticRespeller",
+    "SeedSummary",
     "Segment",
+    "TAGGING_ATTACKS",
     "Truncate",
     "Visual",
     "__version__",
+    "attack_sentences",
+    "chance_score",
+    "evaluate",
+    "evaluate_pairs",
+    "evaluate_seeds",
+    "evaluate_tagging",
     "get_attacker",
     "item_seed",
     "levenshtein",
@@ -62,11 +83,17 @@ __all__ = [
     "load_lexicon",
     "load_natural_lexicon",
     "load_neighbours",
+    "mean_relative_interval",
     "parse_codespell",
     "parse_lexicon",
     "perturb",
     "perturb_batch",
     "phonetic_similarity",
+    "ranking_agreement",
+    "ranking_table",
+    "relative_intervals",
     "select_tokens",
+    "summarize_seeds",
+    "tagging_chance_score",
     "target_count",
 ]

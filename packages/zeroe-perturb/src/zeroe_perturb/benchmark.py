@@ -148,6 +148,10 @@ class BenchmarkResult:
     def attacks(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(s.attack for s in self.scores))
 
+    def mean_relative(self, p: float) -> float:
+        """Mean over the attackers of s*(p) (Eq. 1): one number per level for the whole attacker set."""
+        return float(np.mean([self.relative(a, p) for a in self.attacks]))
+
     def ranking(self, p: float = 0.8) -> list[tuple[int, str, float]]:
         """Table 5: attackers ranked by harmfulness at level ``p`` (lowest s*(p) first; ties share a rank)."""
         cells = sorted(((self.relative(a, p), a) for a in self.attacks), key=lambda t: (t[0], ATTACKS.index(t[1])
@@ -361,3 +365,25 @@ def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | 
     ax.set_title(f"s*(p), mean and 95% interval over {len(results)} seeds")
     ax.legend(fontsize=7, ncol=2)
     return fig if fig is not None else ax.figure
+
+
+def mean_relative_interval(results: Sequence[BenchmarkResult], p: float, *, confidence: float = 0.95,
+                           n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
+    """``(mean, low, high)`` of the attacker-averaged s*(p) (Eq. 1, :meth:`BenchmarkResult.mean_relative`) over
+    attack seeds: its mean over ``results`` (one per seed) and a percentile-bootstrap interval of that mean
+    (``n_boot`` resamples of the seeds, seeded ``numpy`` Generator; a single seed gives a zero-width interval)."""
+    if not results:
+        raise ValueError("results must not be empty")
+    _check_interval_args(confidence, n_boot)
+    per_seed = np.array([r.mean_relative(p) for r in results], dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    boots = per_seed[rng.integers(0, len(per_seed), size=(n_boot, len(per_seed)))].mean(axis=1)
+    lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
+    return float(per_seed.mean()), float(lo), float(hi)
+
+
+def _check_interval_args(confidence: float, n_boot: int) -> None:
+    if not isinstance(confidence, float | int) or not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1); got {confidence!r}")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive int; got {n_boot!r}")

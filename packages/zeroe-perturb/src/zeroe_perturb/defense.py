@@ -184,6 +184,22 @@ class DefenseResult:
         vals = [v for (tr, te, p), v in self.deltas.items() if p > 0 and (not diagonal_only or tr == te)]
         return float(np.mean(vals)) if vals else float("nan")
 
+    def table(self) -> tuple[list[str], list[list[Any]]]:
+        """Eq. 2 per cell: training attacker(s), test attacker, p, s*(p) of the clean-trained model, σ(p)/s(0)
+        of the defended one, and Δ_τ(p), rounded to 4 decimals (p = 0: clean scores, s* = 1)."""
+        rows = [[tr, te, float(p), round(1.0 if p == 0 else float(self.baseline[(te, p)]), 4), round(float(v), 4),
+                 round(float(self.delta(tr, te, p)), 4)] for (tr, te, p), v in self.defended.items()]
+        return ["trained on", "tested on", "p", "s*(p)", "σ(p)/s(0)", "Δ"], rows
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> DefenseResult:
+        """Inverse of :meth:`to_dict` (e.g. to resume from a saved result)."""
+        cells = d["cells"]
+        baseline = {(c["test"], float(c["p"])): float(c["baseline_rel"]) for c in cells if float(c["p"]) != 0}
+        defended = {(c["train"], c["test"], float(c["p"])): float(c["sigma_rel"]) for c in cells}
+        return cls(d["strategy"], d["metric"], float(d["clean_score"]), tuple(float(p) for p in d["levels"]),
+                   baseline, defended, FineTuneConfig(**d["config"]))
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "strategy": self.strategy,

@@ -62,3 +62,12 @@ def ranking_agreement(results: Sequence, p: float = 0.8, task: str | dict[str, i
     lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
     return {"tau": float(taus.mean()), "tau_ci_low": float(lo), "tau_ci_high": float(hi),
             "taus": [float(t) for t in taus]}
+
+
+def ranking_table(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[list[str], list[list]]:
+    """Table 5 beside the measurement: ``result``'s harmfulness ranking at level ``p``
+    (:meth:`~zeroe_perturb.benchmark.BenchmarkResult.ranking`, s* rounded to 4 decimals) with the paper's rank
+    for ``task`` ("-" for an attacker the paper does not rank there, e.g. segment in the POS column)."""
+    ref = _reference(task)
+    rows = [[k, a, round(v, 4), ref.get(a, "-")] for k, a, v in result.ranking(p)]
+    return ["rank", "attack", "s*", "paper rank"], rows

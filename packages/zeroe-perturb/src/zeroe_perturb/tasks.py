@@ -30,6 +30,8 @@ from .protocol import LEVELS, SeedLike, check_p, item_seed, make_rng
 PairClassifier = Callable[[list[tuple[str, str]]], np.ndarray]
 Tagger = Callable[[list[list[str]]], list[np.ndarray]]
 PAIR_TARGETS = ("hypothesis", "both")
+# §3.2: "we do not apply this attack [segment] to sequence tagging tasks such as POS" (it merges tagged tokens)
+TAGGING_ATTACKS: tuple[str, ...] = tuple(a for a in ATTACKS if a != "segment")
 
 
 def _check_pairs(pairs: Any) -> list[tuple[str, str]]:
@@ -127,6 +129,16 @@ def perturb_tokens(tokens: Sequence[str], attack: str | Attacker, p: float, seed
     return out
 
 
+def attack_sentences(sentences: Sequence[Sequence[str]], attack: str | Attacker, p: float, *,
+                     seed: int) -> list[list[str]]:
+    """Perturb token lists for one tagging benchmark cell, exactly as :func:`evaluate_tagging` does under the
+    same ``seed``: sentence i uses :func:`perturb_tokens` with ``item_seed(level_seed(seed, attack, p), i)``
+    (e.g. to log the perturbed sentences the benchmark scored)."""
+    att = resolve_attacks([attack])[0]
+    base = level_seed(seed, att[0], p)
+    return [perturb_tokens(s, att[1], p, seed=item_seed(base, i)) for i, s in enumerate(sentences)]
+
+
 def token_accuracy(tags: Sequence[Sequence[int]], logits: Sequence[np.ndarray]) -> float:
     """Share of tokens whose argmax tag is right (the paper's POS metric), over all sentences.  Tokens tagged
     with a negative id (e.g. -1: punctuation or words without a gold tag) are not scored."""
@@ -137,6 +149,16 @@ def token_accuracy(tags: Sequence[Sequence[int]], logits: Sequence[np.ndarray]) 
         right += int((np.asarray(z).argmax(axis=1)[m] == t[m]).sum())
         total += int(m.sum())
     return right / total if total else float("nan")
+
+
+def tagging_chance_score(tags: Sequence[Sequence[int]]) -> float:
+    """Token accuracy of a constant guess (the paper's red chance line, for POS tagging): the share of the most
+    frequent tag among the scored tokens (negative tags are not scored, as in :func:`token_accuracy`); NaN when
+    no token is scored."""
+    if isinstance(tags, str) or not hasattr(tags, "__iter__"):
+        raise TypeError(f"tags must be a sequence of per-sentence tag lists; got {type(tags).__name__}")
+    flat = np.array([int(t) for ts in tags for t in ts if int(t) >= 0], dtype=np.int64)
+    return float(np.bincount(flat).max() / len(flat)) if len(flat) else float("nan")
 
 
 def _tag(tagger: Tagger, sents: list[list[str]]) -> list[np.ndarray]:
@@ -150,7 +172,7 @@ def _tag(tagger: Tagger, sents: list[list[str]]) -> list[np.ndarray]:
 
 
 def evaluate_tagging(tagger: Tagger, sentences: Sequence[Sequence[str]], tags: Sequence[Sequence[int]], *,
-                     attacks: Sequence[str | Attacker] = tuple(a for a in ATTACKS if a != "segment"),
+                     attacks: Sequence[str | Attacker] = TAGGING_ATTACKS,
                      levels: Sequence[float] = tuple(LEVELS.values()), seed: int = 0) -> BenchmarkResult:
     """§4 benchmark for token tagging (UD POS): token accuracy clean and under every attacker and level,
     the perturbation aligned to the tokens (:func:`perturb_tokens`)."""
@@ -165,8 +187,7 @@ def evaluate_tagging(tagger: Tagger, sentences: Sequence[Sequence[str]], tags: S
     scores = []
     for a, att in resolved:
         for p in levels:
-            base = level_seed(seed, a, p)
-            adv = [perturb_tokens(s, att, p, seed=item_seed(base, i)) for i, s in enumerate(sents)]
+            adv = attack_sentences(sents, att, p, seed=seed)
             changed = [sum(x != y for x, y in zip(s, t, strict=True)) / max(len(s), 1) for s, t in zip(sents, adv,
                                                                                                   strict=True)]
             dist = [sum(_lev(x, y) for x, y in zip(s, t, strict=True)) for s, t in zip(sents, adv, strict=True)]
