@@ -109,3 +109,20 @@ def test_seed_intervals_chance_line_and_figure(corpus):
     assert any(line.get_linestyle() == "--" for line in fig.axes[0].lines)
     with pytest.raises(ValueError, match="seeds"):
         evaluate_seeds(keyword_classifier, texts, labels, seeds=[1, 1])
+
+
+@pytest.mark.parametrize("attack", ["segment", "truncate", "intrude", "visual", "natural-noise"])
+def test_attack_texts_is_the_per_text_definition(corpus, attack):
+    """attack_texts runs the batch loops; each text must still get item_seed(level_seed(...), i)'s stream."""
+    from zeroe_perturb import get_attacker
+    from zeroe_perturb.benchmark import level_seed
+    from zeroe_perturb.protocol import item_seed
+
+    _, (texts, _) = corpus
+    adv, dist, frac = attack_texts(texts, attack, 0.5, seed=7)
+    a = get_attacker(attack)
+    base = level_seed(7, attack, 0.5)
+    reps = [a(t, 0.5, seed=item_seed(base, i)) for i, t in enumerate(texts)]
+    assert adv == [r.perturbed for r in reps]
+    assert dist.tolist() == [float(r.edit_distance) for r in reps]
+    assert frac.tolist() == [float(r.fraction_attacked) for r in reps]

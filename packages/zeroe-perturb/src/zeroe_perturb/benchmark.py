@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from ._api import ATTACKS, get_attacker
+from ._api import ATTACKS, get_attacker, perturb_batch
 from .attackers import Attacker
-from .protocol import LEVELS, check_p, item_seed
+from .protocol import LEVELS, check_p
 
 TextClassifier = Callable[[list[str]], np.ndarray]
 Metric = Callable[[np.ndarray, np.ndarray], float]
@@ -106,7 +106,8 @@ def attack_texts(texts: Sequence[str], attack: str | Attacker, p: float, *,
     :class:`Attacker`); returns (texts, edit distances, changed-word fractions)."""
     attacker = get_attacker(attack)
     base = level_seed(seed, attack, p)
-    reps = [attacker(t, p, seed=item_seed(base, i)) for i, t in enumerate(texts)]
+    # = [attacker(t, p, seed=item_seed(base, i)) for i, t in enumerate(texts)], through the batch loops
+    reps = perturb_batch(list(texts), attacker, p, seed=base, report=True)
     return ([r.perturbed for r in reps], np.array([r.edit_distance for r in reps], dtype=np.float64),
             np.array([r.fraction_attacked for r in reps], dtype=np.float64))
 
