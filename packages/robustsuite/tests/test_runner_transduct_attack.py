@@ -51,7 +51,7 @@ def test_runner_section(tmp_path):
     assert f"{section.metrics['dann_pgd']:.2f}" in section.summary
     # Table 1 is the run-seed game of Table 6: the same cells, computed once
     rmc, rmc6 = (next(t for t in section.tables if t.name == k) for k in ("rmc", "rmc_seeds"))
-    assert len(list((tmp_path / "work").rglob("rmc-std-gmsa-min-*-s0.json"))) == 1
+    assert len(list((tmp_path / "work").rglob("rmc-std-*-defense-gmsa-min-s0.json"))) == 1
     assert "(standard)" in _rows(rmc6)[4]["defense"] and _rows(rmc6)[4]["attack"] == "GMSA-MIN"
     # DENT adapts: its affines move, by at most about steps * lr
     assert 0 < section.metrics["dent_affine_gamma_change"] <= 6 * 0.006

@@ -9,6 +9,9 @@ EXPECTED = [
     "Attack", "NoAttack", "TransferPGD", "TransferAutoAttack", "AdaptiveAutoAttack", "FPA", "GMSA", "attack_suite", "PGD", "PGDEnsemble",
     "cross_entropy", "cw_untargeted", "cw_targeted", "max_wrong_probability", "train_classifier",
     "clopper_pearson", "paired_difference", "bootstrap_mean",
+    "draw_points", "defense_table", "DefenseTable", "TableCell", "SeedSummary", "Comparison", "MODEL_SPACE_ATTACKS",
+    "rmc_table", "dann_table", "tadv_table", "dent_base_model", "dent_table", "DentAdaptation", "dent_adaptation",
+    "URejectronFigure", "urejectron_figure",
 ]
 
 

@@ -17,9 +17,26 @@ from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probabi
 from .model_space import FPA, GMSA, attack_suite
 from .pgd import PGD, PGDEnsemble
 from .referee import RoundScore, score_round
-from .repeats import SeededResult, repeat_game
+from .repeats import SeededResult, draw_points, repeat_game
 from .rmc import RMC
 from .static import StaticDefense
+from .tables import (
+    MODEL_SPACE_ATTACKS,
+    Comparison,
+    DefenseTable,
+    DentAdaptation,
+    SeedSummary,
+    TableCell,
+    URejectronFigure,
+    dann_table,
+    defense_table,
+    dent_adaptation,
+    dent_base_model,
+    dent_table,
+    rmc_table,
+    tadv_table,
+    urejectron_figure,
+)
 from .tadv import TADV
 from .threat_model import Adaptation, AttackResult, ThreatModel, TransductiveDefense, label_order
 from .training import train_classifier
@@ -72,4 +89,21 @@ __all__ = [
     "clopper_pearson",
     "paired_difference",
     "bootstrap_mean",
+    # the paper's tables (§5, Tables 1-4 and 6, Figure 1) as functions
+    "draw_points",
+    "defense_table",
+    "DefenseTable",
+    "TableCell",
+    "SeedSummary",
+    "Comparison",
+    "MODEL_SPACE_ATTACKS",
+    "rmc_table",
+    "dann_table",
+    "tadv_table",
+    "dent_base_model",
+    "dent_table",
+    "DentAdaptation",
+    "dent_adaptation",
+    "URejectronFigure",
+    "urejectron_figure",
 ]

@@ -71,6 +71,15 @@ class GameResult:
                 "selected_rounds": list(self.selected_rounds), "order": list(self.order),
                 "rounds": [r.to_dict() for r in self.rounds]}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameResult:
+        """The inverse of :meth:`to_dict` (e.g. to resume from a checkpointed game)."""
+        return cls(attack=d["attack"], defense=d["defense"], eps=float(d["eps"]),
+                   threat_model=dict(d["threat_model"]), rounds=tuple(RoundScore.from_dict(r) for r in d["rounds"]),
+                   accuracy=float(d["accuracy"]), error_accepted=d["error_accepted"],
+                   rejection_rate=d["rejection_rate"], selected_rounds=tuple(d["selected_rounds"]),
+                   order=tuple(int(i) for i in d["order"]))
+
 
 @dataclass(frozen=True, eq=False)
 class RoundRecord:

@@ -43,6 +43,14 @@ class RoundScore:
         d["accepted"] = [bool(c) for c in self.accepted]
         return d
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RoundScore:
+        """The inverse of :meth:`to_dict`."""
+        return cls(round=int(d["round"]), n=int(d["n"]), accuracy=float(d["accuracy"]),
+                   error_accepted=d["error_accepted"], rejection_rate=d["rejection_rate"],
+                   accepted_fraction=d["accepted_fraction"], correct=tuple(bool(c) for c in d["correct"]),
+                   predictions=tuple(int(c) for c in d["predictions"]), accepted=tuple(bool(c) for c in d["accepted"]))
+
 
 def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, x_clean: torch.Tensor | None = None,
                 *, rejects: bool = False, round_index: int = 0) -> RoundScore:

@@ -123,6 +123,16 @@ class RejectionCurve:
                 "predictions": list(self.predictions), "adv_log_p_test": list(self.adv_log_p_test),
                 "clean_log_p_test": list(self.clean_log_p_test)}
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> RejectionCurve:
+        """The inverse of :meth:`to_dict` (e.g. to resume from a checkpointed curve)."""
+        return cls(attack=d["attack"], thresholds=tuple(float(t) for t in d["thresholds"]),
+                   error_accepted=tuple(d["error_accepted"]), error_ci=tuple(tuple(c) for c in d["error_ci"]),
+                   rejection_rate=tuple(d["rejection_rate"]), rejection_ci=tuple(tuple(c) for c in d["rejection_ci"]),
+                   n=int(d["n"]), predictions=tuple(int(v) for v in d["predictions"]),
+                   adv_log_p_test=tuple(float(v) for v in d["adv_log_p_test"]),
+                   clean_log_p_test=tuple(float(v) for v in d["clean_log_p_test"]))
+
 
 def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.Tensor, *, eps: float,
                     thresholds: Sequence[float], batch_size: int | None = None, seed: int = 0) -> RejectionCurve:

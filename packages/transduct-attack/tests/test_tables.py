@@ -1,0 +1,178 @@
+"""The paper's tables as functions (tables.py): the same games as repeat_game / play_game, memoised cells, the
+seeded aggregation of Table 6 and the verdicts, each checked against an independent computation."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import transduct_attack as ta
+
+
+@pytest.fixture(scope="module")
+def suite():
+    return {"none": ta.NoAttack(), "pgd": ta.TransferPGD(solver=ta.PGD(steps=3))}
+
+
+def test_seeded_table_plays_the_games_of_repeat_game(digits, mlp_std, suite):
+    """Table 6's protocol: per seed the points repeat_game draws and the game it plays; the row over seeds is the
+    mean (bootstrap interval), std (ddof 1) and the pooled accuracy of all the seeds' points (Clopper-Pearson)."""
+    _, _, xte, yte = digits
+    tab = ta.defense_table(lambda s: ta.StaticDefense(mlp_std), suite, xte, yte, eps=0.1, n=20, batch_size=5,
+                           seeds=[0, 1, 2])
+    ref = ta.repeat_game(suite["pgd"], lambda s: ta.StaticDefense(mlp_std), xte, yte, eps=0.1, n=20, batch_size=5,
+                         seeds=[0, 1, 2])
+    for s, game, idx in zip(ref.seeds, ref.games, ref.indices, strict=True):
+        cell = tab.cell("defense", "pgd", s)
+        assert cell.indices == idx and cell.game == game
+    row = tab.seeded("defense", "pgd", boot_seed=0)
+    assert (row.mean, row.std, row.mean_ci_low, row.mean_ci_high) == (ref.mean, ref.std, ref.ci_low, ref.ci_high)
+    k = sum(int(g.correct.sum()) for g in ref.games)
+    assert (row.k, row.n, row.pooled) == (k, 60, k / 60)
+    assert (row.pooled_ci_low, row.pooled_ci_high) == ta.clopper_pearson(k, 60)
+    assert tab.seeded("defense", "pgd", seeds=[1]).accuracies == (ref.accuracies[1],)
+    assert tab.seeded("defense", "pgd", seeds=[1]).std == 0.0
+    assert tab.attacks() == ("none", "pgd") and tab.attacks("static") == ()
+
+
+def test_first_points_static_rows_and_memo(digits, mlp_std, suite):
+    """draw=False plays the first n points (Tables 3, 4); the static rows play the static model in one batch; a
+    shared memo replays nothing and survives a JSON round trip."""
+    _, _, xte, yte = digits
+    built = []
+
+    def make(s):
+        built.append(s)
+        return ta.StaticDefense(mlp_std)
+
+    memo: dict = {}
+    tab = ta.defense_table(make, suite, xte, yte, eps=0.1, n=12, batch_size=4, seeds=[3], draw=False,
+                           static_model=mlp_std, static_attacks=["pgd"], cells=memo)
+    assert built == [3] and sorted(memo) == ["defense-none-s3", "defense-pgd-s3", "static-pgd-s3"]
+    static = tab.cell("static", "pgd")
+    assert static.indices == tuple(range(12)) and len(static.game.rounds) == 1
+    assert len(tab.cell("defense", "pgd").game.rounds) == 3
+    direct = ta.play_game(suite["pgd"], ta.StaticDefense(mlp_std), xte[:12], yte[:12], eps=0.1, batch_size=12,
+                          seed=3)
+    assert static.game == direct and static.k == int(direct.correct.sum()) and static.ci == ta.clopper_pearson(
+        static.k, 12)
+    again = ta.defense_table(make, suite, xte, yte, eps=0.1, n=12, batch_size=4, seeds=[3], draw=False,
+                             static_model=mlp_std, static_attacks=["pgd"], cells=memo)
+    assert built == [3] and again.cells == tab.cells  # nothing replayed
+    for c in tab.cells:
+        assert ta.TableCell.from_dict(json.loads(json.dumps(c.to_dict()))) == c
+    json.dumps(tab.to_dict())
+    assert tab.static_model is mlp_std
+
+
+def test_compare_reads_the_paired_bootstrap(digits, mlp_std):
+    """The verdict of DefenseTable.compare is the paired bootstrap of acc(reference) − acc(attack) on the same points
+    (transfer PGD at eps 0.3 breaks the static model: "below"; the reverse reading: "above")."""
+    _, _, xte, yte = digits
+    attacks = {"none": ta.NoAttack(), "pgd": ta.TransferPGD(solver=ta.PGD(steps=5))}
+    tab = ta.defense_table(ta.StaticDefense(mlp_std), attacks, xte, yte, eps=0.3, n=40, batch_size=40, seeds=[0])
+    c = tab.compare(attacks=["pgd"], reference="none", boot_seed=4)
+    d, lo, hi = ta.paired_difference(tab.cell("defense", "none").game.correct, tab.cell("defense", "pgd").game.correct,
+                                     seed=4)
+    assert (c.attack, c.difference, c.ci_low, c.ci_high) == ("pgd", d, lo, hi)
+    assert c.accuracy == tab.cell("defense", "pgd").accuracy < c.reference_accuracy
+    assert lo > 0 and c.verdict == "below"
+    assert tab.compare(attacks=["none"], reference="pgd").verdict == "above"
+    assert tab.strongest(["none", "pgd"]) == "pgd"
+    pooled = tab.compare_pooled(attacks=["pgd"], reference="none")
+    none_ci, pgd_ci = tab.cell("defense", "none").ci, tab.cell("defense", "pgd").ci
+    assert pooled.verdict == ("separated" if pgd_ci[1] < none_ci[0] else "overlapping") == "separated"
+    assert tab.compare_intervals("pgd", "none").verdict == "separated"
+    assert tab.compare_intervals("none", "none").verdict == "overlapping"
+    weak = ta.defense_table(ta.StaticDefense(mlp_std), attacks, xte, yte, eps=0.05, n=40, batch_size=40, seeds=[0])
+    assert weak.cell("defense", "pgd").k < weak.cell("defense", "none").k  # lower, by a few points only
+    assert weak.compare_pooled(attacks=["pgd"], reference="none").verdict == "overlapping"
+
+
+def test_bad_input_is_rejected_before_work(digits, mlp_std, suite):
+    xtr, ytr, xte, yte = digits
+    kw = {"eps": 0.1, "n": 4, "batch_size": 2}
+    with pytest.raises(ValueError, match="static_attacks"):
+        ta.defense_table(ta.StaticDefense(mlp_std), suite, xte, yte, static_model=mlp_std,
+                         static_attacks=["aa"], **kw)
+    with pytest.raises(ValueError, match="defense_attacks"):
+        ta.defense_table(ta.StaticDefense(mlp_std), suite, xte, yte, defense_attacks=["fpa"], **kw)
+    with pytest.raises(ValueError, match="n must be at most"):
+        ta.defense_table(ta.StaticDefense(mlp_std), suite, xte, yte, eps=0.1, n=10**6, batch_size=2)
+    with pytest.raises(ValueError, match="seeds"):
+        ta.defense_table(ta.StaticDefense(mlp_std), suite, xte, yte, seeds=[], **kw)
+    with pytest.raises(TypeError, match="attacks"):
+        ta.defense_table(ta.StaticDefense(mlp_std), {"pgd": "pgd"}, xte, yte, **kw)
+    with pytest.raises(ValueError, match="calibration_points"):
+        ta.rmc_table(mlp_std, xtr, ytr, xte, yte, n=len(yte), calibration_points=1)
+    with pytest.raises(ValueError, match="attacks"):
+        ta.rmc_table(mlp_std, xtr, ytr, xte, yte, n=4, attacks=["gmsa-max"])
+    with pytest.raises(ValueError, match="tau"):
+        ta.urejectron_figure(mlp_std, xtr, xte, yte, tau=1.0)
+    with pytest.raises(ValueError, match="thresholds"):
+        ta.urejectron_figure(mlp_std, xtr, xte, yte, n=4, thresholds=[0.5, 1.5])
+
+
+def test_rmc_tables_1_and_6_share_their_games(digits, mlp_std):
+    """Table 1 is the run-seed game of Table 6: with one memo, the second call plays only the other seeds' games,
+    and its seed-0 cells are Table 1's."""
+    xtr, ytr, xte, yte = digits
+    kw = {"eps": 0.2, "n": 6, "batch_size": 3, "k": 16, "lr": 2e-3, "epochs": 1, "patience": 1, "T": 1,
+          "pgd_steps": 2}
+    memo: dict = {}
+    t1 = ta.rmc_table(mlp_std, xtr[:200], ytr[:200], xte, yte, seeds=[0], cells=memo, **kw)
+    assert t1.defense == "RMC" and t1.attacks() == ("none", "pgd", "fpa", "gmsa-avg", "gmsa-min")
+    assert t1.attacks("static") == ("none", "pgd") and len(memo) == 7
+    t6 = ta.rmc_table(mlp_std, xtr[:200], ytr[:200], xte, yte, seeds=[0, 1], attacks=["none", "gmsa-min"],
+                      cells=memo, **kw)
+    assert len(memo) == 7 + 4  # seed 1: two static and two RMC games
+    for role, a in (("static", "none"), ("static", "pgd"), ("defense", "none"), ("defense", "gmsa-min")):
+        assert t6.cell(role, a, 0) is t1.cell(role, a, 0)
+    assert t6.cell("defense", "none", 1).indices == tuple(ta.draw_points(len(yte), 6, 1).tolist())
+
+
+def test_dent_adaptation_counts_what_dent_changes(digits, mlp_bn):
+    """dent_adaptation: per batch, the affine shift of DENT.adapt and the clean predictions that differ between the
+    static and the DENT "none" games, recomputed here from the games."""
+    _, _, xte, yte = digits
+    dent = ta.DENT(mlp_bn, steps=2)
+    tab = ta.defense_table(dent, {"none": ta.NoAttack(), "pgd": ta.TransferPGD(solver=ta.PGD(steps=2))}, xte, yte,
+                           eps=0.1, n=10, batch_size=4, seeds=[0], static_model=mlp_bn)
+    ad = ta.dent_adaptation(dent, tab, xte)
+    assert ad.sizes == (4, 4, 2) and ad.batch_size == 4
+    changed = tab.cell("static", "none").game.predictions != tab.cell("defense", "none").game.predictions
+    assert ad.changed == tuple(int(changed[i:i + 4].sum()) for i in (0, 4, 8)) and ad.n_changed == int(changed.sum())
+    assert ad.changed_ci == ta.clopper_pearson(int(changed.sum()), 10)
+    idx = torch.tensor(tab.cell("defense", "none").indices[4:8])
+    g, b = dent.affine_change(dent.adapt(xte[idx], state=None, generator=torch.Generator().manual_seed(0)))
+    assert (ad.gamma_change[1], ad.beta_change[1]) == (g, b) and 0 < g
+    assert ad.mean_gamma_change == pytest.approx(float(np.mean(ad.gamma_change)))
+    static_ok = tab.cell("static", "none").game.correct
+    assert ad.static_accuracy[2] == float(static_ok[8:10].mean())
+    json.dumps(ad.to_dict())
+    with pytest.raises(TypeError, match="dent"):
+        ta.dent_adaptation(ta.StaticDefense(mlp_bn), tab, xte)
+
+
+def test_urejectron_figure_reads_tau_and_memoises(digits, mlp_std):
+    """Figure 1: two rejection curves (transfer, GMSA-AVG), read at the threshold nearest tau; the memo keeps them."""
+    xtr, _, xte, yte = digits
+    memo: dict = {}
+    fig = ta.urejectron_figure(mlp_std, xtr[:100], xte, yte, eps=0.2, n=16, epochs=1, thresholds=[0.2, 0.45, 0.9],
+                               tau=0.5, T=1, pgd_steps=2, curves=memo)
+    assert fig.names == ("pgd", "gmsa-avg") and sorted(memo) == ["gmsa-avg", "pgd"] and fig.tau_index == 1
+    pgd = fig.curve("pgd")
+    wrong = np.array(pgd.predictions) != yte[:16].numpy()
+    assert pgd.error_accepted[1] == float((wrong & (np.array(pgd.adv_log_p_test) < math.log(0.45))).mean())
+    c = fig.compare()
+    gm = fig.curve("gmsa-avg")
+    disjoint = gm.error_ci[1][1] < pgd.error_ci[1][0] or pgd.error_ci[1][1] < gm.error_ci[1][0]
+    assert c.verdict == ("separated" if disjoint else "overlapping") and c.accuracy == gm.error_accepted[1]
+    again = ta.urejectron_figure(mlp_std, xtr[:100], xte, yte, eps=0.2, n=16, epochs=1, thresholds=[0.2, 0.45, 0.9],
+                                 tau=0.5, T=1, pgd_steps=2, curves=memo)
+    assert again.curves[0] is pgd
+    assert ta.RejectionCurve.from_dict(json.loads(json.dumps(pgd.to_dict()))) == pgd
