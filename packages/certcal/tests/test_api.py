@@ -11,6 +11,8 @@ EXPECTED = {
     "certified_brier_score", "certified_calibration_curve", "certified_calibration_error", "certify",
     "clopper_pearson_lower", "confidence_bounds", "expected_calibration_error", "predict", "reliability_diagram",
     "sample_counts", "CommonSetCurve", "bootstrap_ci", "common_set_curve",
+    "ACEBenchmark", "ACEBenchmarkRow", "ACTVerdict", "CertificateWidths", "ace_benchmark", "certificate_widths",
+    "gaussian_noise_training",
 }
 
 

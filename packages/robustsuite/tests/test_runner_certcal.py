@@ -208,3 +208,55 @@ def test_demo_cbs_cce_grow_with_radius(demo):
         t = f"fixed_sigma_{runner._tag(sigma)}"
         assert demo.metrics[f"{t}_cbs_increase_ci_low"] > 0
         assert demo.metrics[f"{t}_cce_increase_ci_low"] > 0
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The package README's "demo's numbers with the package alone" block, run at small sizes, must give the
+# runner's tables and metrics exactly (same calls in the same order on the same machine).
+
+README_SIZES = {"N_TEST": 24, "N_DRAWS": 100, "N_BOOT": 10, "ADMM_STEPS": 20, "ACE_STEPS": 2, "ACT_TRAIN": 32,
+                "ACT_TEST": 16, "RADII": [0.0, 0.25], "SEED": 3}
+
+
+def _readme_block(sizes: dict) -> str:
+    """The fenced block of the README section, with its top-level size assignments replaced by ``sizes``."""
+    import re
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[2] / "certcal" / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    m = re.search(r"^## The demo's numbers with the package alone\n(.*?)^```python\n(.*?)^```", text, re.S | re.M)
+    assert m, "README section 'The demo's numbers with the package alone' with a python block not found"
+    code = m.group(2)
+    done = set()
+    lines = []
+    for line in code.splitlines():
+        lhs = re.match(r"^([A-Z_]+(?:, [A-Z_]+)*) = ", line)
+        if lhs:
+            names = lhs.group(1).split(", ")
+            assert set(names) <= set(sizes), f"unexpected top-level size names {names}"
+            line = f"{', '.join(names)} = {', '.join(repr(sizes[n]) for n in names)}"
+            done |= set(names)
+        lines.append(line)
+    assert done == set(sizes), f"size names not found in the README block: {set(sizes) - done}"
+    return "\n".join(lines) + "\n"
+
+
+def test_readme_package_block_reproduces_the_runner(tmp_path):
+    s = README_SIZES
+    ns: dict = {}
+    exec(compile(_readme_block(s), "certcal/README.md", "exec"), ns)
+    ctx = RunContext(run_dir=tmp_path, method=runner.NAME, seed=s["SEED"], device=torch.device("cpu"))
+    params = {**runner.DEFAULTS, "max_samples": s["N_TEST"], "n": s["N_DRAWS"], "n_boot": s["N_BOOT"],
+              "admm_steps": s["ADMM_STEPS"], "ace_steps": s["ACE_STEPS"], "act_train_samples": s["ACT_TRAIN"],
+              "act_max_samples": s["ACT_TEST"], "radii": s["RADII"]}
+    sec = runner.run(ctx, params)
+    tables = {t.name: t.rows for t in sec.tables}
+    assert ns["fixed"], "the small sizes must still certify an input at the largest radius"
+    assert tables["certified"] == [r for sg, c in ns["curves"].items() for r in runner.certified_rows(sg, c)]
+    assert tables["fixed_set"] == [r for sg, c in ns["fixed"].items() for r in runner.fixed_rows(sg, c)]
+    assert tables["bounds"] == [r for w in ns["widths"].values() for r in runner.bound_rows(w)]
+    assert tables["ace"] == runner.ace_rows(ns["ace"])
+    assert tables["act"] == runner.act_rows(ns["act"])
+    curves = {sg: (None, c) for sg, c in ns["curves"].items()}
+    assert sec.metrics == runner._metrics(curves, ns["fixed"], ns["widths"], ns["ace"], ns["act"])

@@ -8,8 +8,16 @@ beta-ACE calibration attacks and adversarial calibration training.
 
 from importlib.metadata import version as _version
 
-from .act_protocol import ACT_GRID_KEYS, ACT_METHODS, ACTComparison, ACTModel, ACTRow, act_comparison
-from .attacks import ACE_CONFIGURATIONS, ACEResult, BetaACE
+from .act_protocol import (
+    ACT_GRID_KEYS,
+    ACT_METHODS,
+    ACTComparison,
+    ACTModel,
+    ACTRow,
+    ACTVerdict,
+    act_comparison,
+)
+from .attacks import ACE_CONFIGURATIONS, ACEBenchmark, ACEBenchmarkRow, ACEResult, BetaACE, ace_benchmark
 from .calibration_error import (
     CCE_METHODS,
     ADMMConfig,
@@ -22,10 +30,12 @@ from .calibration_error import (
 )
 from .confidence import BOUND_METHODS, ConfidenceBounds, confidence_bounds
 from .evaluation import (
+    CertificateWidths,
     CertifiedCalibrationCurve,
     CommonSetCurve,
     RadiusRow,
     bootstrap_ci,
+    certificate_widths,
     certified_calibration_curve,
     common_set_curve,
 )
@@ -48,14 +58,22 @@ from .smoothing import (
     predict,
     sample_counts,
 )
-from .training import TRAINING_METHODS, TrainingResult, adversarial_calibration_training
+from .training import (
+    TRAINING_METHODS,
+    TrainingResult,
+    adversarial_calibration_training,
+    gaussian_noise_training,
+)
 
 __version__ = _version("certcal")
 __all__ = [
+    "ACEBenchmark",
+    "ACEBenchmarkRow",
     "ACEResult",
     "ACTComparison",
     "ACTModel",
     "ACTRow",
+    "ACTVerdict",
     "ACT_GRID_KEYS",
     "ACT_METHODS",
     "ACE_CONFIGURATIONS",
@@ -64,6 +82,7 @@ __all__ = [
     "BetaACE",
     "CCEResult",
     "CCE_METHODS",
+    "CertificateWidths",
     "CertifiedCalibrationCurve",
     "CertifyResult",
     "CommonSetCurve",
@@ -77,6 +96,7 @@ __all__ = [
     "TRAINING_METHODS",
     "TrainingResult",
     "__version__",
+    "ace_benchmark",
     "act_comparison",
     "adaptive_calibration_error",
     "admm_grid",
@@ -86,6 +106,7 @@ __all__ = [
     "bootstrap_ci",
     "brier_confidences",
     "brier_score",
+    "certificate_widths",
     "certified_brier_score",
     "certified_calibration_curve",
     "certified_calibration_error",
@@ -94,6 +115,7 @@ __all__ = [
     "common_set_curve",
     "confidence_bounds",
     "expected_calibration_error",
+    "gaussian_noise_training",
     "predict",
     "reliability_diagram",
     "sample_counts",

@@ -43,7 +43,7 @@ from .confidence import BOUND_METHODS, confidence_bounds
 from .smoothing import CertifyResult, certify
 from .training import TRAINING_METHODS, adversarial_calibration_training
 
-__all__ = ["ACT_GRID_KEYS", "ACT_METHODS", "ACTComparison", "ACTModel", "ACTRow", "act_comparison"]
+__all__ = ["ACT_GRID_KEYS", "ACT_METHODS", "ACTComparison", "ACTModel", "ACTRow", "ACTVerdict", "act_comparison"]
 
 #: "none" is the un-fine-tuned base model (the paper's pre-trained baseline row); the others train
 ACT_METHODS = ("none",) + TRAINING_METHODS
@@ -97,6 +97,34 @@ class ACTModel:
 
 
 @dataclass(frozen=True)
+class ACTVerdict:
+    """One ACT method against the baseline at the largest radius where both have a selected model with a CCE.
+
+    ``radius`` is None when there is no such radius (then every metric is None). ``overlap``: the two closed CCE
+    95 % intervals share a point (no difference shown); ``lowers``: the method's CCE is the lower point estimate
+    (a difference is shown only where ``overlap`` is False)."""
+
+    method: str
+    baseline: str
+    radius: float | None
+    cce: float | None = None
+    cce_ci: tuple[float, float] | None = None
+    baseline_cce: float | None = None
+    baseline_cce_ci: tuple[float, float] | None = None
+    certified_accuracy: float | None = None
+    baseline_certified_accuracy: float | None = None
+    overlap: bool | None = None
+    lowers: bool | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+#: the method a verdict compares by default: the paper's proposal first (§4), the AT baseline last
+VERDICT_PREFERENCE = ("acce_act", "brier_act", "acce_act_exact", "smoothadv")
+
+
+@dataclass(frozen=True)
 class ACTComparison:
     sigma: float
     epsilon: float
@@ -111,6 +139,29 @@ class ACTComparison:
             if r.method == method and abs(r.radius - radius) < 1e-12:
                 return r
         raise KeyError((method, radius))
+
+    def verdict(self, method: str | None = None, baseline: str | None = None) -> ACTVerdict | None:
+        """Does ACT change the certified calibration error? (paper §5.3, Table 2 / 7)
+
+        Compares ``method`` (default: the first of ACCE-ACT, Brier-ACT, exact ACCE-ACT, SmoothAdv that was run)
+        with ``baseline`` (default: the un-fine-tuned model ``"none"``, else the first method) at the largest radius
+        where both have a CCE (a selected model within the margin), and says whether their CCE intervals
+        overlap. None when there is no method to compare (only the baseline was run)."""
+        base = baseline if baseline is not None else ("none" if "none" in self.methods else self.methods[0])
+        act = method if method is not None else next((m for m in VERDICT_PREFERENCE if m in self.methods), None)
+        for m, what in ((base, "baseline"), (act, "method")):
+            if m is not None and m not in self.methods:
+                raise ValueError(f"{what} must be one of the compared methods {list(self.methods)}, got {m!r}")
+        if act is None or act == base:
+            return None
+        for r in sorted({row.radius for row in self.rows}, reverse=True):
+            a, b = self.row(act, r), self.row(base, r)
+            if a.cce is None or b.cce is None:
+                continue
+            overlap = not (a.cce_ci_high < b.cce_ci_low or b.cce_ci_high < a.cce_ci_low)
+            return ACTVerdict(act, base, r, a.cce, (a.cce_ci_low, a.cce_ci_high), b.cce, (b.cce_ci_low, b.cce_ci_high),
+                              a.certified_accuracy, b.certified_accuracy, overlap, bool(a.cce < b.cce))
+        return ACTVerdict(act, base, None)
 
     def to_dict(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "epsilon": self.epsilon, "seeds": list(self.seeds),

@@ -14,7 +14,8 @@ prediction equal to the clean one while letting the sample keep improving with s
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -32,7 +33,7 @@ from ._validation import (
     model_device,
 )
 
-__all__ = ["ACE_CONFIGURATIONS", "ACEResult", "BetaACE"]
+__all__ = ["ACE_CONFIGURATIONS", "ACEBenchmark", "ACEBenchmarkRow", "ACEResult", "BetaACE", "ace_benchmark"]
 
 ACE_CONFIGURATIONS: dict[str, tuple[int, str]] = {
     "lower_label": (1, "label"),
@@ -194,3 +195,118 @@ class BetaACE:
             adv_pred = lp.argmax(1)
         return (best_x.detach(), pred0, adv_pred, lp0.max(1).values.exp(), lp.gather(1, pred0[:, None]).squeeze(1).exp(),
                 best_loss)
+
+
+@dataclass(frozen=True)
+class ACEBenchmarkRow:
+    """One beta-ACE attack (configuration x norm) with 95 % intervals: accuracy (Clopper-Pearson), clean and
+    attacked ECE and their paired difference (percentile bootstrap, :meth:`ACEResult.ece_intervals`)."""
+
+    configuration: str
+    norm: str
+    eps: float
+    accuracy: float
+    accuracy_ci: tuple[float, float]
+    clean_ece: float
+    clean_ece_ci: tuple[float, float]
+    adv_ece: float
+    adv_ece_ci: tuple[float, float]
+    diff_ece: float
+    diff_ece_ci: tuple[float, float]
+    prediction_unchanged: bool
+
+    @property
+    def increase_above_zero(self) -> bool:
+        """The attacked-minus-clean ECE's bootstrap interval lies strictly above 0 (the attack raised it)."""
+        return bool(self.diff_ece_ci[0] > 0)
+
+    @property
+    def attacked_above_clean(self) -> bool:
+        """The attacked ECE's interval lies strictly above the clean one's (disjoint, attacked higher)."""
+        return bool(self.adv_ece_ci[0] > self.clean_ece_ci[1])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "increase_above_zero": self.increase_above_zero,
+                "attacked_above_clean": self.attacked_above_clean}
+
+
+@dataclass(frozen=True)
+class ACEBenchmark:
+    """The paper's Table 1 layout: every beta-ACE configuration under every norm on one model and input set."""
+
+    rows: tuple[ACEBenchmarkRow, ...]
+    steps: int
+    n_bins: int
+    n_boot: int
+    seed: int
+
+    @property
+    def predictions_unchanged(self) -> bool:
+        """No attack changed a single prediction (so accuracy is the clean one everywhere)."""
+        return all(r.prediction_unchanged for r in self.rows)
+
+    @property
+    def worst(self) -> ACEBenchmarkRow:
+        """The attack reaching the highest attacked ECE (the first one on ties)."""
+        return max(self.rows, key=lambda r: r.adv_ece)
+
+    @property
+    def n_increase_above_zero(self) -> int:
+        """Attacks whose ECE increase has a bootstrap interval strictly above 0."""
+        return sum(r.increase_above_zero for r in self.rows)
+
+    @property
+    def n_attacked_above_clean(self) -> int:
+        """Attacks whose attacked-ECE interval lies strictly above the clean-ECE interval."""
+        return sum(r.attacked_above_clean for r in self.rows)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": [r.to_dict() for r in self.rows], "steps": self.steps, "n_bins": self.n_bins,
+                "n_boot": self.n_boot, "seed": self.seed, "predictions_unchanged": self.predictions_unchanged,
+                "n_increase_above_zero": self.n_increase_above_zero,
+                "n_attacked_above_clean": self.n_attacked_above_clean}
+
+
+def ace_benchmark(
+    model: torch.nn.Module,
+    x: torch.Tensor,
+    y: Any,
+    eps: Mapping[str, float] | None = None,
+    *,
+    configurations: Sequence[str] = tuple(ACE_CONFIGURATIONS),
+    steps: int = 100,
+    n_bins: int = 15,
+    n_boot: int = 200,
+    seed: int = 0,
+) -> ACEBenchmark:
+    """Run each of ``configurations`` under each norm of ``eps`` (``{"linf": ..., "l2": ...}``, in that order of
+    rows: norms outer, configurations inner) and collect the ECE effect with intervals (paper §2.2, Table 1).
+
+    Defaults from the paper (Table 1, App. B.2): all four configurations, L-inf eps = 8/255 (CIFAR-10), 100 PGD
+    steps; ``n_bins`` = 15 equal-width bins of the ECE; ``n_boot`` bootstrap resamples (seeded by ``seed``)."""
+    eps = {"linf": 8 / 255} if eps is None else dict(eps)
+    if not eps:
+        raise ValueError("eps must map at least one norm ('linf' or 'l2') to a budget")
+    for norm, e in eps.items():
+        check_choice("eps (norm)", norm, ("linf", "l2"))
+        check_positive_float(f"eps[{norm!r}]", e)
+    configurations = tuple(configurations)
+    if not configurations:
+        raise ValueError("configurations must not be empty")
+    for c in configurations:
+        check_choice("configurations", c, tuple(ACE_CONFIGURATIONS))
+    check_positive_int("steps", steps)
+    check_positive_int("n_bins", n_bins)
+    check_positive_int("n_boot", n_boot)
+    check_labelled_images(model, x, y)
+    rows = []
+    for norm, e in eps.items():
+        for cfg in configurations:
+            res = BetaACE.from_configuration(cfg, norm=norm, steps=steps)(model, x, y, float(e))
+            d = res.ece_intervals(n_bins, n_boot=n_boot, seed=seed)
+            rows.append(ACEBenchmarkRow(
+                configuration=cfg, norm=norm, eps=float(e), accuracy=d["accuracy"], accuracy_ci=d["accuracy_ci"],
+                clean_ece=d["clean_ece"], clean_ece_ci=d["clean_ece_ci"], adv_ece=d["adv_ece"],
+                adv_ece_ci=d["adv_ece_ci"], diff_ece=d["diff_ece"], diff_ece_ci=d["diff_ece_ci"],
+                prediction_unchanged=res.prediction_unchanged))
+    return ACEBenchmark(rows=tuple(rows), steps=steps, n_bins=n_bins, n_boot=n_boot, seed=seed)

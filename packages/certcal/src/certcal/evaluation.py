@@ -19,8 +19,8 @@ from .confidence import BOUND_METHODS, confidence_bounds
 from .metrics import expected_calibration_error
 from .smoothing import CertifyResult
 
-__all__ = ["CertifiedCalibrationCurve", "CommonSetCurve", "RadiusRow", "bootstrap_ci", "certified_calibration_curve",
-           "common_set_curve"]
+__all__ = ["CertificateWidths", "CertifiedCalibrationCurve", "CommonSetCurve", "RadiusRow", "bootstrap_ci",
+           "certificate_widths", "certified_calibration_curve", "common_set_curve"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,18 @@ class CertifiedCalibrationCurve:
     def to_dict(self) -> dict[str, Any]:
         return {"sigma": self.sigma, "bound": self.bound, "n_bins": self.n_bins, "n": self.n,
                 "rows": [r.to_dict() for r in self.rows]}
+
+    def solver_gap(self, method: str = "admm", reference: str = "exact") -> float | None:
+        """Largest ``cce[reference] - cce[method]`` over the radii with a certified input (None if there is none).
+
+        With ``reference="exact"`` (the optimum of program (6), Def. 3.4) and a feasible-point solver such as the
+        paper's ADMM (§3.4, App. G) the gap is >= 0: how far the solver stays below the true worst case."""
+        for k in (method, reference):
+            if not self.rows or k not in self.rows[0].cce:
+                raise ValueError(f"{k!r} is not among this curve's CCE methods "
+                                 f"{sorted(self.rows[0].cce) if self.rows else []}")
+        gaps = [r.cce[reference] - r.cce[method] for r in self.rows if r.n_certified]
+        return float(max(gaps)) if gaps else None
 
 
 def certified_calibration_curve(
@@ -160,8 +172,24 @@ class CommonSetCurve:
     diff_cbs_ci: tuple[float, float]   # bootstrap interval of CBS(r_max) - CBS(r_min)
     diff_cce_ci: tuple[float, float]   # bootstrap interval of CCE(r_max) - CCE(r_min)
 
+    @property
+    def cbs_increase(self) -> float:
+        """CBS(r_max) - CBS(r_min) on the fixed set (>= 0 exactly: the certified boxes nest)."""
+        return self.cbs[-1] - self.cbs[0]
+
+    @property
+    def cce_increase(self) -> float:
+        """CCE(r_max) - CCE(r_min) on the fixed set (>= 0 exactly)."""
+        return self.cce[-1] - self.cce[0]
+
+    @property
+    def increase_separated(self) -> bool:
+        """True when the bootstrap intervals of both increases (CBS and CCE) lie strictly above 0."""
+        return bool(min(self.diff_cbs_ci[0], self.diff_cce_ci[0]) > 0)
+
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        return {**{k: getattr(self, k) for k in self.__dataclass_fields__}, "cbs_increase": self.cbs_increase,
+                "cce_increase": self.cce_increase, "increase_separated": self.increase_separated}
 
 
 def common_set_curve(certificate: CertifyResult, labels: Any, radii: Sequence[float], *, bound: str = "cdf",
@@ -201,3 +229,48 @@ def common_set_curve(certificate: CertifyResult, labels: Any, radii: Sequence[fl
                           cbs_ci=tuple(pct(cbs_b[:, j]) for j in range(len(rr))),
                           cce=tuple(float(v) for v in cce), cce_ci=tuple(pct(cce_b[:, j]) for j in range(len(rr))),
                           diff_cbs_ci=pct(cbs_b[:, -1] - cbs_b[:, 0]), diff_cce_ci=pct(cce_b[:, -1] - cce_b[:, 0]))
+
+
+@dataclass(frozen=True)
+class CertificateWidths:
+    """Mean width (upper - lower) of Kumar et al.'s two confidence certificates at each radius (paper App. C).
+
+    Both are computed from the same Monte-Carlo scores of the inputs whose prediction is certified at r = 0
+    (``n_inputs``), so the ratio CDF / Standard compares the certificates and nothing else; App. C (Fig. 8)
+    finds the CDF certificate uniformly tighter (ratio < 1)."""
+
+    sigma: float
+    alpha: float
+    radii: tuple[float, ...]
+    n_inputs: int
+    standard: tuple[float, ...]
+    cdf: tuple[float, ...]
+
+    @property
+    def ratio(self) -> tuple[float, ...]:
+        """CDF width / Standard width per radius (a Standard width of 0 counts as 1e-12)."""
+        return tuple(float(c / max(s, 1e-12)) for c, s in zip(self.cdf, self.standard, strict=True))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{k: getattr(self, k) for k in self.__dataclass_fields__}, "ratio": self.ratio}
+
+
+def certificate_widths(certificate: CertifyResult, radii: Sequence[float], *,
+                       alpha: float | None = None) -> CertificateWidths | None:
+    """Standard vs CDF certificate (Kumar et al. 2020; paper App. C, Eqs. 12-13): the mean certified-interval
+    width over the inputs certified at r = 0, at each of ``radii``; None when no input is certified.
+
+    ``alpha``: the certificates' confidence level (default: the certificate's own ``alpha``)."""
+    if not isinstance(certificate, CertifyResult) or certificate.scores is None:
+        raise TypeError("certificate must be a CertifyResult from certify(..., return_scores=True)")
+    rr = [float(r) for r in radii]
+    if not rr or any(not np.isfinite(r) or r < 0 for r in rr):
+        raise ValueError(f"radii must be a non-empty sequence of finite non-negative radii, got {list(radii)!r}")
+    a = certificate.alpha if alpha is None else alpha
+    ok = certificate.certified_at(0.0)
+    if not ok.any():
+        return None
+    w = {m: confidence_bounds(certificate.scores[ok], certificate.sigma, rr, alpha=a,
+                              method=m).width.mean(0) for m in BOUND_METHODS}  # type: ignore[arg-type]
+    return CertificateWidths(sigma=float(certificate.sigma), alpha=float(a), radii=tuple(rr), n_inputs=int(ok.sum()),
+                             standard=tuple(float(v) for v in w["standard"]), cdf=tuple(float(v) for v in w["cdf"]))

@@ -232,6 +232,185 @@ def _log_samples(ctx, cert, y_np: np.ndarray, sigma: float, radii: list[float], 
     ctx.log_samples(cols, name=f"sigma{_tag(sigma)}")
 
 
+
+# --- report rows: formatting of the package's results (percentages rounded to 2 decimals) ---
+
+ACT_LABELS = {"none": "noise model (not fine-tuned)", "gaussian": "noise fine-tuning", "smoothadv": "AT (SmoothAdv)",
+              "brier_act": "Brier-ACT", "acce_act": "ACCE-ACT", "acce_act_exact": "ACCE-ACT (exact adversary)"}
+
+
+def certified_rows(sigma: float, curve) -> list[list]:
+    """Rows of the ``certified`` table from a :class:`certcal.CertifiedCalibrationCurve`."""
+    rows = []
+    for r in curve.rows:
+        ca_ci, cbs_ci = r.certified_accuracy_ci or (None, None), r.cbs_ci or (None, None)
+        cce_ci = r.cce_ci.get("exact", (None, None))
+        rows.append([sigma, r.radius, _pct(r.certified_accuracy), _pct(ca_ci[0]), _pct(ca_ci[1]), r.n_certified,
+                     _pct(r.cbs), _pct(cbs_ci[0]), _pct(cbs_ci[1]), _pct(r.cce["exact"]), _pct(cce_ci[0]),
+                     _pct(cce_ci[1]), _pct(r.cce["admm"]), _pct(r.cce["brier"]), _pct(r.clean_ece)])
+    return rows
+
+
+def fixed_rows(sigma: float, cs) -> list[list]:
+    """Rows of the ``fixed_set`` table from a :class:`certcal.CommonSetCurve`."""
+    return [[sigma, r, cs.n_inputs, _pct(cs.cbs[j]), _pct(cs.cbs_ci[j][0]), _pct(cs.cbs_ci[j][1]), _pct(cs.cce[j]),
+             _pct(cs.cce_ci[j][0]), _pct(cs.cce_ci[j][1])] for j, r in enumerate(cs.radii)]
+
+
+def bound_rows(w) -> list[list]:
+    """Rows of the ``bounds`` table from a :class:`certcal.CertificateWidths`."""
+    return [[w.sigma, r, round(s, 4), round(c, 4), round(q, 4)]
+            for r, s, c, q in zip(w.radii, w.standard, w.cdf, w.ratio, strict=True)]
+
+
+def ace_rows(bench) -> list[list]:
+    """Rows of the ``ace`` table from a :class:`certcal.ACEBenchmark`."""
+    return [[r.configuration, r.norm, r.eps, _pct(r.accuracy), _pct(r.accuracy_ci[0]), _pct(r.accuracy_ci[1]),
+             _pct(r.clean_ece), _pct(r.clean_ece_ci[0]), _pct(r.clean_ece_ci[1]), _pct(r.adv_ece),
+             _pct(r.adv_ece_ci[0]), _pct(r.adv_ece_ci[1]), _pct(r.diff_ece_ci[0]), _pct(r.diff_ece_ci[1]),
+             r.prediction_unchanged] for r in bench.rows]
+
+
+def act_rows(comp) -> list[list]:
+    """Rows of the ``act`` table from a :class:`certcal.ACTComparison`."""
+    return [[ACT_LABELS.get(r.method, r.method), r.radius, _pct(r.certified_accuracy),
+             _pct(r.certified_accuracy_ci_low), _pct(r.certified_accuracy_ci_high), _pct(r.cbs), _pct(r.cbs_ci_low),
+             _pct(r.cbs_ci_high), _pct(r.cce), _pct(r.cce_ci_low), _pct(r.cce_ci_high), r.n_selected]
+            for r in comp.rows]
+
+
+def _metrics(curves: dict, fixed: dict, widths: dict, ace, comp) -> dict:
+    """The section's flat metrics (fractions, unrounded) from the package's results."""
+    m: dict = {}
+    for sigma, (_, curve) in curves.items():
+        for r in curve.rows:
+            t = f"sigma_{_tag(sigma)}_r_{_tag(r.radius)}"
+            m[f"{t}_certified_accuracy"] = r.certified_accuracy
+            m[f"{t}_certified_accuracy_ci_low"], m[f"{t}_certified_accuracy_ci_high"] = (
+                r.certified_accuracy_ci or (None, None))
+            m[f"{t}_cbs"] = r.cbs
+            m[f"{t}_cbs_ci_low"], m[f"{t}_cbs_ci_high"] = r.cbs_ci or (None, None)
+            m[f"{t}_cce_exact"] = r.cce["exact"]
+            m[f"{t}_cce_exact_ci_low"], m[f"{t}_cce_exact_ci_high"] = r.cce_ci.get("exact", (None, None))
+            m[f"{t}_cce_admm"] = r.cce["admm"]
+        cs = fixed.get(sigma)
+        if cs is None:
+            continue
+        for j, r in enumerate(cs.radii):
+            t = f"fixed_sigma_{_tag(sigma)}_r_{_tag(r)}"
+            m[f"{t}_cbs"], m[f"{t}_cce_exact"] = cs.cbs[j], cs.cce[j]
+            m[f"{t}_cbs_ci_low"], m[f"{t}_cbs_ci_high"] = cs.cbs_ci[j]
+            m[f"{t}_cce_exact_ci_low"], m[f"{t}_cce_exact_ci_high"] = cs.cce_ci[j]
+        t = f"fixed_sigma_{_tag(sigma)}"
+        m[f"{t}_n_inputs"] = cs.n_inputs
+        m[f"{t}_cbs_increase"] = cs.cbs_increase
+        m[f"{t}_cbs_increase_ci_low"], m[f"{t}_cbs_increase_ci_high"] = cs.diff_cbs_ci
+        m[f"{t}_cce_increase"] = cs.cce_increase
+        m[f"{t}_cce_increase_ci_low"], m[f"{t}_cce_increase_ci_high"] = cs.diff_cce_ci
+    for sigma, w in widths.items():
+        for r, q in zip(w.radii, w.ratio, strict=True):
+            m[f"sigma_{_tag(sigma)}_r_{_tag(r)}_cdf_over_standard_width"] = q
+    for r in ace.rows:
+        t = f"ace_{r.configuration}_{r.norm}"
+        m[f"{t}_ece"] = r.adv_ece
+        m[f"{t}_ece_ci_low"], m[f"{t}_ece_ci_high"] = r.adv_ece_ci
+        m[f"{t}_ece_increase"] = r.diff_ece
+        m[f"{t}_ece_increase_ci_low"], m[f"{t}_ece_increase_ci_high"] = r.diff_ece_ci
+        m["ace_clean_ece"] = r.clean_ece
+        m["ace_clean_ece_ci_low"], m["ace_clean_ece_ci_high"] = r.clean_ece_ci
+        m["ace_accuracy"] = r.accuracy
+        m["ace_accuracy_ci_low"], m["ace_accuracy_ci_high"] = r.accuracy_ci
+        m["ace_predictions_unchanged"] = ace.predictions_unchanged
+    for r in comp.rows if comp is not None else ():
+        t = f"act_{r.method}_r_{_tag(r.radius)}"
+        m[f"{t}_certified_accuracy"] = r.certified_accuracy
+        m[f"{t}_certified_accuracy_ci_low"] = r.certified_accuracy_ci_low
+        m[f"{t}_certified_accuracy_ci_high"] = r.certified_accuracy_ci_high
+        m[f"{t}_cce_exact"], m[f"{t}_cbs"] = r.cce, r.cbs
+        m[f"{t}_cce_exact_ci_low"], m[f"{t}_cce_exact_ci_high"] = r.cce_ci_low, r.cce_ci_high
+        m[f"{t}_cbs_ci_low"], m[f"{t}_cbs_ci_high"] = r.cbs_ci_low, r.cbs_ci_high
+    gaps = [g for _, c in curves.values() if (g := c.solver_gap("admm", "exact")) is not None]
+    m["max_exact_minus_admm"] = max(gaps) if gaps else None
+    return m
+
+
+def _summary(curves: dict, fixed: dict, ace, comp, radii: list[float]) -> str:
+    """The section's summary, every number read from the package's results."""
+    sigma0 = next(iter(curves))
+    s0 = curves[sigma0][1].rows
+    r_mid = s0[min(2, len(s0) - 1)]
+    best = ace.worst
+    text = (f"σ={sigma0:g}: certified accuracy {r_mid.certified_accuracy:.1%} at radius {r_mid.radius:g}, "
+            f"certified Brier score {_pct(r_mid.cbs)}% and certified calibration error {_pct(r_mid.cce['exact'])}% "
+            f"(ADMM finds {_pct(r_mid.cce['admm'])}%). beta-ACE attacks move the base model's ECE from "
+            f"{_pct(ace.rows[-1].clean_ece)}% up to {_pct(best.adv_ece)}% ({best.configuration}, {best.norm}) "
+            + ("without changing a single prediction" if ace.predictions_unchanged else
+               "but CHANGED some predictions")
+            + f"; in {ace.n_increase_above_zero} of {len(ace.rows)} attacks the bootstrap interval of the ECE "
+            f"increase lies above 0 and in {ace.n_attacked_above_clean} the attacked ECE's interval lies above the "
+            "clean one's (in the others they overlap or the attack lowers the ECE).")
+    for sigma, cs in fixed.items():
+        text += (f" On the {cs.n_inputs} inputs certified at r={max(radii):g} (σ={sigma:g}) CBS grows by "
+                 f"{_pct(cs.cbs_increase)} points and CCE by {_pct(cs.cce_increase)} points from r={min(radii):g} "
+                 f"({'both' if cs.increase_separated else 'not both'} separated from 0 by their bootstrap "
+                 "intervals).")
+    v = comp.verdict() if comp is not None else None
+    if v is not None and v.radius is None:
+        text += f" ACT: no radius where both {v.method} and {v.baseline} have a selected model with a CCE."
+    elif v is not None:
+        verdict = ("intervals overlap: no difference shown" if v.overlap else
+                   ("ACT lowers the CCE" if v.lowers else "ACT raises the CCE") + " (intervals disjoint)")
+        text += (f" ACT at r={v.radius:g}: {v.method} CCE {_pct(v.cce)}% [{_pct(v.cce_ci[0])}, {_pct(v.cce_ci[1])}] "
+                 f"vs {v.baseline} {_pct(v.baseline_cce)}% [{_pct(v.baseline_cce_ci[0])}, "
+                 f"{_pct(v.baseline_cce_ci[1])}], CA {_pct(v.certified_accuracy)}% vs "
+                 f"{_pct(v.baseline_certified_accuracy)}%; {verdict}.")
+    return text
+
+
+def _figures(ctx, curves: dict, y_np: np.ndarray, radii: list[float], p: dict) -> list:
+    import matplotlib.pyplot as plt
+
+    import certcal
+
+    figures = []
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for sigma, (_, curve) in curves.items():
+        rr = [r.radius for r in curve.rows if r.n_certified]
+        axes[0].plot(rr, [100 * r.cbs for r in curve.rows if r.n_certified], "o-", label=f"σ={sigma:g}")
+        line, = axes[1].plot(rr, [100 * r.cce["exact"] for r in curve.rows if r.n_certified], "o-",
+                             label=f"exact σ={sigma:g}")
+        axes[1].plot(rr, [100 * r.cce["admm"] for r in curve.rows if r.n_certified], "s--", color=line.get_color(),
+                     label=f"ADMM σ={sigma:g}")
+    axes[0].set(xlabel="certified radius (L2)", ylabel="CBS (%)", title="Certified Brier score")
+    axes[1].set(xlabel="certified radius (L2)", ylabel="CCE (%)", title="Certified calibration error")
+    for ax in axes:
+        ax.legend(fontsize=7)
+        ax.grid(alpha=0.3)
+    figures.append(ctx.figure(fig, "cbs-cce-vs-radius",
+                              "Certified Brier score and certified calibration error against the certified radius"))
+
+    # reliability diagram of the smoothed classifier (first sigma), clean and at its worst case (exact CCE)
+    sigma0 = next(iter(curves))
+    cert0, _ = curves[sigma0]
+    mask = cert0.certified_at(0.0)
+    if mask.any():
+        c0 = cert0.prediction[mask] == y_np[mask]
+        r_show = radii[min(2, len(radii) - 1)]
+        mask_r = cert0.certified_at(r_show)
+        fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
+        certcal.reliability_diagram(cert0.scores[mask].mean(1), c0, int(p["n_bins"])).plot(
+            axes[0], title=f"smoothed, σ={sigma0:g}, clean")
+        if mask_r.any():
+            b = certcal.confidence_bounds(cert0.scores[mask_r], sigma0, r_show, alpha=p["alpha"], method=p["bound"])
+            cr = cert0.prediction[mask_r] == y_np[mask_r]
+            worst = certcal.certified_calibration_error(b.lower, b.upper, cr, int(p["n_bins"]))
+            certcal.reliability_diagram(worst.confidences, cr, int(p["n_bins"])).plot(
+                axes[1], title=f"worst case at r={r_show:g} (CCE {100 * worst.value:.1f}%)")
+        figures.append(ctx.figure(fig, "reliability", "Reliability diagram of the smoothed classifier: clean "
+                                  "Monte-Carlo confidences and the exact worst-case confidences of the CCE"))
+    return figures
+
+
 def _setup(ctx, params: dict):
     """Parameters after defaults (checked), the checkpoint key, the base model, the train split and the
     certified test inputs: what :func:`run` and :func:`run_shard` share."""
@@ -254,10 +433,9 @@ def _smoothing_model(ctx, p: dict, base, train, i: int, sigma: float, name: str)
     if p["noise_models"]:
         return ctx.model(p["noise_models"][i]).eval()
     xtr, ytr = train
-    return _finetuned(ctx, base, name, lambda: certcal.adversarial_calibration_training(
-        base, xtr, ytr, method="gaussian", sigma=sigma, epsilon=0.0, epochs=int(p["noise_epochs"]),
-        batch_size=int(p["noise_batch_size"]), num_noise=1, lr=float(p["noise_lr"]), seed=ctx.seed,
-        progress=ctx.progress).model)
+    return _finetuned(ctx, base, name, lambda: certcal.gaussian_noise_training(
+        base, xtr, ytr, sigma=sigma, epochs=int(p["noise_epochs"]), batch_size=int(p["noise_batch_size"]),
+        lr=float(p["noise_lr"]), seed=ctx.seed, progress=ctx.progress).model)
 
 
 def run_shard(ctx, params: dict, index: int, count: int) -> None:
@@ -272,8 +450,6 @@ def run_shard(ctx, params: dict, index: int, count: int) -> None:
 
 
 def run(ctx, params: dict) -> Section:
-    import matplotlib.pyplot as plt
-
     import certcal
 
     p, key, base, (xtr, ytr), (x, y) = _setup(ctx, params)
@@ -282,237 +458,103 @@ def run(ctx, params: dict) -> Section:
     admm = (certcal.admm_grid(int(p["admm_steps"])) if p["admm_grid"]
             else certcal.ADMMConfig(steps=int(p["admm_steps"])))
     sigmas = [float(s) for s in p["sigmas"]]
-    noise_models = list(p["noise_models"] or [])
-    if noise_models and len(noise_models) != len(sigmas):
-        raise ValueError(f"noise_models must list one model per sigma ({len(sigmas)}), got {len(noise_models)}")
-    n_boot = int(p["n_boot"])
-    notes = [
-        ("Smoothing base models are the shipped Gaussian-noise-trained models "
-         + ", ".join(f"{m} (σ={s:g})" for m, s in zip(noise_models, sigmas, strict=True)) + "."
-         if noise_models else
-         "Smoothing base models are the umbrella model fine-tuned with Gaussian noise of each sigma "
-         f"({p['noise_epochs']} epochs, Cohen et al.'s recipe)."),
-        f"Intervals are 95 %: Clopper-Pearson for certified accuracy and accuracy, percentile bootstrap "
-        f"({n_boot} resamples of the inputs) for CBS, CCE and ECE.",
-        f"Certificates use n = {p['n']} Monte-Carlo draws (paper: 100,000) at alpha = {p['alpha']}; confidence "
-        f"bounds are Kumar et al.'s {p['bound'].upper()} certificate; CBS and CCE are computed over the inputs "
-        "certified at each radius.",
-        "CCE (exact) is the exact optimum of the paper's mixed-integer program (6) (sign decomposition solved by a dynamic programme); "
-        "CCE (ADMM) is the paper's ACCE solver; Brier is the ECE of the Brier-maximising confidences.",
-    ]
+    noise_models = list(p["noise_models"] or [])  # one per sigma (check_params)
+    n_boot, n_bins = int(p["n_boot"]), int(p["n_bins"])
+
+    def noise_model(sigma: float) -> torch.nn.Module:  # Cohen et al.'s noise fine-tuning, checkpointed
+        return _smoothing_model(ctx, {**p, "noise_models": []}, base, (xtr, ytr), 0, sigma,
+                                f"noise-sigma{_tag(sigma)}-{key}")
 
     # --- certified calibration across radii, per sigma ---
-    rows, metrics, curves = [], {}, {}
-    models = {}
-    mono_rows = []
+    curves, fixed, models = {}, {}, {}
     for i, sigma in enumerate(sigmas):
         name = f"noise-sigma{_tag(sigma)}-{key}"
         model = _smoothing_model(ctx, p, base, (xtr, ytr), i, sigma, name)
         models[sigma] = model
         cert = _certificate(ctx, model, x, sigma, p, name)
         curve = certcal.certified_calibration_curve(cert, y_np, radii, bound=p["bound"], methods=("exact", "admm", "brier"),
-                                                    n_bins=int(p["n_bins"]), admm=admm, n_boot=n_boot, seed=ctx.seed)
+                                                    n_bins=n_bins, admm=admm, n_boot=n_boot, seed=ctx.seed)
         curves[sigma] = (cert, curve)
         _log_samples(ctx, cert, y_np, sigma, radii, p)
-        for r in curve.rows:
-            cbs_ci = r.cbs_ci or (None, None)
-            cce_ci = r.cce_ci.get("exact", (None, None))
-            ca_ci = r.certified_accuracy_ci or (None, None)
-            rows.append([sigma, r.radius, _pct(r.certified_accuracy), _pct(ca_ci[0]), _pct(ca_ci[1]), r.n_certified,
-                         _pct(r.cbs), _pct(cbs_ci[0]), _pct(cbs_ci[1]), _pct(r.cce["exact"]), _pct(cce_ci[0]),
-                         _pct(cce_ci[1]), _pct(r.cce["admm"]), _pct(r.cce["brier"]), _pct(r.clean_ece)])
-            t = f"sigma_{_tag(sigma)}_r_{_tag(r.radius)}"
-            metrics[f"{t}_certified_accuracy"] = r.certified_accuracy
-            metrics[f"{t}_certified_accuracy_ci_low"], metrics[f"{t}_certified_accuracy_ci_high"] = ca_ci
-            metrics[f"{t}_cbs"] = r.cbs
-            metrics[f"{t}_cbs_ci_low"], metrics[f"{t}_cbs_ci_high"] = cbs_ci
-            metrics[f"{t}_cce_exact"] = r.cce["exact"]
-            metrics[f"{t}_cce_exact_ci_low"], metrics[f"{t}_cce_exact_ci_high"] = cce_ci
-            metrics[f"{t}_cce_admm"] = r.cce["admm"]
         # CBS/CCE on one fixed input set (certified at the largest radius): non-decreasing in r exactly
         if cert.certified_at(max(radii)).any():
-            cs = certcal.common_set_curve(cert, y_np, radii, bound=p["bound"], n_bins=int(p["n_bins"]),
-                                          n_boot=n_boot, seed=ctx.seed)
-            for j, r in enumerate(cs.radii):
-                mono_rows.append([sigma, r, cs.n_inputs, _pct(cs.cbs[j]), _pct(cs.cbs_ci[j][0]), _pct(cs.cbs_ci[j][1]),
-                                  _pct(cs.cce[j]), _pct(cs.cce_ci[j][0]), _pct(cs.cce_ci[j][1])])
-                t = f"fixed_sigma_{_tag(sigma)}_r_{_tag(r)}"
-                metrics[f"{t}_cbs"], metrics[f"{t}_cce_exact"] = cs.cbs[j], cs.cce[j]
-                metrics[f"{t}_cbs_ci_low"], metrics[f"{t}_cbs_ci_high"] = cs.cbs_ci[j]
-                metrics[f"{t}_cce_exact_ci_low"], metrics[f"{t}_cce_exact_ci_high"] = cs.cce_ci[j]
-            t = f"fixed_sigma_{_tag(sigma)}"
-            metrics[f"{t}_n_inputs"] = cs.n_inputs
-            metrics[f"{t}_cbs_increase"] = cs.cbs[-1] - cs.cbs[0]
-            metrics[f"{t}_cbs_increase_ci_low"], metrics[f"{t}_cbs_increase_ci_high"] = cs.diff_cbs_ci
-            metrics[f"{t}_cce_increase"] = cs.cce[-1] - cs.cce[0]
-            metrics[f"{t}_cce_increase_ci_low"], metrics[f"{t}_cce_increase_ci_high"] = cs.diff_cce_ci
+            fixed[sigma] = certcal.common_set_curve(cert, y_np, radii, bound=p["bound"], n_bins=n_bins,
+                                                    n_boot=n_boot, seed=ctx.seed)
     # Kumar et al.'s two confidence certificates on the same samples (paper App. C: CDF is tighter)
-    bound_rows = []
-    for sigma, (cert, _) in curves.items():
-        ok = cert.certified_at(0.0)
-        if not ok.any():
-            continue
-        w = {m: certcal.confidence_bounds(cert.scores[ok], sigma, radii, alpha=p["alpha"], method=m).width.mean(0)
-             for m in ("standard", "cdf")}
-        for j, r in enumerate(radii):
-            bound_rows.append([sigma, r, round(float(w["standard"][j]), 4), round(float(w["cdf"][j]), 4),
-                               round(float(w["cdf"][j] / max(w["standard"][j], 1e-12)), 4)])
-            metrics[f"sigma_{_tag(sigma)}_r_{_tag(r)}_cdf_over_standard_width"] = float(
-                w["cdf"][j] / max(w["standard"][j], 1e-12))
-    tables = [Table("certified", "Certified accuracy, CBS and CCE (%) across radii (inputs certified at each radius)",
-                    ["sigma", "radius", "CA", "CA_ci_low", "CA_ci_high", "certified", "CBS", "CBS_ci_low",
-                     "CBS_ci_high", "CCE exact", "CCE exact_ci_low", "CCE exact_ci_high", "CCE ADMM", "CCE Brier",
-                     "ECE (MC)"], rows),
-              Table("fixed_set", "CBS and exact CCE (%) on one fixed input set (those certified at the largest "
-                    "radius): non-decreasing in the radius", ["sigma", "radius", "inputs", "CBS", "CBS_ci_low",
-                    "CBS_ci_high", "CCE exact", "CCE exact_ci_low", "CCE exact_ci_high"], mono_rows),
-              Table("bounds", "Mean width of the certified confidence interval: Standard vs CDF certificate",
-                    ["sigma", "radius", "Standard", "CDF", "CDF / Standard"], bound_rows)]
-
-    figures = []
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    for sigma, (_, curve) in curves.items():
-        rr = [r.radius for r in curve.rows if r.n_certified]
-        axes[0].plot(rr, [100 * r.cbs for r in curve.rows if r.n_certified], "o-", label=f"σ={sigma:g}")
-        line, = axes[1].plot(rr, [100 * r.cce["exact"] for r in curve.rows if r.n_certified], "o-",
-                             label=f"exact σ={sigma:g}")
-        axes[1].plot(rr, [100 * r.cce["admm"] for r in curve.rows if r.n_certified], "s--", color=line.get_color(),
-                     label=f"ADMM σ={sigma:g}")
-    axes[0].set(xlabel="certified radius (L2)", ylabel="CBS (%)", title="Certified Brier score")
-    axes[1].set(xlabel="certified radius (L2)", ylabel="CCE (%)", title="Certified calibration error")
-    for ax in axes:
-        ax.legend(fontsize=7)
-        ax.grid(alpha=0.3)
-    figures.append(ctx.figure(fig, "cbs-cce-vs-radius",
-                              "Certified Brier score and certified calibration error against the certified radius"))
-
-    # reliability diagram of the smoothed classifier (first sigma), clean and at its worst case (exact CCE)
-    sigma0 = float(p["sigmas"][0])
-    cert0, _ = curves[sigma0]
-    mask = cert0.certified_at(0.0)
-    if mask.any():
-        c0 = cert0.prediction[mask] == y_np[mask]
-        r_show = radii[min(2, len(radii) - 1)]
-        mask_r = cert0.certified_at(r_show)
-        fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
-        certcal.reliability_diagram(cert0.scores[mask].mean(1), c0, int(p["n_bins"])).plot(
-            axes[0], title=f"smoothed, σ={sigma0:g}, clean")
-        if mask_r.any():
-            b = certcal.confidence_bounds(cert0.scores[mask_r], sigma0, r_show, alpha=p["alpha"], method=p["bound"])
-            cr = cert0.prediction[mask_r] == y_np[mask_r]
-            worst = certcal.certified_calibration_error(b.lower, b.upper, cr, int(p["n_bins"]))
-            certcal.reliability_diagram(worst.confidences, cr, int(p["n_bins"])).plot(
-                axes[1], title=f"worst case at r={r_show:g} (CCE {100 * worst.value:.1f}%)")
-        figures.append(ctx.figure(fig, "reliability", "Reliability diagram of the smoothed classifier: clean "
-                                  "Monte-Carlo confidences and the exact worst-case confidences of the CCE"))
-
+    widths = {s: w for s, (cert, _) in curves.items()
+              if (w := certcal.certificate_widths(cert, radii, alpha=float(p["alpha"]))) is not None}
     # --- beta-ACE attacks on the base model (Table 1's effect) ---
-    ace_rows = []
-    for norm, eps in (("linf", float(p["ace_eps_linf"])), ("l2", float(p["ace_eps_l2"]))):
-        for cfg in certcal.ACE_CONFIGURATIONS:
-            res = certcal.BetaACE.from_configuration(cfg, norm=norm, steps=int(p["ace_steps"]))(base, x, y, eps)
-            d = {**res.to_dict(), **res.ece_intervals(int(p["n_bins"]), n_boot=n_boot, seed=ctx.seed)}
-            ace_rows.append([cfg, norm, eps, _pct(d["accuracy"]), _pct(d["accuracy_ci"][0]), _pct(d["accuracy_ci"][1]),
-                             _pct(d["clean_ece"]), _pct(d["clean_ece_ci"][0]), _pct(d["clean_ece_ci"][1]),
-                             _pct(d["adv_ece"]), _pct(d["adv_ece_ci"][0]), _pct(d["adv_ece_ci"][1]),
-                             _pct(d["diff_ece_ci"][0]), _pct(d["diff_ece_ci"][1]), d["prediction_unchanged"]])
-            t = f"ace_{cfg}_{norm}"
-            metrics[f"{t}_ece"] = d["adv_ece"]
-            metrics[f"{t}_ece_ci_low"], metrics[f"{t}_ece_ci_high"] = d["adv_ece_ci"]
-            metrics[f"{t}_ece_increase"] = d["diff_ece"]
-            metrics[f"{t}_ece_increase_ci_low"], metrics[f"{t}_ece_increase_ci_high"] = d["diff_ece_ci"]
-            metrics["ace_clean_ece"] = d["clean_ece"]
-            metrics["ace_clean_ece_ci_low"], metrics["ace_clean_ece_ci_high"] = d["clean_ece_ci"]
-            metrics["ace_accuracy"] = d["accuracy"]
-            metrics["ace_accuracy_ci_low"], metrics["ace_accuracy_ci_high"] = d["accuracy_ci"]
-            metrics.setdefault("ace_predictions_unchanged", True)
-            metrics["ace_predictions_unchanged"] = bool(metrics["ace_predictions_unchanged"] and d["prediction_unchanged"])
-    tables.append(Table("ace", "beta-ACE calibration attacks on the base model (ECE %, accuracy %)",
-                        ["configuration", "norm", "eps", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
-                         "clean ECE", "clean ECE_ci_low", "clean ECE_ci_high", "attacked ECE",
-                         "attacked ECE_ci_low", "attacked ECE_ci_high", "ECE increase_ci_low",
-                         "ECE increase_ci_high", "predictions unchanged"], ace_rows))
-
+    ace = certcal.ace_benchmark(base, x, y, {"linf": float(p["ace_eps_linf"]), "l2": float(p["ace_eps_l2"])},
+                                steps=int(p["ace_steps"]), n_bins=n_bins, n_boot=n_boot, seed=ctx.seed)
     # --- adversarial calibration training vs SmoothAdv (Table 2's layout) ---
+    comp = None
     if p["act"]:
-        sigma = float(p["act_sigma"])
-        start = models.get(sigma)
-        if start is None:
-            start = _finetuned(ctx, base, f"noise-sigma{_tag(sigma)}-{key}", lambda: certcal.adversarial_calibration_training(
-                base, xtr, ytr, method="gaussian", sigma=sigma, epsilon=0.0, epochs=int(p["noise_epochs"]),
-                batch_size=int(p["noise_batch_size"]), num_noise=1, lr=float(p["noise_lr"]), seed=ctx.seed).model)
+        act_sigma = float(p["act_sigma"])
+        start = models[act_sigma] if act_sigma in models else noise_model(act_sigma)
         k = p["act_train_samples"]
         xa, ya = (xtr, ytr) if not k else (xtr[:k], ytr[:k])
         ka = int(p["act_max_samples"]) or len(y)
-        xt, yt = x[:ka], y[:ka]
         seeds = [int(v) for v in (p["act_seeds"] or [ctx.seed])]
         lr_grid = [float(v) for v in p["act_lr_grid"]] or [float(p["act_lr"])]
         comp = certcal.act_comparison(
-            start, xa, ya, xt, yt, methods=list(p["act_methods"]), seeds=seeds, sigma=sigma,
+            start, xa, ya, x[:ka], y[:ka], methods=list(p["act_methods"]), seeds=seeds, sigma=act_sigma,
             epsilon=float(p["act_epsilon"]), radii=radii, epochs=int(p["act_epochs"]),
             batch_size=int(p["act_batch_size"]), num_noise=int(p["act_num_noise"]),
             attack_steps=int(p["act_attack_steps"]), attack_step_factor=float(p["act_attack_step_factor"]),
             lr=float(p["act_lr"]), grid={"lr": lr_grid}, selection_margin=float(p["act_selection_margin"]),
-            n0=int(p["n0"]), n=int(p["n"]),
-            alpha=float(p["alpha"]), certify_batch_size=int(p["batch_size"]), n_bins=int(p["n_bins"]),
-            bound=p["bound"], n_boot=n_boot, warmup_epochs=int(p["act_warmup_epochs"]),
+            n0=int(p["n0"]), n=int(p["n"]), alpha=float(p["alpha"]), certify_batch_size=int(p["batch_size"]),
+            n_bins=n_bins, bound=p["bound"], n_boot=n_boot, warmup_epochs=int(p["act_warmup_epochs"]),
             admm=certcal.ADMMConfig(lr_a=float(p["act_admm_lr_a"])), checkpoint_dir=ctx.work_dir() / f"act-{key}",
             progress=(lambda msg: print(f"  certcal ACT: {msg}", file=sys.stderr, flush=True)) if ctx.progress else None)
-        labels = {"none": "noise model (not fine-tuned)", "gaussian": "noise fine-tuning", "smoothadv": "AT (SmoothAdv)", "brier_act": "Brier-ACT",
-                  "acce_act": "ACCE-ACT", "acce_act_exact": "ACCE-ACT (exact adversary)"}
-        act_rows = []
-        for r in comp.rows:
-            act_rows.append([labels.get(r.method, r.method), r.radius, _pct(r.certified_accuracy),
-                             _pct(r.certified_accuracy_ci_low), _pct(r.certified_accuracy_ci_high), _pct(r.cbs),
-                             _pct(r.cbs_ci_low), _pct(r.cbs_ci_high), _pct(r.cce), _pct(r.cce_ci_low),
-                             _pct(r.cce_ci_high), r.n_selected])
-            t = f"act_{r.method}_r_{_tag(r.radius)}"
-            metrics[f"{t}_certified_accuracy"] = r.certified_accuracy
-            metrics[f"{t}_certified_accuracy_ci_low"] = r.certified_accuracy_ci_low
-            metrics[f"{t}_certified_accuracy_ci_high"] = r.certified_accuracy_ci_high
-            metrics[f"{t}_cce_exact"], metrics[f"{t}_cbs"] = r.cce, r.cbs
-            metrics[f"{t}_cce_exact_ci_low"], metrics[f"{t}_cce_exact_ci_high"] = r.cce_ci_low, r.cce_ci_high
-            metrics[f"{t}_cbs_ci_low"], metrics[f"{t}_cbs_ci_high"] = r.cbs_ci_low, r.cbs_ci_high
-        tables.append(Table("act", f"Adversarial calibration training at σ={sigma:g}, ε={p['act_epsilon']:g} "
-                            f"({p['act_epochs']} fine-tuning epoch(s) on {len(ya)} train images, lr grid {lr_grid}, "
-                            f"seeds {seeds}, {len(yt)} test inputs; selection: models within "
-                            f"{100 * float(p['act_selection_margin']):g} % of the best CA, lowest CCE / CBS): "
-                            "CA, CBS, CCE exact (%)",
+
+    # --- report: tables, metrics, figures, notes and summary, all read from the package's results ---
+    tables = [Table("certified", "Certified accuracy, CBS and CCE (%) across radii (inputs certified at each radius)",
+                    ["sigma", "radius", "CA", "CA_ci_low", "CA_ci_high", "certified", "CBS", "CBS_ci_low",
+                     "CBS_ci_high", "CCE exact", "CCE exact_ci_low", "CCE exact_ci_high", "CCE ADMM", "CCE Brier",
+                     "ECE (MC)"], [row for s, (_, c) in curves.items() for row in certified_rows(s, c)]),
+              Table("fixed_set", "CBS and exact CCE (%) on one fixed input set (those certified at the largest "
+                    "radius): non-decreasing in the radius", ["sigma", "radius", "inputs", "CBS", "CBS_ci_low",
+                    "CBS_ci_high", "CCE exact", "CCE exact_ci_low", "CCE exact_ci_high"],
+                    [row for s, cs in fixed.items() for row in fixed_rows(s, cs)]),
+              Table("bounds", "Mean width of the certified confidence interval: Standard vs CDF certificate",
+                    ["sigma", "radius", "Standard", "CDF", "CDF / Standard"],
+                    [row for w in widths.values() for row in bound_rows(w)]),
+              Table("ace", "beta-ACE calibration attacks on the base model (ECE %, accuracy %)",
+                    ["configuration", "norm", "eps", "accuracy", "accuracy_ci_low", "accuracy_ci_high",
+                     "clean ECE", "clean ECE_ci_low", "clean ECE_ci_high", "attacked ECE", "attacked ECE_ci_low",
+                     "attacked ECE_ci_high", "ECE increase_ci_low", "ECE increase_ci_high",
+                     "predictions unchanged"], ace_rows(ace))]
+    notes = [
+        ("Smoothing base models are the shipped Gaussian-noise-trained models "
+         + ", ".join(f"{m} (σ={s:g})" for m, s in zip(noise_models, sigmas, strict=True)) + "."
+         if noise_models else
+         "Smoothing base models are the umbrella model fine-tuned with Gaussian noise of each sigma "
+         f"({p['noise_epochs']} epochs, Cohen et al.'s recipe: certcal.gaussian_noise_training)."),
+        f"Intervals are 95 %: Clopper-Pearson for certified accuracy and accuracy, percentile bootstrap "
+        f"({n_boot} resamples of the inputs) for CBS, CCE and ECE.",
+        f"Certificates use n = {p['n']} Monte-Carlo draws (paper: 100,000) at alpha = {p['alpha']}; confidence "
+        f"bounds are Kumar et al.'s {p['bound'].upper()} certificate; CBS and CCE are computed over the inputs "
+        "certified at each radius.",
+        "CCE (exact) is the exact optimum of the paper's mixed-integer program (6) (sign decomposition solved by a "
+        "dynamic programme); CCE (ADMM) is the paper's ACCE solver; Brier is the ECE of the Brier-maximising "
+        "confidences.",
+    ]
+    if comp is not None:
+        n_train, n_test = comp.config["n_train"], comp.config["n_test"]
+        tables.append(Table("act", f"Adversarial calibration training at σ={comp.sigma:g}, ε={comp.epsilon:g} "
+                            f"({p['act_epochs']} fine-tuning epoch(s) on {n_train} train images, lr grid "
+                            f"{comp.config['grid']['lr']}, seeds {list(comp.seeds)}, {n_test} test inputs; selection: "
+                            f"models within {100 * float(p['act_selection_margin']):g} % of the best CA, lowest "
+                            "CCE / CBS): CA, CBS, CCE exact (%)",
                             ["method", "radius", "CA", "CA_ci_low", "CA_ci_high", "CBS", "CBS_ci_low", "CBS_ci_high",
-                             "CCE exact", "CCE exact_ci_low", "CCE exact_ci_high", "seeds selected"], act_rows))
-        notes.append(f"ACT rows fine-tune the σ={sigma:g} noise model ({'the shipped ' + noise_models[sigmas.index(sigma)] if noise_models and sigma in sigmas else 'fine-tuned here'}) "
-                     f"for {p['act_epochs']} epoch(s) on {len(ya)} {p['dataset']} train images: a demo-sized run "
+                             "CCE exact", "CCE exact_ci_low", "CCE exact_ci_high", "seeds selected"], act_rows(comp)))
+        shipped = (f"the shipped {noise_models[sigmas.index(comp.sigma)]}" if noise_models and comp.sigma in sigmas
+                   else "fine-tuned here")
+        notes.append(f"ACT rows fine-tune the σ={comp.sigma:g} noise model ({shipped}) "
+                     f"for {p['act_epochs']} epoch(s) on {n_train} {p['dataset']} train images: a demo-sized run "
                      "(the paper fine-tunes SmoothAdv models for 10 epochs on a 16-point grid); the package README's "
                      "ACT table (tools/certcal_act_table.py) uses a learning-rate grid, 3 seeds and more data. "
                      "A method's CBS/CCE is empty where none of its models came within the selection margin.")
-        act_summary = _act_summary(comp, radii)
-
-    else:
-        act_summary = ""
-    # summary
-    s0 = curves[sigma0][1].rows
-    r_mid = s0[min(2, len(s0) - 1)]
-    gap = [r.cce["exact"] - r.cce["admm"] for _, c in curves.values() for r in c.rows if r.n_certified]
-    metrics["max_exact_minus_admm"] = float(max(gap)) if gap else None
-    best = max(ace_rows, key=lambda row: -1.0 if row[9] is None else row[9])
-    n_sep = sum(1 for row in ace_rows if row[12] is not None and row[12] > 0)
-    n_disjoint = sum(1 for row in ace_rows if None not in (row[8], row[10]) and row[10] > row[8])
-    unchanged = bool(metrics["ace_predictions_unchanged"])
-    summary = (f"σ={sigma0:g}: certified accuracy {r_mid.certified_accuracy:.1%} at radius {r_mid.radius:g}, "
-               f"certified Brier score {_pct(r_mid.cbs)}% and certified calibration error {_pct(r_mid.cce['exact'])}% "
-               f"(ADMM finds {_pct(r_mid.cce['admm'])}%). beta-ACE attacks move the base model's ECE from "
-               f"{_pct(metrics['ace_clean_ece'])}% up to {best[9]}% ({best[0]}, {best[1]}) "
-               + ("without changing a single prediction" if unchanged else "but CHANGED some predictions")
-               + f"; in {n_sep} of {len(ace_rows)} attacks the ECE increase's bootstrap interval excludes 0 and in "
-               f"{n_disjoint} the clean and attacked ECE intervals do not overlap (the others overlap).")
-    for sigma in curves:
-        t = f"fixed_sigma_{_tag(sigma)}"
-        if f"{t}_cce_increase" in metrics:
-            lo_b, lo_c = metrics[f"{t}_cbs_increase_ci_low"], metrics[f"{t}_cce_increase_ci_low"]
-            summary += (f" On the {metrics[f'{t}_n_inputs']} inputs certified at r={max(radii):g} (σ={sigma:g}) CBS "
-                        f"grows by {_pct(metrics[f'{t}_cbs_increase'])} points and CCE by "
-                        f"{_pct(metrics[f'{t}_cce_increase'])} points from r={min(radii):g} "
-                        f"({'both' if min(lo_b, lo_c) > 0 else 'not both'} separated from 0 by their bootstrap "
-                        "intervals).")
-    summary += act_summary
-    return Section(title=TITLE, summary=summary, metrics=metrics, tables=tables, figures=figures, notes=notes)
+    figures = _figures(ctx, curves, y_np, radii, p)
+    return Section(title=TITLE, summary=_summary(curves, fixed, ace, comp, radii),
+                   metrics=_metrics(curves, fixed, widths, ace, comp), tables=tables, figures=figures, notes=notes)
