@@ -75,10 +75,11 @@ def test_adversarial_training_effect_pairs_and_verdicts():
     narrow2 = _span(h, h - 0.1 * rng.uniform(0, 1, 40), h + 0.25)
     free = _span(h, h - 1.0, h + 1.0)
     y = np.zeros(40, dtype=np.int64)
-    board = _board({"std": wide, "at1": narrow, "free": free, "at2": narrow2},
-                   {"std": False, "at1": True, "at2": True}, y)
+    board = _board({"std": wide, "at1": narrow, "free": free, "at2": narrow2, "std2": _span(h, h - 0.5, h + 1.5)},
+                   {"std": False, "at1": True, "at2": True, "std2": False}, y)
     eff = adversarial_training_effect(board, seed=1, n_boot=400)
-    assert [(c.adversarially_trained, c.standard) for c in eff.comparisons] == [("at1", "std"), ("at2", "std")]
+    assert [(c.adversarially_trained, c.standard) for c in eff.comparisons] == [
+        ("at1", "std"), ("at1", "std2"), ("at2", "std"), ("at2", "std2")]
     c = eff.comparisons[0]
     assert c.difference.mean == pytest.approx(np.mean(narrow.span - wide.span))
     assert c.difference == mus_difference(narrow, wide, seed=1, n_boot=400)
@@ -94,6 +95,23 @@ def test_adversarial_training_effect_pairs_and_verdicts():
     json.dumps(eff.to_dict())
     with pytest.raises(TypeError, match="board"):
         adversarial_training_effect({"a": narrow})
+
+
+@pytest.mark.parametrize("at_ci, std_ci, overlap", [
+    ((0.1, 0.2), (0.5, 0.6), False), ((0.5, 0.6), (0.1, 0.2), False), ((0.1, 0.5), (0.4, 0.6), True),
+    ((0.4, 0.6), (0.1, 0.5), True), ((0.2, 0.3), (0.1, 0.6), True), ((0.1, 0.6), (0.2, 0.3), True),
+    ((0.1, 0.4), (0.4, 0.6), True)])
+def test_training_comparison_reads_overlap_from_the_rows(at_ci, std_ci, overlap):
+    """Whether the rows' own MUS intervals overlap (closed intervals), whichever lies higher."""
+    sp = _span([1.0, 1.0], [0.5, 0.5], [1.5, 1.5])
+
+    def row(name, ci, flag):
+        return uncspan.LeaderboardRow(name, 1.0, 1.0, sum(ci) / 2, 0.0, 1.0, 0.0, mus_mean_ci_low=ci[0],
+                                      mus_mean_ci_high=ci[1], adversarially_trained=flag)
+
+    board = Leaderboard(0.1, "Linf", 5, (row("at", at_ci, True), row("std", std_ci, False)), {"at": sp, "std": sp}, {})
+    (c,) = adversarial_training_effect(board, n_boot=100).comparisons
+    assert c.intervals_overlap is overlap
 
 
 def test_span_signed_ece_brute_force():
