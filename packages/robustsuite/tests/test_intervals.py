@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from robustsuite import intervals
+from robustsuite.intervals import bootstrap_calibration
 from robustsuite.report import metric_rows, table_cells
-from robustsuite.runners.overview import bootstrap_calibration
 
 
 @given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))

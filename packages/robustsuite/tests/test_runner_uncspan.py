@@ -78,8 +78,11 @@ def test_per_sample_files_recompute_the_section(section):
     robust accuracy, MUS/MSUS mean and std, mean entropies), the widening metrics and the s-ECE table are
     recomputed from the logged columns alone."""
     ctx, params, sec = section
-    assert sorted(ctx.samples) == sorted(f"samples/uncspan-digits--span-{runner._slug(r[1])}.jsonl"
-                                         for r in sec.tables[0].rows)
+    models = [runner._slug(r[1]) for r in sec.tables[0].rows]
+    osr = [f"{runner._slug(m)}-{kind}" for m, kind in dict.fromkeys((r[0], r[1]) for r in sec.tables[3].rows)]
+    assert sorted(ctx.samples) == sorted([f"samples/uncspan-digits--span-{m}.jsonl" for m in models]
+                                         + [f"samples/uncspan-digits--sweep-{m}.jsonl" for m in models]
+                                         + [f"samples/uncspan-digits--ood-{o}.jsonl" for o in osr])
     span = sec.tables[0]
     sece = {r[0]: dict(zip(sec.tables[1].columns, r, strict=True)) for r in sec.tables[1].rows}
     for r in span.rows:
@@ -107,11 +110,54 @@ def test_per_sample_files_recompute_the_section(section):
         assert (col["over_entropy"] <= col["entropy"] + 1e-9).all() and (col["under_entropy"] >= col["entropy"] - 1e-9).all()
 
 
+def test_per_sample_files_recompute_the_sweep_and_table5(section):
+    """Issue 12 item 6 for the ε-sweep and Table V: ``sweep-<model>`` holds one row per (eps, test point) and the
+    sweep table (MUS with its bootstrap interval, mean entropies, s-ECE) is recomputed from it; ``ood-<model>-<set>``
+    holds, per eps, the in-distribution inputs (clean) and the attacked outliers, and Table V's AUROC / AUPR
+    (scikit-learn), AUROC interval and mean entropies are recomputed from the logged scores."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    ctx, params, sec = section
+    sweep = [dict(zip(sec.tables[2].columns, r, strict=True)) for r in sec.tables[2].rows]
+    assert {r["model"] for r in sweep} == {r[1] for r in sec.tables[0].rows}
+    for r in sweep:
+        rows = read_samples(ctx.run_dir / f"samples/uncspan-digits--sweep-{runner._slug(r['model'])}.jsonl")
+        rows = [d for d in rows if d["eps"] == r["eps"]]
+        assert [d["id"] for d in rows] == list(range(params["sweep_n"]))
+        col = {k: np.array([d[k] for d in rows]) for k in rows[0]}
+        np.testing.assert_allclose(col["span"], col["under_entropy"] - col["over_entropy"], rtol=0, atol=1e-12)
+        assert r["mus_mean"] == pytest.approx(col["span"].mean(), rel=1e-12, abs=1e-15)
+        assert (r["mus_mean_ci_low"], r["mus_mean_ci_high"]) == pytest.approx(
+            uncspan.bootstrap_mean_ci(col["span"], seed=0, n_boot=params["n_boot"]), rel=1e-12, abs=1e-15)
+        for kind, prefix in (("clean", ""), ("over", "over_"), ("under", "under_")):
+            assert r[f"entropy_{kind}"] == pytest.approx(col[f"{prefix}entropy"].mean(), rel=1e-12, abs=1e-15)
+            assert r[f"sece_{kind}"] == pytest.approx(uncspan.signed_ece(
+                col[f"{prefix}confidence"], col[f"{prefix}prediction"] == col["label"], params["n_bins"]), abs=1e-12)
+        if r["eps"] == 0:  # the clean row attacks nothing
+            assert (col["span"] == 0).all()
+    ood = [dict(zip(sec.tables[3].columns, r, strict=True)) for r in sec.tables[3].rows]
+    for r in ood:
+        rows = read_samples(ctx.run_dir / f"samples/uncspan-digits--ood-{runner._slug(r['model'])}-{r['outliers']}.jsonl")
+        rows = [d for d in rows if d["eps"] == r["eps"]]
+        col = {k: np.array([d[k] for d in rows]) for k in rows[0]}
+        out, h = col["outlier"].astype(bool), col["entropy"]
+        assert (~out).sum() == params["n"] and out.sum() == params["n_outliers"]
+        assert r["auroc"] == pytest.approx(roc_auc_score(out, h), abs=1e-12)
+        assert r["aupr_out"] == pytest.approx(average_precision_score(out, h), abs=1e-12)
+        assert r["aupr_in"] == pytest.approx(average_precision_score(~out, -h), abs=1e-12)
+        assert (r["auroc_ci_low"], r["auroc_ci_high"]) == pytest.approx(
+            uncspan.auroc_ci(h[~out], h[out], seed=0, n_boot=params["auroc_n_boot"]), abs=1e-12)
+        assert r["mean_entropy_in"] == pytest.approx(h[~out].mean(), rel=1e-12)
+        assert r["mean_entropy_out"] == pytest.approx(h[out].mean(), rel=1e-12)
+        assert (col["confidence"] > 0).all() and (col["confidence"] <= 1).all()
+
+
 @pytest.mark.parametrize("bad, key", [({"eps": -0.1}, "eps"), ({"n": 0}, "n"), ({"steps": -1}, "steps"),
                                       ({"norm": "L1"}, "norm"), ({"optimizer": "sgd"}, "optimizer"),
                                       ({"restarts": -1}, "restarts"), ({"n_boot": 10}, "n_boot"),
                                       ({"n_bins": 0}, "n_bins"), ({"sweep_n": 0}, "sweep_n"),
-                                      ({"n_outliers": 0}, "n_outliers"), ({"sweep_steps": -2}, "sweep_steps")])
+                                      ({"n_outliers": 0}, "n_outliers"), ({"sweep_steps": -2}, "sweep_steps"),
+                                      ({"auroc_n_boot": 10}, "auroc_n_boot")])
 def test_out_of_range_parameters_are_rejected_before_work(bad, key, tmp_path):
     """BOUNDS: a value out of range is refused by the typed config, naming the parameter, before any unit runs
     (no run directory is written)."""

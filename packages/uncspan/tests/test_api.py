@@ -13,6 +13,8 @@ def test_public_names_pinned():
         "load_robustbench_models", "robustbench_leaderboard", "STRONGEST_UNDER_OBJECTIVES", "clopper_pearson",
         "bootstrap_mean_ci", "paired_difference_ci", "leaderboard_row", "robustbench_timm_name",
         "open_set_split", "match_images", "auroc_ci", "EpsSweepRow", "EpsSweep", "eps_sweep", "plot_eps_sweep",
+        "PairedDifference", "paired_difference", "EntropyWidening", "entropy_widening", "mus_difference",
+        "TrainingComparison", "TrainingEffect", "adversarial_training_effect", "SpanSignedECE", "span_signed_ece",
     ])
     for name in uncspan.__all__:
         assert hasattr(uncspan, name)

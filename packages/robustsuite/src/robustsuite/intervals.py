@@ -41,6 +41,21 @@ def bootstrap(statistic: Callable[[np.ndarray], np.ndarray], n: int, *, seed: in
     return float(np.quantile(stats, a)), float(np.quantile(stats, 1 - a))
 
 
+def bootstrap_calibration(conf, correct, n_bins: int, *, seed: int, n_boot: int) -> dict[str, tuple[float, float]]:
+    """Percentile-bootstrap 95 % intervals of ECE (equal-width bins, certcal's Eq. 1) and top-label Brier, over
+    the samples (``conf``: top-class probabilities, ``correct``: 0/1 floats); vectorised through :func:`bootstrap`,
+    the Brier resamples drawn with ``seed + 1``."""
+    import certcal
+
+    n = len(conf)
+    gap = conf - correct
+    onehot = np.zeros((n, n_bins))
+    onehot[np.arange(n), certcal.bin_index(conf, n_bins)] = 1.0
+    ece = bootstrap(lambda w: np.abs((w * gap) @ onehot).sum(1) / n, n, seed=seed, n_boot=n_boot)
+    brier = bootstrap(lambda w: (w @ gap**2) / n, n, seed=seed + 1, n_boot=n_boot)
+    return {"ece": ece, "brier": brier}
+
+
 def t_interval(values: Sequence[float], level: float = LEVEL) -> tuple[float, float, float]:
     """Mean and Student-t interval of per-seed values (``(mean, lo, hi)``; lo = hi = mean for one value)."""
     from scipy.stats import t

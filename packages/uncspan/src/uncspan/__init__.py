@@ -3,11 +3,24 @@ Adversarial Training Against Uncertainty Attacks").
 
 Entropy / MSP / epistemic measures, the over- (Eq. 10) and under-confidence (Eq. 11) attacks with PGD or
 APGD, the uncertainty span with MUS / MSUS (Eqs. 12–13), signed ECE (Eq. 19), OOD / open-set detection
-under attack (Table V), a MUS leaderboard (Table IV) and the paper's figures.
+under attack (Table V), a MUS leaderboard (Table IV), the comparisons the paper reads off the spans (entropy
+widening, adversarial training's effect on MUS, s-ECE under / clean / over) and the paper's figures.
 """
 
 from importlib.metadata import version as _version
 
+from .analysis import (
+    EntropyWidening,
+    PairedDifference,
+    SpanSignedECE,
+    TrainingComparison,
+    TrainingEffect,
+    adversarial_training_effect,
+    entropy_widening,
+    mus_difference,
+    paired_difference,
+    span_signed_ece,
+)
 from .attacks import (
     STRONGEST_UNDER_OBJECTIVES,
     AttackResult,
@@ -85,6 +98,17 @@ __all__ = [
     "reliability_bins",
     "signed_ece",
     "expected_calibration_error",
+    # comparisons read off the spans
+    "PairedDifference",
+    "paired_difference",
+    "EntropyWidening",
+    "entropy_widening",
+    "mus_difference",
+    "TrainingComparison",
+    "TrainingEffect",
+    "adversarial_training_effect",
+    "SpanSignedECE",
+    "span_signed_ece",
     # plots
     "plot_entropy_distributions",
     "plot_reliability_diagrams",

@@ -8,7 +8,7 @@ rows sorted by MUS μ ascending (smaller span = more robust uncertainty).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -42,14 +42,14 @@ __all__ = [
 
 COLUMNS = ["rank", "model", "adversarially_trained", "clean_acc", "clean_acc_ci_low", "clean_acc_ci_high",
            "robust_acc", "robust_acc_ci_low", "robust_acc_ci_high", "mus_mean", "mus_mean_ci_low",
-           "mus_mean_ci_high", "mus_std", "msus_mean", "msus_std"]
+           "mus_mean_ci_high", "mus_std", "msus_mean", "msus_std", "entropy_clean", "entropy_over", "entropy_under"]
 
 
 @dataclass(frozen=True)
 class LeaderboardRow:
     """One model's Table IV row: accuracies with Clopper-Pearson 95 % intervals, MUS μ with its bootstrap
-    95 % interval, MUS σ, MSUS μ/σ; ``adversarially_trained`` is what the caller declared (``None``:
-    not stated)."""
+    95 % interval, MUS σ, MSUS μ/σ, the mean entropies clean / after the over / after the under attack (nats);
+    ``adversarially_trained`` is what the caller declared (``None``: not stated)."""
 
     model: str
     clean_acc: float
@@ -65,6 +65,9 @@ class LeaderboardRow:
     mus_mean_ci_low: float = float("nan")
     mus_mean_ci_high: float = float("nan")
     adversarially_trained: bool | None = None
+    entropy_clean: float = float("nan")
+    entropy_over: float = float("nan")
+    entropy_under: float = float("nan")
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in COLUMNS[1:]}
@@ -72,7 +75,10 @@ class LeaderboardRow:
 
 @dataclass(frozen=True)
 class Leaderboard:
-    """Rows sorted by MUS μ (ascending), the spans behind them, and the models skipped with the reason."""
+    """Rows sorted by MUS μ (ascending), the spans behind them, and the models skipped with the reason.
+
+    ``pred_robust`` / ``conf_robust``: per model, the per-sample prediction and top-class probability after the
+    misclassification attack behind robust accuracy (``robust_acc`` is the mean of ``pred_robust == y``)."""
 
     eps: float
     norm: str
@@ -80,6 +86,8 @@ class Leaderboard:
     rows: tuple[LeaderboardRow, ...]
     spans: Mapping[str, UncertaintySpan]
     skipped: Mapping[str, str]
+    pred_robust: Mapping[str, np.ndarray] = field(default_factory=dict)
+    conf_robust: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[str]:
@@ -89,14 +97,48 @@ class Leaderboard:
         """Rows as lists in :attr:`columns` order (rank starts at 1)."""
         return [[i + 1, *r.to_dict().values()] for i, r in enumerate(self.rows)]
 
-    def to_dict(self) -> dict:
-        return {"eps": self.eps, "norm": self.norm, "steps": self.steps, "columns": self.columns,
-                "rows": [r.to_dict() for r in self.rows], "skipped": dict(self.skipped)}
+    def to_dict(self, per_sample: bool = False) -> dict:
+        """JSON-safe dict; ``per_sample=True`` adds the spans and the predictions under the misclassification
+        attack, so that :meth:`from_dict` restores the whole board (e.g. from a checkpoint)."""
+        d = {"eps": self.eps, "norm": self.norm, "steps": self.steps, "columns": self.columns,
+             "rows": [r.to_dict() for r in self.rows], "skipped": dict(self.skipped)}
+        if per_sample:
+            d["spans"] = {k: v.to_dict() for k, v in self.spans.items()}
+            d["pred_robust"] = {k: np.asarray(v).tolist() for k, v in self.pred_robust.items()}
+            d["conf_robust"] = {k: np.asarray(v).tolist() for k, v in self.conf_robust.items()}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Leaderboard:
+        """Rebuild from :meth:`to_dict` output (spans and robust predictions only when it has them)."""
+        return cls(float(d["eps"]), str(d["norm"]), int(d["steps"]), tuple(LeaderboardRow(**r) for r in d["rows"]),
+                   {k: UncertaintySpan.from_dict(v) for k, v in d.get("spans", {}).items()}, dict(d["skipped"]),
+                   {k: np.asarray(v, dtype=np.int64) for k, v in d.get("pred_robust", {}).items()},
+                   {k: np.asarray(v, dtype=np.float64) for k, v in d.get("conf_robust", {}).items()})
+
+    @classmethod
+    def merge(cls, *boards: Leaderboard) -> Leaderboard:
+        """One leaderboard from boards ranked separately on the same test points and budget (e.g. one model at
+        a time, each checkpointed): rows re-sorted by MUS μ (ties keep the given order), spans in the given
+        order."""
+        if not boards or not all(isinstance(b, Leaderboard) for b in boards):
+            raise TypeError("boards must be one or more Leaderboard objects")
+        first = boards[0]
+        if any((b.eps, b.norm, b.steps) != (first.eps, first.norm, first.steps) for b in boards):
+            raise ValueError("boards must share eps, norm and steps")
+        names = [r.model for b in boards for r in b.rows]
+        if len(set(names)) != len(names):
+            raise ValueError(f"boards must rank distinct models; got {names}")
+        rows = sorted((r for b in boards for r in b.rows), key=lambda r: r.mus_mean)
+        merged = {k: {n: v for b in boards for n, v in getattr(b, k).items()}
+                  for k in ("spans", "skipped", "pred_robust", "conf_robust")}
+        return cls(first.eps, first.norm, first.steps, tuple(rows), **merged)
 
 
 def leaderboard_row(name: str, span: UncertaintySpan, y: object, pred_robust: object, *,
-                    adversarially_trained: bool | None = None, seed: int = 0) -> LeaderboardRow:
-    """Table IV row from a span, the true labels and the predictions under the misclassification attack."""
+                    adversarially_trained: bool | None = None, seed: int = 0, n_boot: int = 2000) -> LeaderboardRow:
+    """Table IV row from a span, the true labels and the predictions under the misclassification attack; the
+    MUS interval is a percentile bootstrap with ``n_boot`` replicates drawn with ``seed``."""
     y_np = np.asarray(y.cpu().numpy() if isinstance(y, torch.Tensor) else y)
     pred_robust = np.asarray(pred_robust)
     if y_np.shape != span.pred_clean.shape or pred_robust.shape != y_np.shape:
@@ -104,7 +146,7 @@ def leaderboard_row(name: str, span: UncertaintySpan, y: object, pred_robust: ob
     n = int(y_np.size)
     k_clean, k_rob = int(np.sum(span.pred_clean == y_np)), int(np.sum(pred_robust == y_np))
     m, s = span.mus, span.msus
-    mlo, mhi = span.mus_ci(seed=seed)
+    mlo, mhi = span.mus_ci(seed=seed, n_boot=check_positive_int(n_boot, "n_boot"))
     clo, chi = clopper_pearson(k_clean, n)
     rlo, rhi = clopper_pearson(k_rob, n)
     return LeaderboardRow(
@@ -112,6 +154,8 @@ def leaderboard_row(name: str, span: UncertaintySpan, y: object, pred_robust: ob
         msus_mean=s.mean, msus_std=s.std, clean_acc_ci_low=clo, clean_acc_ci_high=chi, robust_acc_ci_low=rlo,
         robust_acc_ci_high=rhi, mus_mean_ci_low=mlo, mus_mean_ci_high=mhi,
         adversarially_trained=None if adversarially_trained is None else bool(adversarially_trained),
+        entropy_clean=float(span.entropy_clean.mean()), entropy_over=float(span.entropy_over.mean()),
+        entropy_under=float(span.entropy_under.mean()),
     )
 
 
@@ -129,6 +173,7 @@ def rank_models(
     restarts: int = 1,
     under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
     adversarially_trained: Mapping[str, bool] | None = None,
+    n_boot: int = 2000,
     batch_size: int = 256,
     progress: bool = False,
 ) -> Leaderboard:
@@ -138,7 +183,9 @@ def rank_models(
     The span uses the strongest under-confidence setting by default (both objectives, ``restarts`` random
     restarts, per-sample best; see :func:`uncertainty_span`). ``robust_steps`` (default ``steps``) sets the
     misclassification PGD used for robust accuracy. ``adversarially_trained`` declares, per model name,
-    whether it was adversarially trained (carried into the rows; never guessed from the name).
+    whether it was adversarially trained (carried into the rows; never guessed from the name). ``n_boot``:
+    bootstrap replicates of the MUS intervals. The board keeps, per model, the span and the per-sample
+    predictions under the misclassification attack (``pred_robust``, ``conf_robust``).
     """
     if not isinstance(models, Mapping) or not models:
         raise TypeError("models must be a non-empty mapping name -> torch.nn.Module")
@@ -158,19 +205,20 @@ def rank_models(
     robust_steps = steps if robust_steps is None else check_positive_int(robust_steps, "robust_steps", minimum=0)
     seed = check_seed(seed)
     optimizer = check_choice(optimizer, "optimizer", ("pgd", "apgd"))
+    n_boot = check_positive_int(n_boot, "n_boot")
     UnderConfidenceAttack(objective=under_objective, restarts=restarts)  # validate before any attack runs
     y_arg = y if isinstance(x, torch.Tensor) else None
-    rows, spans = [], {}
+    rows, spans, pred_robust, conf_robust = [], {}, {}, {}
     for name, model in models.items():
         sp = uncertainty_span(model, x, e, norm, steps, seed, optimizer=optimizer, restarts=restarts,
                               under_objective=under_objective, batch_size=batch_size, progress=progress)
         adv = MisclassificationAttack(steps=robust_steps, optimizer=optimizer, batch_size=batch_size,
                                       progress=progress, keep_adv=False)(model, x, e, norm=norm, seed=seed, y=y_arg)
         rows.append(leaderboard_row(name, sp, y, adv.pred_adv, adversarially_trained=adversarially_trained.get(name),
-                                    seed=0 if seed is None else seed))
-        spans[name] = sp
+                                    seed=0 if seed is None else seed, n_boot=n_boot))
+        spans[name], pred_robust[name], conf_robust[name] = sp, adv.pred_adv, adv.conf_adv
     rows.sort(key=lambda r: r.mus_mean)
-    return Leaderboard(e, norm, steps, tuple(rows), spans, {})
+    return Leaderboard(e, norm, steps, tuple(rows), spans, {}, pred_robust, conf_robust)
 
 
 def robustbench_checkpoint_path(model_dir: str | Path, name: str, dataset: str = "cifar10", threat_model: str = "Linf") -> Path | None:
@@ -271,6 +319,7 @@ def robustbench_leaderboard(
     restarts: int = 1,
     under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
     adversarially_trained: Mapping[str, bool] | None = None,
+    n_boot: int = 2000,
     device: str | torch.device = "cpu",
     batch_size: int = 256,
     progress: bool = False,
@@ -285,5 +334,6 @@ def robustbench_leaderboard(
     flags = {k: v for k, v in (adversarially_trained or {}).items() if k in models}
     board = rank_models(models, x, y, eps, norm=norm, steps=steps, robust_steps=robust_steps, seed=seed,
                         optimizer=optimizer, restarts=restarts, under_objective=under_objective,
-                        adversarially_trained=flags, batch_size=batch_size, progress=progress)
-    return Leaderboard(board.eps, board.norm, board.steps, board.rows, board.spans, skipped)
+                        adversarially_trained=flags, n_boot=n_boot, batch_size=batch_size, progress=progress)
+    return Leaderboard(board.eps, board.norm, board.steps, board.rows, board.spans, skipped, board.pred_robust,
+                       board.conf_robust)

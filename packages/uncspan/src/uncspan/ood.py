@@ -10,7 +10,7 @@ lowers the outliers' entropy towards the in-distribution values, so that is what
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -112,10 +112,20 @@ def auroc_ci(scores_in: object, scores_out: object, *, seed: int = 0, n_boot: in
     return float(np.quantile(vals, a / 2)), float(np.quantile(vals, 1 - a / 2))
 
 
+_OUT = ("entropy_out", "pred_out", "conf_out")
+_IN = ("entropy_in", "pred_in", "conf_in")
+
+
+def _arrays(d: dict, keys: tuple[str, ...]) -> dict:
+    return {k: np.asarray(d[k], dtype=np.int64 if k.startswith("pred") else np.float64) if k in d else None
+            for k in keys}
+
+
 @dataclass(frozen=True)
 class OODRow:
     """Metrics at one budget (``eps = 0`` is the clean row), the AUROC's 95 % bootstrap interval, and the
-    mean entropies behind them."""
+    mean entropies behind them. Per outlier (in ``x_out`` order): ``entropy_out`` (the detection score),
+    ``pred_out`` and ``conf_out`` (top-class probability), after the over-confidence attack at this budget."""
 
     eps: float
     metrics: DetectionMetrics
@@ -123,30 +133,70 @@ class OODRow:
     mean_entropy_out: float
     auroc_ci_low: float = float("nan")
     auroc_ci_high: float = float("nan")
+    entropy_out: np.ndarray | None = field(default=None, compare=False, repr=False)
+    pred_out: np.ndarray | None = field(default=None, compare=False, repr=False)
+    conf_out: np.ndarray | None = field(default=None, compare=False, repr=False)
 
-    def to_dict(self) -> dict:
-        return {"eps": self.eps, **self.metrics.to_dict(), "auroc_ci_low": self.auroc_ci_low,
-                "auroc_ci_high": self.auroc_ci_high, "mean_entropy_in": self.mean_entropy_in,
-                "mean_entropy_out": self.mean_entropy_out}
+    def to_dict(self, per_sample: bool = False) -> dict:
+        d = {"eps": self.eps, **self.metrics.to_dict(), "auroc_ci_low": self.auroc_ci_low,
+             "auroc_ci_high": self.auroc_ci_high, "mean_entropy_in": self.mean_entropy_in,
+             "mean_entropy_out": self.mean_entropy_out}
+        if per_sample:
+            d |= {k: getattr(self, k).tolist() for k in _OUT if getattr(self, k) is not None}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> OODRow:
+        m = DetectionMetrics(*(float(d[k]) for k in ("auroc", "aupr_in", "aupr_out", "fpr_at_95_tpr")))
+        return cls(float(d["eps"]), m, float(d["mean_entropy_in"]), float(d["mean_entropy_out"]),
+                   float(d["auroc_ci_low"]), float(d["auroc_ci_high"]), **_arrays(d, _OUT))
 
 
 @dataclass(frozen=True)
 class OODUnderAttack:
-    """Table V for one model and one outlier set: a row per budget."""
+    """Table V for one model and one outlier set: a row per budget, in the order the budgets were given.
+    Per in-distribution input (clean, in ``x_in`` order): ``entropy_in``, ``pred_in``, ``conf_in``."""
+
+    COLUMNS = ("eps", "auroc", "auroc_ci_low", "auroc_ci_high", "aupr_in", "aupr_out", "fpr_at_95_tpr",
+               "mean_entropy_in", "mean_entropy_out")
 
     norm: str
     steps: int
     rows: tuple[OODRow, ...]
+    entropy_in: np.ndarray | None = field(default=None, compare=False, repr=False)
+    pred_in: np.ndarray | None = field(default=None, compare=False, repr=False)
+    conf_in: np.ndarray | None = field(default=None, compare=False, repr=False)
 
-    def to_dict(self) -> dict:
-        return {"norm": self.norm, "steps": self.steps, "rows": [r.to_dict() for r in self.rows]}
+    @property
+    def auroc_falls(self) -> bool:
+        """The attack's effect in Table V, read from the intervals: the AUROC interval at the last budget lies
+        wholly below the one at the first (the clean row when the budgets start at 0)."""
+        return bool(self.rows[-1].auroc_ci_high < self.rows[0].auroc_ci_low)
+
+    def table(self) -> list[list[float]]:
+        """One list per row, in :attr:`COLUMNS` order."""
+        return [[r.to_dict()[c] for c in self.COLUMNS] for r in self.rows]
+
+    def to_dict(self, per_sample: bool = False) -> dict:
+        """JSON-safe dict; ``per_sample=True`` adds the per-sample scores, predictions and confidences."""
+        d = {"norm": self.norm, "steps": self.steps, "rows": [r.to_dict(per_sample) for r in self.rows]}
+        if per_sample:
+            d |= {k: getattr(self, k).tolist() for k in _IN if getattr(self, k) is not None}
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> OODUnderAttack:
+        """Rebuild from :meth:`to_dict` output (with the per-sample arrays when it has them)."""
+        return cls(str(d["norm"]), int(d["steps"]), tuple(OODRow.from_dict(r) for r in d["rows"]), **_arrays(d, _IN))
 
 
 @torch.no_grad()
-def _entropies(model: nn.Module, x: torch.Tensor, batch_size: int) -> np.ndarray:
+def _clean(model: nn.Module, x: torch.Tensor, batch_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-sample entropy, prediction and top-class probability of the clean inputs."""
     dev = next((p.device for p in model.parameters()), x.device)
-    out = [entropy_from_logits(model(x[i : i + batch_size].to(dev)).double()) for i in range(0, x.shape[0], batch_size)]
-    return torch.cat(out).cpu().numpy()
+    logits = torch.cat([model(x[i : i + batch_size].to(dev)).double() for i in range(0, x.shape[0], batch_size)])
+    h = torch.cat([entropy_from_logits(logits[i : i + batch_size]) for i in range(0, logits.shape[0], batch_size)])
+    return h.cpu().numpy(), logits.argmax(-1).cpu().numpy(), logits.softmax(-1).max(-1).values.cpu().numpy()
 
 
 def ood_under_attack(
@@ -159,11 +209,14 @@ def ood_under_attack(
     steps: int = 150,
     seed: int | None = 0,
     optimizer: str = "pgd",
+    n_boot: int = 1000,
     batch_size: int = 256,
     progress: bool = False,
 ) -> OODUnderAttack:
     """Detection metrics of in-distribution ``x_in`` against outliers ``x_out`` (OOD or open-set), clean and
-    with the outliers perturbed by the over-confidence attack at each budget in ``eps`` (0 = clean)."""
+    with the outliers perturbed by the over-confidence attack at each budget in ``eps`` (0 = clean), as in
+    Table V; the AUROC interval is :func:`auroc_ci` with ``n_boot`` replicates. The per-sample entropies (the
+    scores), predictions and confidences stay on the result."""
     check_model(model)
     check_images(x_in, "x_in")
     check_images(x_out, "x_out")
@@ -177,15 +230,21 @@ def ood_under_attack(
         raise ValueError("eps must be a non-empty sequence of scalar budgets >= 0")
     steps = check_positive_int(steps, "steps", minimum=0)
     seed = check_seed(seed)
-    h_in = _entropies(model, x_in, batch_size)
+    n_boot = check_positive_int(n_boot, "n_boot")
+    h_in, p_in, c_in = _clean(model, x_in, batch_size)
     attack = OverConfidenceAttack(steps=steps, optimizer=optimizer, batch_size=batch_size, progress=progress,
                                   keep_adv=False)
     rows = []
     for e in budgets:
-        h_out = _entropies(model, x_out, batch_size) if e == 0 else attack(model, x_out, e, norm=norm, seed=seed).entropy_adv
-        lo, hi = auroc_ci(h_in, h_out, seed=0 if seed is None else seed)
-        rows.append(OODRow(e, detection_metrics(h_in, h_out), float(h_in.mean()), float(h_out.mean()), lo, hi))
-    return OODUnderAttack(norm, steps, tuple(rows))
+        if e == 0:
+            h_out, p_out, c_out = _clean(model, x_out, batch_size)
+        else:
+            adv = attack(model, x_out, e, norm=norm, seed=seed)
+            h_out, p_out, c_out = adv.entropy_adv, adv.pred_adv, adv.conf_adv
+        lo, hi = auroc_ci(h_in, h_out, seed=0 if seed is None else seed, n_boot=n_boot)
+        rows.append(OODRow(e, detection_metrics(h_in, h_out), float(h_in.mean()), float(h_out.mean()), lo, hi,
+                           h_out, p_out, c_out))
+    return OODUnderAttack(norm, steps, tuple(rows), h_in, p_in, c_in)
 
 
 def open_set_split(

@@ -41,7 +41,8 @@ class EpsSweepRow:
 
 @dataclass(frozen=True)
 class EpsSweep:
-    """Rows in increasing ε, and the spans behind them (keyed by ε)."""
+    """Rows in increasing ε, and the spans behind them (keyed by ε): the per-sample entropies, predictions and
+    confidences every row is computed from."""
 
     norm: str
     steps: int
@@ -59,8 +60,23 @@ class EpsSweep:
             raise ValueError(f"name must be a field of EpsSweepRow: {sorted(EpsSweepRow.__dataclass_fields__)}")
         return np.array([getattr(r, name) for r in self.rows], dtype=np.float64)
 
-    def to_dict(self) -> dict:
-        return {"norm": self.norm, "steps": self.steps, "n": self.n, "rows": [r.to_dict() for r in self.rows]}
+    def to_dict(self, per_sample: bool = False) -> dict:
+        """JSON-safe dict; ``per_sample=True`` adds the spans (one per row, in row order) so that
+        :meth:`from_dict` restores them."""
+        d = {"norm": self.norm, "steps": self.steps, "n": self.n, "rows": [r.to_dict() for r in self.rows]}
+        if per_sample:
+            d["spans"] = [self.spans[r.eps].to_dict() for r in self.rows]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> EpsSweep:
+        """Rebuild from :meth:`to_dict` output (with the spans when it has them)."""
+        rows = tuple(EpsSweepRow(**r) for r in d["rows"])
+        spans = d.get("spans", [])
+        if spans and len(spans) != len(rows):
+            raise ValueError("d['spans'] must hold one span per row")
+        return cls(str(d["norm"]), int(d["steps"]), int(d["n"]), rows,
+                   {r.eps: UncertaintySpan.from_dict(s) for r, s in zip(rows, spans, strict=False)})
 
 
 def eps_sweep(
@@ -76,11 +92,13 @@ def eps_sweep(
     restarts: int = 1,
     under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
     n_bins: int = 15,
+    n_boot: int = 2000,
     batch_size: int = 256,
     progress: bool = False,
 ) -> EpsSweep:
     """The uncertainty span (strongest setting by default, see :func:`uncertainty_span`) at every budget in
-    ``eps`` (sorted; 0 gives the clean row without attacking), with MUS intervals and s-ECE."""
+    ``eps`` (sorted; 0 gives the clean row without attacking), with MUS intervals (percentile bootstrap,
+    ``n_boot`` replicates) and s-ECE (Eq. 19, ``n_bins`` bins). The spans stay on the result (``spans``)."""
     check_model(model)
     check_data(x, reiterable=True)
     yt = labels_of(x, y)
@@ -91,6 +109,7 @@ def eps_sweep(
         raise ValueError("eps must hold scalar budgets")
     steps = check_positive_int(steps, "steps", minimum=0)
     n_bins = check_positive_int(n_bins, "n_bins")
+    n_boot = check_positive_int(n_boot, "n_boot")
     seed = check_seed(seed)
     seed = 0 if seed is None else seed
     yn = yt.numpy()
@@ -99,7 +118,7 @@ def eps_sweep(
         sp = uncertainty_span(model, x, e, norm, steps if e > 0 else 0, seed, optimizer=optimizer,
                               restarts=restarts if e > 0 else 0, under_objective=under_objective,
                               batch_size=batch_size, progress=progress)
-        lo, hi = sp.mus_ci(seed=seed)
+        lo, hi = sp.mus_ci(seed=seed, n_boot=n_boot)
         sece = {k: signed_ece(getattr(sp, f"conf_{k}"), getattr(sp, f"pred_{k}") == yn, n_bins)
                 for k in ("clean", "over", "under")}
         rows.append(EpsSweepRow(e, sp.mus.mean, lo, hi, float(sp.entropy_clean.mean()), float(sp.entropy_over.mean()),

@@ -2,7 +2,8 @@
 
 Calibration numbers (ECE with 15 equal-width bins, AdaECE, top-label Brier score, reliability diagram)
 come from ``certcal``'s public metrics. Accuracy carries a Clopper-Pearson 95 % interval; ECE and Brier a
-percentile bootstrap interval over the samples (seeded by the run's seed). With ``--log-samples`` every input
+percentile bootstrap interval over the samples (seeded by the run's seed;
+:func:`robustsuite.intervals.bootstrap_calibration`). With ``--log-samples`` every input
 gets a row: ``id``, ``label``, ``prediction``, ``confidence``, ``correct``.
 """
 
@@ -26,23 +27,6 @@ DEFAULTS = {
 BOUNDS = {"n_bins": {"ge": 1}, "n_boot": {"ge": 100}, "split": {"pattern": "^(train|val|test)$"}}
 
 
-def bootstrap_calibration(conf, correct, n_bins: int, *, seed: int, n_boot: int) -> dict[str, tuple[float, float]]:
-    """Percentile-bootstrap 95 % intervals of ECE (equal-width bins, certcal's Eq. 1) and top-label Brier."""
-    import numpy as np
-
-    import certcal
-
-    from ..intervals import bootstrap
-
-    n = len(conf)
-    gap = conf - correct
-    onehot = np.zeros((n, n_bins))
-    onehot[np.arange(n), certcal.bin_index(conf, n_bins)] = 1.0
-    ece = bootstrap(lambda w: np.abs((w * gap) @ onehot).sum(1) / n, n, seed=seed, n_boot=n_boot)
-    brier = bootstrap(lambda w: (w @ gap**2) / n, n, seed=seed + 1, n_boot=n_boot)
-    return {"ece": ece, "brier": brier}
-
-
 def run(ctx, params: dict) -> Section:
     import matplotlib.pyplot as plt
     import numpy as np
@@ -50,14 +34,14 @@ def run(ctx, params: dict) -> Section:
     import certcal
 
     from .._io import safe_name
-    from ..intervals import clopper_pearson, with_interval
+    from ..intervals import bootstrap_calibration, clopper_pearson, with_interval
 
-    model_spec, data_spec = params["model"], params["dataset"]
-    split_name = params.get("split", "test")
+    p = {**DEFAULTS, **params}
+    model_spec, data_spec = p["model"], p["dataset"]
+    split_name = p["split"]
     if split_name not in ("train", "val", "test"):
         raise ValueError(f"split must be 'train', 'val' or 'test', got {split_name!r}")
-    n_bins = int(params.get("n_bins", 15))
-    n_boot = int(params.get("n_boot", DEFAULTS["n_boot"]))
+    n_bins, n_boot = int(p["n_bins"]), int(p["n_boot"])
     model, ds = ctx.model(model_spec), ctx.dataset(data_spec)
     split = getattr(ds, split_name)
     if len(split) == 0:

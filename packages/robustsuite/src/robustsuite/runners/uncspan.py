@@ -11,7 +11,11 @@ With ``--log-samples`` every attacked test point of every ranked model gets a ro
 ``correct``, ``over_*`` and ``under_*`` (after the over- and under-confidence attacks), ``span``
 (``under_entropy − over_entropy``, Eq. 9) and ``adv_prediction`` / ``adv_confidence`` / ``adv_correct`` (after the
 misclassification attack behind robust accuracy). The span table (clean/robust accuracy, MUS, MSUS, mean
-entropies), the widening metrics and the s-ECE table are functions of these columns."""
+entropies), the widening metrics and the s-ECE table are functions of these columns. ``samples/<unit>--sweep-<model>.*``
+holds the ε-sweep's spans (one row per budget ``eps`` and test point, the same span columns), and
+``samples/<unit>--ood-<model>-<outliers>.*`` Table V's scores: per budget ``eps``, every in-distribution input
+(``outlier`` false, clean) and every outlier (``outlier`` true, after the over-confidence attack) with its
+``entropy`` (the detection score), ``prediction`` and ``confidence``."""
 
 from __future__ import annotations
 
@@ -47,7 +51,8 @@ DEFAULTS: dict = {
     "ood_dataset": "extras:ood",
     "osr_eps": [0.0, 0.05, 0.1],
     "n_outliers": 100,
-    "n_boot": 2000,  # bootstrap replicates of the MUS intervals
+    "n_boot": 2000,  # bootstrap replicates of the MUS intervals, the entropy widening and the paired MUS differences
+    "auroc_n_boot": 1000,  # bootstrap replicates of Table V's AUROC intervals (stratified, uncspan.auroc_ci)
 }
 LOGS_SAMPLES = True
 # range checks before any work (pydantic Field constraints, see robustsuite.config); eps / sweep_eps / osr_eps are
@@ -56,7 +61,7 @@ LOGS_SAMPLES = True
 BOUNDS = {
     "n": {"ge": 1}, "eps": {"ge": 0}, "norm": {"pattern": "^(Linf|L2)$"}, "steps": {"ge": 0},
     "optimizer": {"pattern": "^(pgd|apgd)$"}, "restarts": {"ge": 0}, "n_bins": {"ge": 1}, "sweep_n": {"ge": 1},
-    "sweep_steps": {"ge": 0}, "n_outliers": {"ge": 1}, "n_boot": {"ge": 100},
+    "sweep_steps": {"ge": 0}, "n_outliers": {"ge": 1}, "n_boot": {"ge": 100}, "auroc_n_boot": {"ge": 100},
 }
 
 
@@ -93,12 +98,18 @@ def _entries(p: dict) -> list[tuple[str, bool | None]]:
     return list(dict((s, (s, f)) for s, f in out).values())
 
 
+def _column(v):
+    import numpy as np
+
+    return v.numpy() if hasattr(v, "numpy") else np.asarray(v)
+
+
 def log_span_samples(ctx, spec: str, sp, y, adv_prediction, adv_confidence):
     """One row per attacked test point of ``spec`` (``--log-samples``): the columns the span table, the widening
     metrics and the s-ECE table are computed from."""
     import numpy as np
 
-    yn = y.numpy() if hasattr(y, "numpy") else np.asarray(y)
+    yn = _column(y)
     adv_prediction = np.asarray(adv_prediction, dtype=np.int64)
     return ctx.log_samples({
         "id": np.arange(len(yn)), "label": yn, "prediction": sp.pred_clean, "confidence": sp.conf_clean,
@@ -109,8 +120,52 @@ def log_span_samples(ctx, spec: str, sp, y, adv_prediction, adv_confidence):
         "adv_correct": adv_prediction == yn}, name=f"span-{_slug(spec)}")
 
 
+def log_sweep_samples(ctx, spec: str, sweep, y):
+    """One row per (budget, test point) of ``spec``'s ε-sweep: ``eps``, ``id``, ``label`` and the span columns of
+    :func:`log_span_samples` without the misclassification attack (the ε-sweep table is computed from them)."""
+    import numpy as np
+
+    yn = _column(y)
+    cols: dict = {}
+    for r in sweep.rows:
+        sp = sweep.spans[r.eps]
+        part = {"eps": np.full(len(yn), r.eps), "id": np.arange(len(yn)), "label": yn, "prediction": sp.pred_clean,
+                "confidence": sp.conf_clean, "entropy": sp.entropy_clean, "over_prediction": sp.pred_over,
+                "over_confidence": sp.conf_over, "over_entropy": sp.entropy_over, "under_prediction": sp.pred_under,
+                "under_confidence": sp.conf_under, "under_entropy": sp.entropy_under, "span": sp.span}
+        for k, v in part.items():
+            cols.setdefault(k, []).append(np.asarray(v))
+    return ctx.log_samples({k: np.concatenate(v) for k, v in cols.items()}, name=f"sweep-{_slug(spec)}")
+
+
+def log_ood_samples(ctx, spec: str, kind: str, res):
+    """One row per (budget, input) of Table V for ``spec`` and the outlier set ``kind``: ``eps``, ``id`` (position
+    among the in-distribution inputs or among the outliers), ``outlier`` (false: in-distribution, clean at every
+    budget; true: outlier after the over-confidence attack at ``eps``), ``entropy`` (the detection score),
+    ``prediction``, ``confidence``. The row's AUROC is ``roc_auc_score(outlier, entropy)`` over its budget."""
+    import numpy as np
+
+    n_in = len(res.entropy_in)
+    cols: dict = {}
+    for r in res.rows:
+        n_out = len(r.entropy_out)
+        part = {"eps": np.full(n_in + n_out, r.eps), "id": np.r_[np.arange(n_in), np.arange(n_out)],
+                "outlier": np.r_[np.zeros(n_in, bool), np.ones(n_out, bool)],
+                "entropy": np.r_[res.entropy_in, r.entropy_out], "prediction": np.r_[res.pred_in, r.pred_out],
+                "confidence": np.r_[res.conf_in, r.conf_out]}
+        for k, v in part.items():
+            cols.setdefault(k, []).append(v)
+    return ctx.log_samples({k: np.concatenate(v) for k, v in cols.items()}, name=f"ood-{_slug(spec)}-{kind}")
+
+
 def _fmt(v: float, lo: float, hi: float) -> str:
     return f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _verdict(sign: int) -> str:
+    return {-1: "adversarial training shrinks the span, as the paper reports.",
+            0: "the interval includes 0, so no difference is shown here.",
+            1: "adversarial training widened the span here, unlike the paper."}[sign]
 
 
 def run(ctx, params: dict):
@@ -128,120 +183,84 @@ def run(ctx, params: dict):
         raise ValueError(f"uncspan needs a vision dataset; {p['dataset']} is {ds.modality}")
     split = ds.test.head(int(p["n"]))
     x, y = split.x, split.y
-    eps, norm, steps = float(p["eps"]), p["norm"], int(p["steps"])
+    eps, norm, steps, n_boot, n_bins = float(p["eps"]), p["norm"], int(p["steps"]), int(p["n_boot"]), int(p["n_bins"])
     attack = {"norm": norm, "optimizer": p["optimizer"], "restarts": int(p["restarts"]),
               "under_objective": list(p["under_objective"]), "progress": ctx.progress}
-    # every parameter that changes a cached sub-unit enters its key
-    # ("record": 2: the checkpoint also holds the per-sample predictions under the misclassification attack)
+    # every parameter that changes a cached sub-unit enters its key ("record": 3: the checkpoints hold the
+    # package's own to_dict(per_sample=True), which from_dict restores)
     cfg = stable_hash({k: p[k] for k in ("dataset", "n", "eps", "norm", "steps", "optimizer", "restarts",
-                                         "under_objective", "n_boot")} | {"seed": ctx.seed, "record": 2})
+                                         "under_objective", "n_boot")} | {"seed": ctx.seed, "record": 3})
     notes = []
 
-    # --- leaderboard (Table IV), one checkpointed sub-unit per model --------------------------------
-    rows, spans = [], {}
+    # --- leaderboard (Table IV): uncspan.rank_models one model at a time (each a checkpointed sub-unit) ----
+    boards = []
     for spec, flag in entries:
-        model = ctx.model(spec)
+        def board(spec=spec, flag=flag):
+            return uncspan.rank_models({spec: ctx.model(spec)}, x, y, eps, steps=steps, seed=ctx.seed, n_boot=n_boot,
+                                       adversarially_trained=None if flag is None else {spec: flag},
+                                       **attack).to_dict(per_sample=True)
 
-        def board(model=model, spec=spec, flag=flag):
-            # uncspan.rank_models for one model, unrolled into its three public calls (same arguments, same
-            # order) so the per-sample predictions under the misclassification attack are kept for the log
-            kw = {k: v for k, v in attack.items() if k not in ("restarts", "under_objective")}
-            sp = uncspan.uncertainty_span(model, x, eps, steps=steps, seed=ctx.seed, restarts=attack["restarts"],
-                                          under_objective=attack["under_objective"], **kw)
-            adv = uncspan.MisclassificationAttack(steps=steps, optimizer=attack["optimizer"], progress=ctx.progress,
-                                                  keep_adv=False)(model, x, eps, norm=norm, seed=ctx.seed, y=y)
-            row = uncspan.leaderboard_row(spec, sp, y, adv.pred_adv, adversarially_trained=flag, seed=ctx.seed)
-            return {"span": sp.to_dict(), "row": row.to_dict(), "adv_prediction": adv.pred_adv.tolist(),
-                    "adv_confidence": adv.conf_adv.tolist()}
-
-        done = _cached(ctx, f"span_{_slug(spec)}_{cfg}", board)
-        spans[spec] = sp = uncspan.UncertaintySpan.from_dict(done["span"])
-        rows.append(uncspan.LeaderboardRow(**done["row"]))
-        log_span_samples(ctx, spec, sp, y, done["adv_prediction"], done["adv_confidence"])
-    rows.sort(key=lambda r: r.mus_mean)
-    cols = ["rank", "model", "adversarially_trained", "clean_acc", "clean_acc_ci_low", "clean_acc_ci_high",
-            "robust_acc", "robust_acc_ci_low", "robust_acc_ci_high", "mus_mean", "mus_mean_ci_low", "mus_mean_ci_high",
-            "mus_std", "msus_mean", "msus_std", "entropy_clean", "entropy_over", "entropy_under"]
+        boards.append(b := uncspan.Leaderboard.from_dict(_cached(ctx, f"span_{_slug(spec)}_{cfg}", board)))
+        log_span_samples(ctx, spec, b.spans[spec], y, b.pred_robust[spec], b.conf_robust[spec])
+    lb = uncspan.Leaderboard.merge(*boards)
+    rows, spans = lb.rows, lb.spans
     span_table = Table(
         "span", f"Uncertainty span leaderboard ({norm}, eps={eps:g}, {steps} steps, objectives "
                 f"{'+'.join(p['under_objective'])}, {p['restarts']} restart(s), {len(y)} test points), sorted by MUS",
-        cols,
-        [[i + 1, *[r.to_dict()[c] for c in cols[1:15]], float(spans[r.model].entropy_clean.mean()),
-          float(spans[r.model].entropy_over.mean()), float(spans[r.model].entropy_under.mean())]
-         for i, r in enumerate(rows)])
+        lb.columns, lb.table())
 
     metrics: dict = {"eps": eps, "steps": steps, "num_samples": int(len(y)), "lowest_mus_model": rows[0].model}
+    widening = {}
     for r in rows:
         s = _slug(r.model)
         metrics[f"{s}_mus_mean"] = r.mus_mean
         metrics[f"{s}_mus_mean_ci_low"] = r.mus_mean_ci_low
         metrics[f"{s}_mus_mean_ci_high"] = r.mus_mean_ci_high
-        sp = spans[r.model]
         # the over / under attacks move the entropy (paired per sample, bootstrap intervals)
-        for kind, a, b in (("under_widening", sp.entropy_under, sp.entropy_clean),
-                           ("over_widening", sp.entropy_clean, sp.entropy_over)):
-            m, lo, hi = uncspan.paired_difference_ci(a, b, seed=ctx.seed, n_boot=int(p["n_boot"]))
-            metrics[f"{s}_{kind}"], metrics[f"{s}_{kind}_ci_low"], metrics[f"{s}_{kind}_ci_high"] = m, lo, hi
+        widening[r.model] = w = uncspan.entropy_widening(spans[r.model], seed=ctx.seed, n_boot=n_boot)
+        for kind, d in (("under_widening", w.under), ("over_widening", w.over)):
+            metrics[f"{s}_{kind}"], metrics[f"{s}_{kind}_ci_low"], metrics[f"{s}_{kind}_ci_high"] = \
+                d.mean, d.ci_low, d.ci_high
 
     # --- adversarial training effect (Table I direction): paired MUS difference AT − standard ---------
-    at = [s for s, f in entries if f is True]
-    std = [s for s, f in entries if f is False]
+    effect = uncspan.adversarial_training_effect(lb, seed=ctx.seed, n_boot=n_boot)
     effect_sentences = []
-    if at and std:
-        smaller = True
-        for a in at:
-            for s in std:
-                m, lo, hi = uncspan.paired_difference_ci(spans[a].span, spans[s].span, seed=ctx.seed,
-                                                         n_boot=int(p["n_boot"]))
-                key = f"mus_diff_{_slug(a)}_minus_{_slug(s)}"
-                metrics[key], metrics[f"{key}_ci_low"], metrics[f"{key}_ci_high"] = m, lo, hi
-                smaller &= hi < 0
-                effect_sentences.append(
-                    f"MUS({a}) − MUS({s}) = {_fmt(m, lo, hi)} nats: "
-                    + ("adversarial training shrinks the span, as the paper reports." if hi < 0 else
-                       "the interval includes 0, so no difference is shown here." if lo <= 0 else
-                       "adversarial training widened the span here, unlike the paper."))
-        metrics["adv_trained_smaller_mus"] = bool(smaller)
-    ra = {r.model: r for r in rows}
-    for a in at:
-        for s in std:
-            if ra[a].mus_mean_ci_low <= ra[s].mus_mean_ci_high and ra[s].mus_mean_ci_low <= ra[a].mus_mean_ci_high:
-                notes.append(f"The MUS intervals of {a} and {s} overlap (the paired difference above is the sharper "
-                             f"comparison, on the same samples).")
+    for c in effect.comparisons:
+        a, st, d = c.adversarially_trained, c.standard, c.difference
+        key = f"mus_diff_{_slug(a)}_minus_{_slug(st)}"
+        metrics[key], metrics[f"{key}_ci_low"], metrics[f"{key}_ci_high"] = d.mean, d.ci_low, d.ci_high
+        effect_sentences.append(f"MUS({a}) − MUS({st}) = {_fmt(d.mean, d.ci_low, d.ci_high)} nats: "
+                                + _verdict(d.sign))
+    if effect.shrinks_span is not None:
+        metrics["adv_trained_smaller_mus"] = effect.shrinks_span
+    notes += [f"The MUS intervals of {c.adversarially_trained} and {c.standard} overlap (the paired difference above "
+              f"is the sharper comparison, on the same samples)." for c in effect.comparisons if c.intervals_overlap]
 
     # --- s-ECE (Tables II-III) ----------------------------------------------------------------------
-    yn = y.numpy()
-    sece_rows = []
-    for spec, sp in spans.items():
-        vals = {}
-        for kind in ("under", "clean", "over"):
-            conf, correct = getattr(sp, f"conf_{kind}"), getattr(sp, f"pred_{kind}") == yn
-            vals[kind] = uncspan.signed_ece(conf, correct, int(p["n_bins"]))
-            vals[kind + "_mean"] = uncspan.signed_ece(conf, correct, int(p["n_bins"]), expected="mean")
-        sece_rows.append([spec, vals["under"], vals["clean"], vals["over"], vals["under_mean"], vals["clean_mean"],
-                          vals["over_mean"]])
-        metrics[f"{_slug(spec)}_sece_clean"] = vals["clean"]
+    sece = {spec: uncspan.span_signed_ece(sp, y, n_bins=n_bins) for spec, sp in spans.items()}
+    for spec, v in sece.items():
+        metrics[f"{_slug(spec)}_sece_clean"] = v.clean
     sece_table = Table("signed_ece", "Signed ECE (Eq. 19; negative = over-confident): bin-centre and bin-mean variants",
                        ["model", "under", "clean", "over", "under_meanconf", "clean_meanconf", "over_meanconf"],
-                       sece_rows)
+                       [[spec, *v.to_dict().values()] for spec, v in sece.items()])
 
     # --- ε-sweeps -----------------------------------------------------------------------------------------
     sweep_eps = [float(e) for e in p["sweep_eps"]]
     sweeps, sweep_rows = {}, []
+    sw_split = ds.test.head(int(p["sweep_n"]))
     if sweep_eps:
-        sw_split = ds.test.head(int(p["sweep_n"]))
         sw_cfg = stable_hash({k: p[k] for k in ("dataset", "sweep_n", "sweep_eps", "sweep_steps", "norm", "optimizer",
-                                                "restarts", "under_objective", "n_bins")} | {"seed": ctx.seed})
+                                                "restarts", "under_objective", "n_bins", "n_boot")}
+                             | {"seed": ctx.seed, "record": 3})
         for spec, _ in entries:
             def sweep(spec=spec):
-                return uncspan.eps_sweep(ctx.model(spec), sw_split.x, sw_split.y, sweep_eps,
-                                         steps=int(p["sweep_steps"]), seed=ctx.seed, n_bins=int(p["n_bins"]),
-                                         **attack).to_dict()
+                return uncspan.eps_sweep(ctx.model(spec), sw_split.x, sw_split.y, sweep_eps, steps=int(p["sweep_steps"]),
+                                         seed=ctx.seed, n_bins=n_bins, n_boot=n_boot,
+                                         **attack).to_dict(per_sample=True)
 
-            d = _cached(ctx, f"sweep_{_slug(spec)}_{sw_cfg}", sweep)
-            rws = tuple(uncspan.EpsSweepRow(**r) for r in d["rows"])
-            sweeps[spec] = uncspan.EpsSweep(d["norm"], d["steps"], d["n"], rws, {})
-            sweep_rows += [[spec, *r.to_dict().values()] for r in rws]
+            sweeps[spec] = sw = uncspan.EpsSweep.from_dict(_cached(ctx, f"sweep_{_slug(spec)}_{sw_cfg}", sweep))
+            sweep_rows += [[spec, *r.to_dict().values()] for r in sw.rows]
+            log_sweep_samples(ctx, spec, sw, sw_split.y)
     sweep_table = Table("eps_sweep", f"MUS, mean entropies and s-ECE as functions of eps ({len(sw_split.y) if sweep_eps else 0} "
                                      f"test points, {p['sweep_steps']} steps)",
                         ["model", *uncspan.EpsSweepRow.__dataclass_fields__], sweep_rows)
@@ -271,7 +290,8 @@ def run(ctx, params: dict):
     outliers = {k: v[:n_out] for k, v in (("open_set", x_open), ("ood", x_ood)) if v is not None}
     osr_specs = p["osr_models"] if isinstance(p["osr_models"], list) else [p["osr_models"]]
     t5_cfg = stable_hash({k: p[k] for k in ("osr_dataset", "open_set_classes", "ood_dataset", "osr_eps", "n",
-                                            "n_outliers", "norm", "steps", "optimizer")} | {"seed": ctx.seed})
+                                            "n_outliers", "norm", "steps", "optimizer", "auroc_n_boot")}
+                         | {"seed": ctx.seed, "record": 3})
     ood_rows = []
     for spec in osr_specs:
         osr_model = ctx.model(spec)
@@ -286,31 +306,30 @@ def run(ctx, params: dict):
             def table5(x_out=x_out, osr_model=osr_model):
                 return uncspan.ood_under_attack(osr_model, x_in, x_out, [float(e) for e in p["osr_eps"]], norm=norm,
                                                 steps=steps, seed=ctx.seed, optimizer=p["optimizer"],
-                                                progress=ctx.progress).to_dict()
+                                                n_boot=int(p["auroc_n_boot"]),
+                                                progress=ctx.progress).to_dict(per_sample=True)
 
-            res = _cached(ctx, f"{kind}_{_slug(spec)}_{t5_cfg}", table5)
-            for r in res["rows"]:
-                ood_rows.append([spec, kind, r["eps"], r["auroc"], r["auroc_ci_low"], r["auroc_ci_high"], r["aupr_in"],
-                                 r["aupr_out"], r["fpr_at_95_tpr"], r["mean_entropy_in"], r["mean_entropy_out"]])
-            first, last = res["rows"][0], res["rows"][-1]
+            res = uncspan.OODUnderAttack.from_dict(_cached(ctx, f"{kind}_{_slug(spec)}_{t5_cfg}", table5))
+            log_ood_samples(ctx, spec, kind, res)
+            ood_rows += [[spec, kind, *row] for row in res.table()]
+            first, last = res.rows[0], res.rows[-1]
             base = f"{_slug(spec)}_{kind}"
             for tag, r in (("clean", first), ("max_eps", last)):
-                metrics[f"{base}_auroc_{tag}"] = r["auroc"]
-                metrics[f"{base}_auroc_{tag}_ci_low"] = r["auroc_ci_low"]
-                metrics[f"{base}_auroc_{tag}_ci_high"] = r["auroc_ci_high"]
-            metrics[f"{base}_auroc_falls"] = bool(last["auroc_ci_high"] < first["auroc_ci_low"])
-            if not metrics[f"{base}_auroc_falls"]:
-                notes.append(f"{spec} {kind}: the AUROC intervals clean and at eps={last['eps']:g} overlap.")
+                metrics[f"{base}_auroc_{tag}"] = r.metrics.auroc
+                metrics[f"{base}_auroc_{tag}_ci_low"] = r.auroc_ci_low
+                metrics[f"{base}_auroc_{tag}_ci_high"] = r.auroc_ci_high
+            metrics[f"{base}_auroc_falls"] = res.auroc_falls
+            if not res.auroc_falls:
+                notes.append(f"{spec} {kind}: the AUROC intervals clean and at eps={last.eps:g} overlap.")
     ood_table = Table("ood_osr", f"Open-set and OOD detection by entropy on {p['osr_dataset']}, outliers under the "
                                  f"over-confidence attack (Table V)",
-                      ["model", "outliers", "eps", "auroc", "auroc_ci_low", "auroc_ci_high", "aupr_in", "aupr_out",
-                       "fpr_at_95_tpr", "mean_entropy_in", "mean_entropy_out"], ood_rows)
+                      ["model", "outliers", *uncspan.OODUnderAttack.COLUMNS], ood_rows)
 
     # --- figures (Figs. 2-5 and the ε-sweeps) ---------------------------------------------------------------
     figures = [
         ctx.figure(uncspan.plot_entropy_distributions(spans), "entropy-distributions",
                    f"Entropy before (left) and after the over-/under-confidence attacks (right), eps={eps:g} (Figs. 2–3)"),
-        ctx.figure(uncspan.plot_reliability_diagrams(spans, y, n_bins=int(p["n_bins"])), "reliability",
+        ctx.figure(uncspan.plot_reliability_diagrams(spans, y, n_bins=n_bins), "reliability",
                    "Reliability curves and confidence histograms, clean / over / under (Figs. 4–5)"),
     ]
     if sweeps:
@@ -323,10 +342,8 @@ def run(ctx, params: dict):
                f"{rows[0].mus_mean:.3f} nats ({rows[0].model}); "
                + ", ".join(f"{r.model}: MUS {_fmt(r.mus_mean, r.mus_mean_ci_low, r.mus_mean_ci_high)}" for r in rows)
                + ". " + " ".join(effect_sentences))
-    for spec, _ in entries:
-        s = _slug(spec)
-        if metrics[f"{s}_under_widening_ci_low"] <= 0 or metrics[f"{s}_over_widening_ci_low"] <= 0:
-            notes.append(f"For {spec} an attack did not move the mean entropy beyond its interval.")
+    notes += [f"For {spec} an attack did not move the mean entropy beyond its interval."
+              for spec in spans if not widening[spec].both_move]
     for k in [k for k in metrics if k.endswith("_auroc_falls")]:
         base = k[: -len("_auroc_falls")]
         summary += (f" {base}: AUROC {metrics[base + '_auroc_clean']:.3f} clean → {metrics[base + '_auroc_max_eps']:.3f} "
