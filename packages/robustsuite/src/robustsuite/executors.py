@@ -16,6 +16,7 @@ started with one executor can be resumed with the other.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import traceback
@@ -150,6 +151,18 @@ def _identity_error(unit, limit: int | None) -> str | None:
             + "); install the driver's package versions and local files on every worker")
 
 
+@contextlib.contextmanager
+def _working_dir(cwd: str) -> Iterator[None]:
+    """Run in the driver's working directory ``cwd`` when it exists here (relative specs resolve against it)."""
+    before = os.getcwd()
+    if os.path.isdir(cwd):
+        os.chdir(cwd)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def _worker_cache(run_token: str) -> dict[str, Any]:
     """Models stay loaded in a worker process for the next task of the same run (``run_token``)."""
     if _WORKER_CACHE["run"] != run_token:
@@ -164,19 +177,15 @@ def compute_shard_remote(unit, index: int, run_dir: str, device_spec: str, limit
     (and then reports the error in the unit's record if it recurs)."""
     from .run import compute_shard, resolve_device
 
-    before = os.getcwd()
-    if os.path.isdir(cwd):
-        os.chdir(cwd)
-    try:
-        error = _identity_error(unit, limit)
-        if error is not None:
-            return f"failed: {error}"
-        return compute_shard(unit, index, Path(run_dir), device=resolve_device(device_spec), limit=limit,
-                             cache=_worker_cache(run_token))
-    except Exception as e:  # reported by the unit's own task
-        return f"failed: {type(e).__name__}: {e}"
-    finally:
-        os.chdir(before)
+    with _working_dir(cwd):
+        try:
+            error = _identity_error(unit, limit)
+            if error is not None:
+                return f"failed: {error}"
+            return compute_shard(unit, index, Path(run_dir), device=resolve_device(device_spec), limit=limit,
+                                 cache=_worker_cache(run_token))
+        except Exception as e:  # reported by the unit's own task
+            return f"failed: {type(e).__name__}: {e}"
 
 
 def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None, limit: int | None,
@@ -193,10 +202,7 @@ def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None,
     from ._lock import UnitLocked
     from .run import compute_unit, failed_path, resolve_device
 
-    before = os.getcwd()
-    if os.path.isdir(cwd):
-        os.chdir(cwd)
-    try:
+    with _working_dir(cwd):
         error = _identity_error(unit, limit)
         if error is not None:
             record = {"unit": unit.to_dict(), "status": "failed", "seconds": 0.0, "section": None, "error": error,
@@ -208,8 +214,6 @@ def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None,
                                 limit=limit, progress=False, cache=_worker_cache(run_token))
         except UnitLocked:
             return None, "locked"
-    finally:
-        os.chdir(before)
 
 
 class RayExecutor:
