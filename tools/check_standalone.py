@@ -2,16 +2,22 @@
 
 Usage:
     uv run python tools/check_standalone.py [PACKAGE ...] [--tests]
-    uv run python tools/check_standalone.py [PACKAGE ...] --wheels [--dist DIR] [--torch SPEC] [--tests]
+    uv run python tools/check_standalone.py [PACKAGE ...] --wheels [--dist DIR] [--torch SPECS]
+        [--torch-with-vision SPECS] [--tests]
 
 Without ``--wheels`` a package is installed from its source directory with ``uv pip`` (the quick check that
 it declares everything it imports). With ``--wheels`` the packages are built first (``uv build
 --all-packages``, or the wheels already in ``--dist``), and each package's wheel is installed with plain
 ``pip`` into an empty ``python -m venv`` environment: the sibling wheels it needs (``robustsuite-compat``;
 for ``robustsuite`` all five method packages) are named as files and ``--find-links DIR`` lets pip find them
-when an extra asks for one, everything else comes from the package index. ``--torch SPEC`` installs torch
+when an extra asks for one, everything else comes from the package index. ``--torch SPECS`` installs torch
 first (on this project's machines ``torch==2.13.0`` is the CPU wheel pip finds on local disk; any other
-spec may pull a CUDA build of several GB). The package is imported from the environment (its ``__file__``
+spec may pull a CUDA build of several GB) and keeps it with a pip constraint. A package whose install pulls
+torchvision (``robustsuite[robustbench]``, so ``robustsuite``'s ``test`` extra) needs a torchvision built for
+that very torch, which PyPI has for its own (CUDA) torch builds only: ``--torch-with-vision SPECS`` (e.g.
+``"torch==2.14.1 torchvision==0.29.1"``, a pair that pip finds on this project's machines' local index) is
+then used instead of ``--torch``; the script checks that ``import torchvision`` works in the environment and
+says which option to use when it does not. The package is imported from the environment (its ``__file__``
 must lie in that environment's site-packages, not in the source tree) and with ``--tests`` its tests run
 there, with the test dependencies of its ``test`` extra. pip's resolve time is printed for each package.
 """
@@ -73,25 +79,49 @@ def _requires(wheel: Path) -> list[str]:
         return email.message_from_bytes(zf.read(meta)).get_all("Requires-Dist") or []
 
 
-def sibling_closure(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...] = ()) -> list[str]:
-    """The workspace packages ``pkg`` needs (itself first), following core requirements and the named extras."""
-    order, todo = [], [(pkg, set(extras))]
+def _walk(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...] = ()) -> tuple[list[str], set[str]]:
+    """The workspace packages that ``pkg[extras]`` needs (itself first), following core requirements and the
+    named extras through the sibling wheels (a package's extra naming the package itself, as
+    ``robustsuite[test]`` names ``robustsuite[all]``, included), and the other distributions they name."""
+    order: list[str] = []
+    external: set[str] = set()
+    seen: set[tuple[str, str | None]] = set()
+    todo = [(pkg, None)] + [(pkg, e) for e in extras]
     while todo:
-        name, want = todo.pop()
-        if name in order:
+        name, extra = todo.pop()
+        if (name, extra) in seen:
             continue
-        order.append(name)
+        seen.add((name, extra))
+        if name not in order:
+            order.append(name)
         for req in _requires(wheels[name]):
             dep, _, marker = req.partition(";")
             m = re.match(r"\s*([A-Za-z0-9_.-]+)\s*(\[([^\]]*)\])?", dep)
             dname = _norm(m.group(1))
             extra_m = re.search(r"extra\s*==\s*['\"]([^'\"]+)['\"]", marker)
-            if extra_m and extra_m.group(1) not in want:
+            if (extra_m.group(1) if extra_m else None) != extra:
                 continue
             if dname in PACKAGES:
-                sub = {e.strip() for e in (m.group(3) or "").split(",") if e.strip()}
-                todo.append((dname, sub))
-    return order
+                todo.append((dname, None))
+                todo += [(dname, e.strip()) for e in (m.group(3) or "").split(",") if e.strip()]
+            else:
+                external.add(dname)
+    return order, external
+
+
+def sibling_closure(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...] = ()) -> list[str]:
+    """The workspace packages ``pkg`` needs (itself first), following core requirements and the named extras."""
+    return _walk(pkg, wheels, extras)[0]
+
+
+# distributions that install torchvision: it is named directly, or by RobustBench (``robustbench`` requires it)
+TORCHVISION_PULLERS = {"torchvision", "robustbench"}
+
+
+def needs_torchvision(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...] = ()) -> bool:
+    """Whether installing ``pkg[extras]`` installs torchvision (``robustsuite[robustbench]``, and so
+    ``robustsuite[all]`` and ``robustsuite[test]``; ``uncspan[robustbench]``, ``transduct-attack[robustbench]``)."""
+    return bool(_walk(pkg, wheels, extras)[1] & TORCHVISION_PULLERS)
 
 
 def _pip(py: Path, *args: str, report: Path | None = None, constraint: Path | None = None) -> float:
@@ -107,7 +137,7 @@ def _pip(py: Path, *args: str, report: Path | None = None, constraint: Path | No
 
 def _site_size(venv: Path, exclude_torch: bool = False) -> int:
     site = next((venv / "lib").glob("python3*/site-packages"))
-    skip = ("torch", "torchgen", "functorch", "nvidia", "triton") if exclude_torch else ()
+    skip = ("torch", "torchgen", "functorch", "nvidia", "triton", "cuda") if exclude_torch else ()
     return sum(f.stat().st_size for f in site.rglob("*") if f.is_file() and not f.is_symlink()
                and f.relative_to(site).parts[0].split("-")[0] not in skip)
 
@@ -135,8 +165,31 @@ def _needs_torch(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...]) -> 
                for name in sibling_closure(pkg, wheels) for req in _requires(wheels[name]))
 
 
-def check_wheel(pkg: str, wheels: dict[str, Path], dist: Path, *, run_tests: bool, torch: str | None,
-                keep: Path | None, pytest_args: list[str]) -> dict:
+def torch_specs(pkg: str, wheels: dict[str, Path], run_tests: bool, torch: list[str],
+                torch_with_vision: list[str]) -> list[str]:
+    """The torch requirements for ``pkg``: ``torch_with_vision`` where its install pulls torchvision (with its
+    ``test`` extra when the tests run) and such a pair is given, else ``torch``."""
+    if torch_with_vision and needs_torchvision(pkg, wheels, ("test",) if run_tests else ()):
+        return torch_with_vision
+    return torch
+
+
+def _check_torchvision(py: Path, cwd: Path, specs: list[str]) -> None:
+    """Raise a RuntimeError unless torch and torchvision import together (a torchvision built for another torch
+    fails at import: ``operator torchvision::nms does not exist``)."""
+    code = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('torchvision') is None else 2)"
+    if subprocess.run([str(py), "-c", code], cwd=cwd).returncode == 0:
+        return
+    proc = subprocess.run([str(py), "-c", "import torch, torchvision"], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        raise RuntimeError(f"torchvision does not import beside the installed torch (torch requirements "
+                           f"{specs or 'none'}): {last}; pass a matching pair, e.g. "
+                           f"--torch-with-vision 'torch==2.14.1 torchvision==0.29.1'")
+
+
+def check_wheel(pkg: str, wheels: dict[str, Path], dist: Path, *, run_tests: bool, torch: list[str],
+                keep: Path | None, pytest_args: list[str], torch_with_vision: list[str] | tuple[str, ...] = ()) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix=f"standalone-{pkg}-", dir=keep))
     try:
         venv = tmp / "venv"
@@ -145,14 +198,19 @@ def check_wheel(pkg: str, wheels: dict[str, Path], dist: Path, *, run_tests: boo
         out: dict = {"package": pkg}
         empty = _site_size(venv)  # pip and setuptools of the new venv
         pin = None
-        if torch:
+        specs = torch_specs(pkg, wheels, run_tests, list(torch), list(torch_with_vision))
+        # torch first (and kept by a constraint on every later pip call); a torchvision of the pair is only
+        # pinned, and installed where a requirement asks for it
+        first = [r for r in specs if not re.match(r"\s*torchvision\b", r)]
+        if specs:
+            out["torch"] = specs
             pin = tmp / "torch-constraint.txt"
-            pin.write_text(torch + "\n")
+            pin.write_text("\n".join(specs) + "\n")
         # 1. the wheel alone (no extras): what a user gets from `pip install <pkg>`; measured
         needed = sibling_closure(pkg, wheels)
         targets = [str(wheels[pkg])] + [str(wheels[s]) for s in needed if s != pkg]
-        if torch and _needs_torch(pkg, wheels, ()):
-            out["torch_install_s"] = round(_pip(py, "--no-compile", torch), 1)  # .pyc written on first import
+        if first and _needs_torch(pkg, wheels, ()):
+            out["torch_install_s"] = round(_pip(py, "--no-compile", *first), 1)  # .pyc written on first import
         out["pip_install_s"] = round(_pip(py, "--find-links", str(dist), *targets, report=tmp / "report.json",
                                          constraint=pin), 1)
         out["installed_distributions"] = len(json.loads((tmp / "report.json").read_text())["install"])
@@ -178,11 +236,12 @@ def check_wheel(pkg: str, wheels: dict[str, Path], dist: Path, *, run_tests: boo
         if run_tests:
             extra = [f"{wheels[pkg]}[test]"] if "test" in _extras(pkg) else []
             more = [str(wheels[s]) for s in sibling_closure(pkg, wheels, ("test",)) if s != pkg]
-            if torch and "torch_install_s" not in out and _needs_torch(pkg, wheels, ("test",)):
-                out["torch_install_s"] = round(_pip(py, "--no-compile", torch), 1)  # .pyc written on first import
+            if first and "torch_install_s" not in out and _needs_torch(pkg, wheels, ("test",)):
+                out["torch_install_s"] = round(_pip(py, "--no-compile", *first), 1)  # .pyc written on first import
             out["pip_install_test_s"] = round(_pip(py, "--find-links", str(dist), *extra, *more, "pytest>=8",
                                                    "hypothesis>=6.100", "pytest-timeout>=2.3",
                                                    constraint=pin), 1)
+        _check_torchvision(py, tmp, specs)
         if run_tests:
             out.update(_run_tests(pkg, py, tmp, pytest_args))
         return out
@@ -238,7 +297,11 @@ def main() -> int:
     ap.add_argument("--tests", action="store_true", help="also run each package's tests there")
     ap.add_argument("--wheels", action="store_true", help="build wheels and install them with plain pip")
     ap.add_argument("--dist", type=Path, default=ROOT / "dist", help="wheel directory (built if incomplete)")
-    ap.add_argument("--torch", default=None, help="pip requirement installed first, e.g. torch==2.13.0")
+    ap.add_argument("--torch", type=shlex.split, default=[],
+                    help="pip requirement(s) installed first and kept, e.g. torch==2.13.0")
+    ap.add_argument("--torch-with-vision", type=shlex.split, default=[],
+                    help="used instead of --torch for a package whose install pulls torchvision: a pair that "
+                         "imports together, e.g. 'torch==2.14.1 torchvision==0.29.1'")
     ap.add_argument("--keep", type=Path, default=None, help="keep the environments under this directory")
     ap.add_argument("--pytest-args", default="", help='extra pytest arguments, e.g. "-m \'not slow\'"')
     ap.add_argument("--json", type=Path, default=None, help="write the per-package results here")
@@ -255,6 +318,7 @@ def main() -> int:
     for pkg in args.packages:
         try:
             results.append(check_wheel(pkg, wheels, args.dist.resolve(), run_tests=args.tests, torch=args.torch,
+                                       torch_with_vision=args.torch_with_vision,
                                        keep=args.keep, pytest_args=shlex.split(args.pytest_args)))
             if results[-1].get("tests_status") == "FAIL":
                 failed.append(pkg)

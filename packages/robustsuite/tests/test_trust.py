@@ -266,13 +266,30 @@ def test_failed_unit_appears_everywhere_with_its_escaped_message(tmp_path, monke
     assert "[3, 8]" in md and "failed" in md
 
 
+def _lock_above(*starts: Path) -> str | None:
+    """SHA-256 of the first ``uv.lock`` in ``starts`` or their parents, searched in that order."""
+    import hashlib
+
+    for start in starts:
+        for d in (start, *start.parents):
+            if (d / "uv.lock").is_file():
+                return hashlib.sha256((d / "uv.lock").read_bytes()).hexdigest()
+    return None
+
+
 def test_provenance_names_packages_lock_and_only_the_users_git(tmp_path, monkeypatch, counting_overview):
+    """The lock is the one beside robustsuite's sources (a workspace checkout), else the one above the working
+    directory (the user's project); installed from a wheel outside any project there is none."""
+    import robustsuite
+
+    src = Path(robustsuite.__file__).resolve().parent
     monkeypatch.chdir(tmp_path)  # not inside any git repository
     report = run_mod.execute(_cfg(["builtin:digits-cnn"]), tmp_path / "run", progress=False)
     run = report["run"]
     for pkg in ("robustsuite", "zeroe-perturb", "iortemp", "uncspan", "transduct-attack", "certcal"):
         assert run["versions"][pkg]
-    assert len(run["uv_lock_sha256"]) == 64
+    assert run["uv_lock_sha256"] == _lock_above(src, tmp_path)
+    assert run["uv_lock_sha256"] is None or len(run["uv_lock_sha256"]) == 64
     assert run.get("git") is None and run["user_git"] is None
     import subprocess
 
@@ -281,9 +298,13 @@ def test_provenance_names_packages_lock_and_only_the_users_git(tmp_path, monkeyp
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     subprocess.run(["git", "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-q", "--allow-empty", "-m", "x"],
                    cwd=repo, check=True)
-    monkeypatch.chdir(repo)
+    (repo / "uv.lock").write_text("version = 1\n# the user's project lock\n")
+    (repo / "src").mkdir()
+    monkeypatch.chdir(repo / "src")  # below the user's project root: its lock is found upwards
     report = run_mod.execute(_cfg(["builtin:digits-cnn"]), tmp_path / "run", progress=False)
     assert len(report["run"]["user_git"]["commit"]) == 40
+    expected = _lock_above(src, repo)
+    assert expected is not None and report["run"]["uv_lock_sha256"] == expected
     assert "your" in (tmp_path / "run" / "report.md").read_text().lower()
 
 
