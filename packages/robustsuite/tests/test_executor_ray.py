@@ -4,6 +4,7 @@ executors, resources are validated, and a missing Ray is named."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -73,10 +74,25 @@ def _run(cfg, out, *extra):
 
 @pytest.fixture(scope="module")
 def local_ray():
-    """One local Ray with 2 CPUs for the module (the executors reuse a Ray this process is connected to)."""
+    """One local Ray with 2 CPUs for the module (the executors reuse a Ray this process is connected to).
+
+    Its workers compute with this process's number of intra-op threads (they read OMP_NUM_THREADS when torch
+    starts), so that the Ray and the local report can be compared bit for bit: another test module may have set
+    this process's threads (torch.set_num_threads) to something other than the environment's OMP_NUM_THREADS.
+    """
     pytest.importorskip("ray")
+    import torch
+
+    before = os.environ.get("OMP_NUM_THREADS")
+    os.environ["OMP_NUM_THREADS"] = str(torch.get_num_threads())  # inherited by the raylet and its workers
     ex = RayExecutor(num_cpus=2, start_attempts=5)  # a loaded CI machine can miss Ray's startup window
-    ex._connect()
+    try:
+        ex._connect()
+    finally:
+        if before is None:
+            os.environ.pop("OMP_NUM_THREADS", None)
+        else:
+            os.environ["OMP_NUM_THREADS"] = before
     import ray
 
     assert ray.cluster_resources().get("CPU") == 2

@@ -29,13 +29,10 @@ _MEMO_MAX = 200_000  # eligibility memo entries per attacker before it is cleare
 _TEXT_MEMO_MAX = 50_000  # per-text memo entries (tokenisation + changeable words) before it is cleared
 _SPLIT = _SPLIT_RE.split
 
-try:  # the SHA-512 that random.Random.seed uses for str seeds (same digest whichever module provides it)
-    from _sha2 import sha512 as _sha512  # CPython >= 3.12
-except ImportError:  # pragma: no cover - depends on the Python version
-    try:
-        from _sha512 import sha512 as _sha512  # CPython 3.11
-    except ImportError:
-        from hashlib import sha512 as _sha512
+try:  # the SHA-512 that random.Random.seed uses for str seeds (_sha2 or _sha512 by CPython version)
+    from random import _sha512  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - another Python implementation
+    from hashlib import sha512 as _sha512
 _RANDOM = random.Random
 _NEW = object.__new__
 _NEW_RANDOM = _random.Random.__new__  # an unseeded instance; _CSEED seeds it
