@@ -102,6 +102,18 @@ def test_run_unit_rejects_a_shard_out_of_range(tmp_path):
     res = cli.invoke(app, ["run-unit", str(out), uid, "--shard", "2"])
     assert res.exit_code == 2 and "shard must be an integer in [0, 2)" in " ".join(res.output.split())
     assert not (out / "work").exists()
+    # a unit without shards (one shard, or a method that does not split) says so instead of failing inside
+    one = tmp_path / "one"
+    assert cli.invoke(app, ["plan", str(_cfg(tmp_path, 1)), "--out", str(one), "--write"]).exit_code == 0
+    (uid,) = json.loads((one / "plan.json").read_text())["units"]
+    res = cli.invoke(app, ["run-unit", str(one), uid, "--shard", "0"])
+    assert res.exit_code == 2 and "has no shards" in " ".join(res.output.split()) and "shards = 1" in res.output
+    overview = tmp_path / "ov.toml"
+    overview.write_text('[methods.overview]\nmodel = "builtin:digits-cnn"\ndataset = "builtin:digits"\n')
+    assert cli.invoke(app, ["plan", str(overview), "--out", str(tmp_path / "ov"), "--write"]).exit_code == 0
+    (uid,) = json.loads((tmp_path / "ov" / "plan.json").read_text())["units"]
+    res = cli.invoke(app, ["run-unit", str(tmp_path / "ov"), uid, "--shard", "0"])
+    assert res.exit_code == 2 and "does not split its work" in " ".join(res.output.split())
 
 
 class _Ref:

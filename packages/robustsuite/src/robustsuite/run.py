@@ -409,6 +409,10 @@ def compute_shard(unit: Unit, index: int, run_dir: Path, *, device, limit: int |
     from ._lock import UnitLocked, try_acquire
 
     count = shard_count(unit)
+    if count == 1:
+        raise ConfigError(f"unit {unit.id} has no shards ({unit.method} "
+                          + ("does not split its work" if not hasattr(runners.get(unit.method), "run_shard")
+                             else "with shards = 1") + "); run it without --shard")
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
         raise ConfigError(f"shard must be an integer in [0, {count}) for unit {unit.id} ({count} shards), "
                           f"got {index!r}")
