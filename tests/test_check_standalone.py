@@ -14,15 +14,15 @@ _spec.loader.exec_module(cs)
 
 # Requires-Dist lines shaped like the real wheels' (hatchling writes `extra == "x"` markers)
 METADATA = {
-    "robustsuite": ['robustsuite-compat', 'uncspan[plot]', 'torch>=2.4',
+    "robustsuite": ['robustsuite-common', 'uncspan[plot]', 'torch>=2.4',
                     'robustsuite[all]; extra == "test"', 'pytest>=8; extra == "test"',
                     'robustsuite[robustbench]; extra == "all"',
                     'robustbench>=1.1.1; extra == "robustbench"', 'uncspan[robustbench]; extra == "robustbench"',
                     'transduct-attack[robustbench]; extra == "robustbench"', 'ray>=2.10; extra == "ray"'],
-    "robustsuite-compat": ['nltk>=3.8; extra == "textattack"'],
-    "uncspan": ['robustsuite-compat', 'torch>=2.4', 'matplotlib>=3.8; extra == "plot"',
+    "robustsuite-common": ['nltk>=3.8; extra == "textattack"'],
+    "uncspan": ['robustsuite-common', 'torch>=2.4', 'matplotlib>=3.8; extra == "plot"',
                 'timm>=0.9; extra == "robustbench"', 'robustbench>=1.1.1; extra == "robustbench"'],
-    "transduct-attack": ['robustsuite-compat', 'torch>=2.4', "robustbench>=1.1.1; extra == 'robustbench'"],
+    "transduct-attack": ['robustsuite-common', 'torch>=2.4', "robustbench>=1.1.1; extra == 'robustbench'"],
     "certcal": ['torch>=2.4', 'cvxpy>=1.6; extra == "milp"'],
 }
 
@@ -42,12 +42,12 @@ def wheels(tmp_path):
 
 
 def test_closure_follows_core_requirements_and_named_extras(wheels):
-    assert cs.sibling_closure("uncspan", wheels) == ["uncspan", "robustsuite-compat"]
+    assert cs.sibling_closure("uncspan", wheels) == ["uncspan", "robustsuite-common"]
     assert cs.sibling_closure("certcal", wheels, ("milp",)) == ["certcal"]
-    assert set(cs.sibling_closure("robustsuite", wheels)) == {"robustsuite", "robustsuite-compat", "uncspan"}
+    assert set(cs.sibling_closure("robustsuite", wheels)) == {"robustsuite", "robustsuite-common", "uncspan"}
     # robustsuite[test] names robustsuite[all], which names robustsuite[robustbench], which names transduct-attack
     assert set(cs.sibling_closure("robustsuite", wheels, ("test",))) == {
-        "robustsuite", "robustsuite-compat", "uncspan", "transduct-attack"}
+        "robustsuite", "robustsuite-common", "uncspan", "transduct-attack"}
     assert cs.sibling_closure("robustsuite", wheels, ("test",))[0] == "robustsuite"
     assert "transduct-attack" not in cs.sibling_closure("robustsuite", wheels, ("ray",))
 

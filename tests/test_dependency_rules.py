@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = {"zeroe-perturb": "zeroe_perturb", "iortemp": "iortemp", "uncspan": "uncspan",
             "transduct-attack": "transduct_attack", "certcal": "certcal", "robustsuite": "robustsuite"}
 # support packages: no method code, any package may depend on them (docs/ARCHITECTURE.md)
-SUPPORT = {"robustsuite-compat": "robustsuite_compat"}
+SUPPORT = {"robustsuite-common": "robustsuite_common"}
 # import name -> distribution name, where they differ
 DIST = {"sklearn": "scikit-learn", "PIL": "pillow", "autoattack": "pyautoattack", "yaml": "pyyaml",
         "filelock": "filelock", "codespell_lib": "codespell"}

@@ -7,7 +7,7 @@ import torch
 from robustsuite import load_dataset, load_model
 from robustsuite._io import cache_dir
 from robustsuite.loaders import load_robustbench
-from robustsuite_compat import import_robustbench, import_textattack
+from robustsuite_common import import_robustbench, import_textattack
 
 
 def test_cvxpy_highs_solves_a_milp():

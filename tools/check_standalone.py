@@ -8,7 +8,7 @@ Usage:
 Without ``--wheels`` a package is installed from its source directory with ``uv pip`` (the quick check that
 it declares everything it imports). With ``--wheels`` the packages are built first (``uv build
 --all-packages``, or the wheels already in ``--dist``), and each package's wheel is installed with plain
-``pip`` into an empty ``python -m venv`` environment: the sibling wheels it needs (``robustsuite-compat``;
+``pip`` into an empty ``python -m venv`` environment: the sibling wheels it needs (``robustsuite-common``;
 for ``robustsuite`` all five method packages) are named as files and ``--find-links DIR`` lets pip find them
 when an extra asks for one, everything else comes from the package index. ``--torch SPECS`` installs torch
 first (on this project's machines ``torch==2.13.0`` is the CPU wheel pip finds on local disk; any other
@@ -40,7 +40,7 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = {"robustsuite-compat": "robustsuite_compat", "zeroe-perturb": "zeroe_perturb", "iortemp": "iortemp",
+PACKAGES = {"robustsuite-common": "robustsuite_common", "zeroe-perturb": "zeroe_perturb", "iortemp": "iortemp",
             "uncspan": "uncspan", "transduct-attack": "transduct_attack", "certcal": "certcal",
             "robustsuite": "robustsuite"}
 
@@ -158,9 +158,9 @@ def _import_time(py: Path, module: str, cwd: Path, repeat: int = 5) -> float:
 def _needs_torch(pkg: str, wheels: dict[str, Path], extras: tuple[str, ...]) -> bool:
     """Whether installing ``pkg[extras]`` may ask for torch: a core requirement of the wheels it needs, or any
     extra at all (the test extras pull TextAttack/transformers/RobustBench), except for the dependency-free
-    ``robustsuite-compat``."""
+    ``robustsuite-common``."""
     if extras:
-        return pkg != "robustsuite-compat"
+        return pkg != "robustsuite-common"
     return any(re.match(r"\s*torch\b", req) and "extra ==" not in req
                for name in sibling_closure(pkg, wheels) for req in _requires(wheels[name]))
 
@@ -277,8 +277,8 @@ def check_source(pkg: str, run_tests: bool) -> None:
         targets = [_spec(pkg)]
         if pkg == "robustsuite":
             targets += [str(ROOT / "packages" / p) for p in PACKAGES if p != "robustsuite"]
-        elif pkg != "robustsuite-compat":
-            targets += [str(ROOT / "packages" / "robustsuite-compat")]
+        elif pkg != "robustsuite-common":
+            targets += [str(ROOT / "packages" / "robustsuite-common")]
         if run_tests:
             targets += ["pytest", "hypothesis"]
         subprocess.run(["uv", "pip", "install", "-q", "--python", str(py), *targets], check=True)

@@ -1,7 +1,7 @@
-"""iortemp's use of the shared offline TextAttack fix (:mod:`robustsuite_compat`): its cache and its extra.
+"""iortemp's use of the shared offline TextAttack fix (:mod:`robustsuite_common`): its cache and its extra.
 
 The fix itself (a project-written stopword list installed as NLTK's ``stopwords`` corpus, TextAttack's
-post-install download marked done) lives once, in ``robustsuite-compat``; this module only says where
+post-install download marked done) lives once, in ``robustsuite-common``; this module only says where
 iortemp keeps its NLTK data (``$IORTEMP_CACHE``, default ``~/.cache/iortemp``) and which extra to name.
 """
 
@@ -11,9 +11,9 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-from robustsuite_compat import ENGLISH_STOPWORDS as STOPWORDS
-from robustsuite_compat import import_textattack as _import_textattack
-from robustsuite_compat import prepare_textattack as _prepare_textattack
+from robustsuite_common import ENGLISH_STOPWORDS as STOPWORDS
+from robustsuite_common import import_textattack as _import_textattack
+from robustsuite_common import prepare_textattack as _prepare_textattack
 
 __all__ = ["STOPWORDS", "prepare_offline", "import_textattack"]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from robustsuite_compat import import_robustbench
+from robustsuite_common import import_robustbench
 
 from . import data, models, userdata
 from ._extras import optional_import

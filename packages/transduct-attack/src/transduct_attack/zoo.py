@@ -2,7 +2,7 @@
 
 Nothing is downloaded unless RobustBench itself is allowed to (the checkpoint must be in ``model_dir``
 when offline). RobustBench 1.1.1 imports the module ``autoattack``, which the ``pyautoattack``
-distribution installs under another name; the shared fix in ``robustsuite-compat`` aliases it.
+distribution installs under another name; the shared fix in ``robustsuite-common`` aliases it.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from torch import nn
 
-from robustsuite_compat import import_robustbench
+from robustsuite_common import import_robustbench
 
 __all__ = ["load_robustbench_model", "DENT_BASE_MODELS"]
 

@@ -1,11 +1,11 @@
-"""uncspan's use of the shared RobustBench fix (:mod:`robustsuite_compat`, the ``autoattack`` alias that
+"""uncspan's use of the shared RobustBench fix (:mod:`robustsuite_common`, the ``autoattack`` alias that
 robustbench 1.1.1 needs): only the extra to name when RobustBench is missing."""
 
 from __future__ import annotations
 
 from types import ModuleType
 
-from robustsuite_compat import import_robustbench as _import_robustbench
+from robustsuite_common import import_robustbench as _import_robustbench
 
 __all__ = ["import_robustbench"]
 

@@ -1,7 +1,7 @@
-"""zeroe-perturb's use of the shared offline TextAttack fix (:mod:`robustsuite_compat`): cache and extra.
+"""zeroe-perturb's use of the shared offline TextAttack fix (:mod:`robustsuite_common`): cache and extra.
 
 The fix itself (a project-written stopword list installed as NLTK's ``stopwords`` corpus, TextAttack's
-post-install download marked done) lives once, in ``robustsuite-compat``; this module only says where
+post-install download marked done) lives once, in ``robustsuite-common``; this module only says where
 zeroe-perturb keeps its NLTK data (``$ZEROE_PERTURB_CACHE``, default ``~/.cache/zeroe_perturb``) and which
 extra to name.
 """
@@ -12,8 +12,8 @@ import os
 from pathlib import Path
 from types import ModuleType
 
-from robustsuite_compat import ENGLISH_STOPWORDS
-from robustsuite_compat import import_textattack as _import_textattack
+from robustsuite_common import ENGLISH_STOPWORDS
+from robustsuite_common import import_textattack as _import_textattack
 
 __all__ = ["ENGLISH_STOPWORDS", "import_textattack"]
 

@@ -1,4 +1,4 @@
-"""Issue 18, item 6: each compatibility fix for the third-party stack exists once, in robustsuite-compat.
+"""Issue 18, item 6: each compatibility fix for the third-party stack exists once, in robustsuite-common.
 
 Before, the TextAttack offline fix lived in robustsuite, iortemp and zeroe-perturb, and the RobustBench
 autoattack alias in robustsuite, uncspan and transduct-attack; they had to change together.
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPAT = ROOT / "packages" / "robustsuite-compat" / "src" / "robustsuite_compat"
+COMPAT = ROOT / "packages" / "robustsuite-common" / "src" / "robustsuite_common"
 SOURCES = sorted([*ROOT.glob("packages/*/src/**/*.py"), *ROOT.glob("tools/**/*.py")])
 
 # what each fix writes: text that appears wherever a copy of it lives
@@ -43,16 +43,16 @@ def test_no_package_defines_its_own_fix_function():
 
 
 def _uses_compat(pkg: Path) -> bool:
-    return any(re.search(r"^\s*(from|import) robustsuite_compat\b", p.read_text(encoding="utf-8"), re.M)
+    return any(re.search(r"^\s*(from|import) robustsuite_common\b", p.read_text(encoding="utf-8"), re.M)
                for p in (pkg / "src").rglob("*.py"))
 
 
-def test_packages_that_use_the_fixes_declare_robustsuite_compat():
-    users = [p for p in sorted((ROOT / "packages").iterdir()) if p.name != "robustsuite-compat" and _uses_compat(p)]
+def test_packages_that_use_the_fixes_declare_robustsuite_common():
+    users = [p for p in sorted((ROOT / "packages").iterdir()) if p.name != "robustsuite-common" and _uses_compat(p)]
     assert {p.name for p in users} >= {"robustsuite", "iortemp", "zeroe-perturb", "uncspan", "transduct-attack"}
     for pkg in users:
         project = tomllib.loads((pkg / "pyproject.toml").read_text())["project"]
         reqs = [*project.get("dependencies", [])]
         for extra in project.get("optional-dependencies", {}).values():
             reqs += extra
-        assert any(re.match(r"robustsuite-compat\b", r) for r in reqs), f"{pkg.name} does not declare robustsuite-compat"
+        assert any(re.match(r"robustsuite-common\b", r) for r in reqs), f"{pkg.name} does not declare robustsuite-common"

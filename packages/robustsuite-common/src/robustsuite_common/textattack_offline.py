@@ -21,11 +21,11 @@ from .stopwords import ENGLISH_STOPWORDS
 
 
 def default_cache_dir() -> Path:
-    """``$ROBUSTSUITE_COMPAT_CACHE``, else ``$XDG_CACHE_HOME/robustsuite-compat`` (``~/.cache`` by default)."""
-    if os.environ.get("ROBUSTSUITE_COMPAT_CACHE"):
-        return Path(os.environ["ROBUSTSUITE_COMPAT_CACHE"])
+    """``$ROBUSTSUITE_COMMON_CACHE``, else ``$XDG_CACHE_HOME/robustsuite-common`` (``~/.cache`` by default)."""
+    if os.environ.get("ROBUSTSUITE_COMMON_CACHE"):
+        return Path(os.environ["ROBUSTSUITE_COMMON_CACHE"])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "robustsuite-compat"
+    return Path(base) / "robustsuite-common"
 
 
 def nltk_data_dir(cache_dir: str | os.PathLike | None = None) -> Path:

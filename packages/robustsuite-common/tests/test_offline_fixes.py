@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-import robustsuite_compat as rc
+import robustsuite_common as rc
 
 HAS_NLTK = importlib.util.find_spec("nltk") is not None
 HAS_TEXTATTACK = importlib.util.find_spec("textattack") is not None
@@ -24,7 +24,7 @@ def test_public_names_are_pinned():
 
 
 def test_import_is_free_of_the_fixed_libraries():
-    code = ("import sys, robustsuite_compat; print([m for m in ('nltk', 'textattack', 'robustbench', "
+    code = ("import sys, robustsuite_common; print([m for m in ('nltk', 'textattack', 'robustbench', "
             "'pyautoattack', 'autoattack', 'torch', 'numpy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -38,11 +38,11 @@ def test_stopwords_are_lowercase_unique_words():
 
 
 def test_default_cache_dir_follows_environment(monkeypatch, tmp_path):
-    monkeypatch.setenv("ROBUSTSUITE_COMPAT_CACHE", str(tmp_path / "a"))
+    monkeypatch.setenv("ROBUSTSUITE_COMMON_CACHE", str(tmp_path / "a"))
     assert rc.default_cache_dir() == tmp_path / "a"
-    monkeypatch.delenv("ROBUSTSUITE_COMPAT_CACHE")
+    monkeypatch.delenv("ROBUSTSUITE_COMMON_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    assert rc.default_cache_dir() == tmp_path / "xdg" / "robustsuite-compat"
+    assert rc.default_cache_dir() == tmp_path / "xdg" / "robustsuite-common"
 
 
 def test_nltk_data_dir_writes_the_corpus_once(tmp_path):
@@ -119,7 +119,7 @@ def test_textattack_imports_offline_in_a_fresh_process(tmp_path):
         "import socket\n"
         "def _no(*a, **k): raise OSError('network disabled in this test')\n"
         "socket.socket.connect = _no\n"
-        "import robustsuite_compat as rc\n"
+        "import robustsuite_common as rc\n"
         f"ta = rc.import_textattack({str(tmp_path / 'c')!r})\n"
         "from textattack.constraints.pre_transformation import StopwordModification\n"
         "print(len(StopwordModification().stopwords))\n"

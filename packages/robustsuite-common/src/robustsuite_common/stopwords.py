@@ -1,7 +1,7 @@
 """An English stopword list written for this project (common function words), not NLTK's file.
 
 TextAttack's ``StopwordModification`` and iortemp's word-importance ranking use it; it is installed as
-NLTK's ``stopwords`` corpus by :func:`robustsuite_compat.nltk_data_dir`.
+NLTK's ``stopwords`` corpus by :func:`robustsuite_common.nltk_data_dir`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,438 @@
+"""The shape every paper's experiment shares (ARCHITECTURE.md, "Each paper's experiment lives in its package").
+
+A package's ``<pkg>.experiment`` module defines a typed ``Config`` (:mod:`robustsuite_common.config`), named
+presets, and ``run(models, data, config, *, store=None, progress=True) -> Result``. This module holds what
+those modules have in common:
+
+- :class:`Split`: labelled inputs with the user's row ids and label names, so per-sample records can be traced;
+- :class:`Store` (get/put bytes by key), :class:`MemoryStore`, :class:`DirStore` and :func:`cached`: the
+  checkpoint protocol that lets a caller resume an interrupted experiment (without a store nothing is written);
+- :class:`Metric`, :class:`Table` and :class:`ExperimentResult`: numbers with units, readable labels and
+  intervals that are checked on construction (an interval excluding its estimate is refused), tables,
+  per-sample records, a summary, and ``to_dict``/``from_dict``/``save``/``load``;
+- :class:`Figure`: a named matplotlib figure an experiment's ``figures(result)`` returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import json
+import math
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import numpy as np
+
+from .intervals import Interval, IntervalError
+from .io import write_bytes, write_json
+
+__all__ = [
+    "Split",
+    "Store",
+    "MemoryStore",
+    "DirStore",
+    "Codec",
+    "JSON",
+    "TORCH",
+    "NUMPY",
+    "cached",
+    "Metric",
+    "Table",
+    "Figure",
+    "ExperimentResult",
+    "chance_rate",
+    "json_safe",
+]
+
+Scalar = str | int | float | bool | None
+T = TypeVar("T")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# data
+
+
+@dataclass(frozen=True)
+class Split:
+    """Labelled inputs: ``x`` (a tensor ``(N, ...)``, a list of texts, of text pairs or of token lists), integer
+    labels ``y`` (length N), the user's row ``ids`` (default ``0..N-1``) and ``label_names`` (index -> name as
+    the user wrote it). Per-sample records carry ``ids[i]`` and ``label_names[y[i]]``."""
+
+    x: Any
+    y: Any
+    ids: tuple[Any, ...] | None = None
+    label_names: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.x)
+        if len(self.y) != n:
+            raise ValueError(f"y must have one label per input ({n}), got {len(self.y)}")
+        if self.ids is not None and len(self.ids) != n:
+            raise ValueError(f"ids must have one id per input ({n}), got {len(self.ids)}")
+
+    def __len__(self) -> int:
+        return len(self.x)
+
+    def id_of(self, i: int) -> Any:
+        return i if self.ids is None else self.ids[i]
+
+    def name_of(self, label: int) -> str:
+        """The user's name of class ``label`` (its index as a string when no names are known)."""
+        label = int(label)
+        if self.label_names is not None and 0 <= label < len(self.label_names):
+            return str(self.label_names[label])
+        return str(label)
+
+    def select(self, index: Sequence[int] | np.ndarray) -> Split:
+        """The items at ``index`` (ids and names kept)."""
+        idx = np.asarray(index, dtype=np.int64)
+        if hasattr(self.x, "index_select") or isinstance(self.x, np.ndarray):
+            x = self.x[idx]
+        else:
+            x = [self.x[i] for i in idx]
+        y = self.y[idx] if hasattr(self.y, "shape") else [self.y[i] for i in idx]
+        ids = tuple(self.id_of(int(i)) for i in idx)
+        return Split(x, y, ids, self.label_names)
+
+    def head(self, n: int) -> Split:
+        """The first ``n`` items (all of them when ``n`` exceeds the size)."""
+        return self.select(np.arange(min(int(n), len(self))))
+
+
+def chance_rate(y: Any, n_classes: int | None = None) -> float:
+    """The accuracy of always answering the most frequent class of ``y`` (the chance level of an accuracy)."""
+    arr = np.asarray(y.detach().cpu() if hasattr(y, "detach") else y).astype(np.int64).ravel()
+    if arr.size == 0:
+        raise ValueError("y must hold at least one label")
+    return float(np.bincount(arr, minlength=n_classes or 0).max() / arr.size)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# checkpoint store
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Where an experiment checkpoints finished pieces of work: bytes by string key."""
+
+    def get(self, key: str) -> bytes | None: ...
+
+    def put(self, key: str, value: bytes) -> None: ...
+
+
+class MemoryStore:
+    """A dict-backed :class:`Store` (tests, or resuming within one process)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+
+    def get(self, key: str) -> bytes | None:
+        return self.data.get(key)
+
+    def put(self, key: str, value: bytes) -> None:
+        self.data[key] = bytes(value)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+
+class DirStore:
+    """A :class:`Store` of one file per key in ``root`` (written atomically: a killed run leaves whole files)."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def path(self, key: str) -> Path:
+        safe = re.sub(r"[^A-Za-z0-9_.=-]+", "_", key).strip("._") or "key"
+        if len(safe) > 120 or safe != key:
+            safe = safe[:80] + "-" + hashlib.sha256(key.encode()).hexdigest()[:16]
+        return self.root / safe
+
+    def get(self, key: str) -> bytes | None:
+        p = self.path(key)
+        return p.read_bytes() if p.is_file() else None
+
+    def put(self, key: str, value: bytes) -> None:
+        write_bytes(self.path(key), bytes(value))
+
+
+@dataclass(frozen=True)
+class Codec:
+    """How a value becomes bytes in a :class:`Store` and back."""
+
+    name: str
+    encode: Callable[[Any], bytes]
+    decode: Callable[[bytes], Any]
+
+
+def _torch_encode(obj: Any) -> bytes:
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
+def _torch_decode(data: bytes) -> Any:
+    import torch
+
+    return torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+
+
+def _npz_encode(arrays: Mapping[str, Any]) -> bytes:
+    buf = io.BytesIO()
+    np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    return buf.getvalue()
+
+
+def _npz_decode(data: bytes) -> dict[str, np.ndarray]:
+    with np.load(io.BytesIO(data), allow_pickle=False) as f:
+        return {k: f[k] for k in f.files}
+
+
+JSON = Codec("json", lambda v: json.dumps(v, allow_nan=True).encode(), lambda b: json.loads(b.decode()))
+TORCH = Codec("torch", _torch_encode, _torch_decode)  # tensors and state dicts (loaded with weights_only=True)
+NUMPY = Codec("npz", _npz_encode, _npz_decode)        # dicts of arrays
+
+
+def cached(store: Store | None, key: str, compute: Callable[[], T], codec: Codec = JSON) -> T:
+    """``compute()``, or its value saved earlier under ``key`` in ``store``. With ``store=None`` nothing is
+    read or written. A stored value that cannot be decoded (a truncated file) is recomputed with a warning."""
+    if store is None:
+        return compute()
+    data = store.get(key)
+    if data is not None:
+        try:
+            return codec.decode(data)
+        except Exception as err:  # noqa: BLE001 - any decoding failure means: recompute
+            warnings.warn(f"checkpoint {key!r} could not be read ({type(err).__name__}: {err}); recomputing it",
+                          RuntimeWarning, stacklevel=2)
+    value = compute()
+    store.put(key, codec.encode(value))
+    return value
+
+
+# --------------------------------------------------------------------------------------------------------------
+# results
+
+
+def json_safe(value: Any) -> Scalar:
+    """A JSON scalar: numpy/torch numbers become Python numbers, NaN and infinity become ``None``."""
+    if hasattr(value, "item") and callable(value.item) and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    raise TypeError(f"expected a scalar (str, number, bool, None), got {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A number as a reader should see it: its ``value``, a readable ``label`` and ``unit`` (``"%"``,
+    ``"fraction"``, ``"count"``, ``"points"``, ``"s"``, ``""``), and its :class:`Interval` when there is one
+    (checked: it contains the value and stays in the metric's range). ``note`` says why an interval is
+    missing (e.g. "fewer than three seeds")."""
+
+    value: Scalar
+    label: str = ""
+    unit: str = ""
+    interval: Interval | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "value", json_safe(self.value))
+        if self.interval is not None:
+            if not isinstance(self.value, int | float) or isinstance(self.value, bool):
+                raise IntervalError(f"metric {self.label!r}: an interval needs a numeric value, got {self.value!r}")
+            if abs(float(self.value) - float(self.interval.estimate)) > 1e-9 * (1 + abs(float(self.value))):
+                raise IntervalError(f"metric {self.label!r}: value {self.value} differs from its interval's "
+                                    f"estimate {self.interval.estimate}")
+
+    @classmethod
+    def of(cls, interval: Interval, label: str = "", unit: str = "", note: str = "") -> Metric:
+        """The metric whose value is ``interval``'s estimate."""
+        return cls(float(interval.estimate), label, unit, interval, note)
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        return None if self.interval is None else self.interval.ci
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"value": self.value, "label": self.label, "unit": self.unit}
+        if self.interval is not None:
+            d["interval"] = self.interval.to_dict()
+        if self.note:
+            d["note"] = self.note
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Metric:
+        iv = d.get("interval")
+        return cls(d.get("value"), d.get("label", ""), d.get("unit", ""),
+                   None if iv is None else Interval.from_dict(iv), d.get("note", ""))
+
+
+_CI = ("_ci_low", "_ci_high")
+
+
+@dataclass(frozen=True)
+class Table:
+    """A results table: ``columns`` and ``rows`` of JSON scalars. A column ``X`` with companions ``X_ci_low``
+    and ``X_ci_high`` holds an estimate and its interval; every such row is checked to contain its estimate
+    (and to stay inside ``bounds[X]`` when given). ``units`` maps a column to its unit."""
+
+    name: str
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Scalar, ...], ...]
+    units: Mapping[str, str] = field(default_factory=dict)
+    bounds: Mapping[str, tuple[float | None, float | None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+", self.name):
+            raise ValueError(f"table name must be an identifier (letters, digits, _ . -), got {self.name!r}")
+        cols = tuple(str(c) for c in self.columns)
+        rows = tuple(tuple(json_safe(v) for v in r) for r in self.rows)
+        object.__setattr__(self, "columns", cols)
+        object.__setattr__(self, "rows", rows)
+        for i, row in enumerate(rows):
+            if len(row) != len(cols):
+                raise ValueError(f"table {self.name!r}: row {i} has {len(row)} cells for {len(cols)} columns")
+        for col, lo_i, hi_i in self.interval_columns():
+            j = cols.index(col)
+            b_lo, b_hi = self.bounds.get(col, (None, None))
+            for i, row in enumerate(rows):
+                est, lo, hi = row[j], row[lo_i], row[hi_i]
+                if est is None or lo is None or hi is None:
+                    continue
+                tol = 1e-9 * (1 + max(abs(est), abs(lo), abs(hi)))
+                if not lo - tol <= est <= hi + tol:
+                    raise IntervalError(f"table {self.name!r} row {i}: {col} interval [{lo}, {hi}] excludes {est}")
+                if (b_lo is not None and lo < b_lo - tol) or (b_hi is not None and hi > b_hi + tol):
+                    raise IntervalError(f"table {self.name!r} row {i}: {col} interval [{lo}, {hi}] leaves its range "
+                                        f"[{b_lo}, {b_hi}]")
+
+    def interval_columns(self) -> list[tuple[str, int, int]]:
+        """``(column, low index, high index)`` for every column with ``_ci_low``/``_ci_high`` companions."""
+        out = []
+        for c in self.columns:
+            if c + _CI[0] in self.columns and c + _CI[1] in self.columns:
+                out.append((c, self.columns.index(c + _CI[0]), self.columns.index(c + _CI[1])))
+        return out
+
+    def column(self, name: str) -> list[Scalar]:
+        if name not in self.columns:
+            raise KeyError(f"table {self.name!r} has no column {name!r}; columns: {list(self.columns)}")
+        j = self.columns.index(name)
+        return [r[j] for r in self.rows]
+
+    def records(self) -> list[dict[str, Scalar]]:
+        return [dict(zip(self.columns, r, strict=True)) for r in self.rows]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "title": self.title, "columns": list(self.columns),
+                "rows": [list(r) for r in self.rows], "units": dict(self.units),
+                "bounds": {k: list(v) for k, v in self.bounds.items()}}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Table:
+        return cls(d["name"], d["title"], tuple(d["columns"]), tuple(tuple(r) for r in d["rows"]),
+                   dict(d.get("units", {})), {k: (v[0], v[1]) for k, v in d.get("bounds", {}).items()})
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure an experiment's ``figures(result)`` draws from a result: ``name`` (file stem), ``caption`` and
+    the matplotlib ``figure`` (the caller saves and closes it)."""
+
+    name: str
+    caption: str
+    figure: Any
+
+
+def _records_safe(records: Mapping[str, Iterable[Mapping[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    def cell(v: Any) -> Any:
+        if isinstance(v, list | tuple):
+            return [cell(e) for e in v]
+        if isinstance(v, np.ndarray):
+            return [cell(e) for e in v.tolist()]
+        return json_safe(v)
+
+    return {name: [{str(k): cell(v) for k, v in row.items()} for row in rows] for name, rows in records.items()}
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """What ``<pkg>.experiment.run`` returns.
+
+    ``tables`` and ``metrics`` are keyed by identifiers (in display order); ``records`` holds per-sample rows
+    by name (each row a dict of JSON scalars, with the user's ``id`` and label names); ``summary`` is written
+    from the result's own numbers; ``warnings`` are what a reader must see first (e.g. a model at chance).
+    ``config`` is the config as a dict (:func:`robustsuite_common.config.to_dict`).
+    """
+
+    experiment: str
+    config: Mapping[str, Any]
+    tables: Mapping[str, Table]
+    metrics: Mapping[str, Metric]
+    summary: str
+    records: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for key, t in self.tables.items():
+            if not isinstance(t, Table) or t.name != key:
+                raise ValueError(f"tables[{key!r}] must be a Table named {key!r}")
+        for key, m in self.metrics.items():
+            if not re.fullmatch(r"[A-Za-z0-9_.-]+", key):
+                raise ValueError(f"metric keys must be identifiers, got {key!r}")
+            if not isinstance(m, Metric):
+                raise TypeError(f"metrics[{key!r}] must be a Metric, got {type(m).__name__}")
+        object.__setattr__(self, "records", _records_safe(self.records))
+        object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "warnings", tuple(self.warnings))
+
+    def metric(self, key: str) -> Metric:
+        if key not in self.metrics:
+            raise KeyError(f"no metric {key!r}; metrics: {sorted(self.metrics)}")
+        return self.metrics[key]
+
+    def value(self, key: str) -> Scalar:
+        """The value of metric ``key``."""
+        return self.metric(key).value
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"experiment": self.experiment, "config": dict(self.config),
+                "tables": [t.to_dict() for t in self.tables.values()],
+                "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
+                "summary": self.summary, "records": {k: list(v) for k, v in self.records.items()},
+                "notes": list(self.notes), "warnings": list(self.warnings)}
+
+    @classmethod
+    def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
+        tables = [Table.from_dict(t) for t in d["tables"]]
+        return cls(experiment=d["experiment"], config=d["config"], tables={t.name: t for t in tables},  # type: ignore[call-arg]
+                   metrics={k: Metric.from_dict(m) for k, m in d["metrics"].items()}, summary=d["summary"],
+                   records=d.get("records", {}), notes=tuple(d.get("notes", ())),
+                   warnings=tuple(d.get("warnings", ())))
+
+    def save(self, path: str | Path) -> Path:
+        """Write the result as JSON (atomically)."""
+        return write_json(path, self.to_dict())
+
+    @classmethod
+    def load(cls: type[T], path: str | Path) -> T:
+        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))  # type: ignore[attr-defined]
+
+
+def field_names(obj: Any) -> list[str]:
+    """Field names of a dataclass instance or class."""
+    return [f.name for f in dataclasses.fields(obj)]

@@ -1,0 +1,175 @@
+"""The model contract, written once (ARCHITECTURE.md, "Models and numbers").
+
+- **Outputs.** A model may return a tensor ``(N, K)``, a tuple or list (its first element), a mapping with
+  ``"logits"``, or a Hugging Face ``ModelOutput`` (``.logits``). :func:`logits_from` turns any of them into
+  logits. Outputs that look like probabilities (rows in [0, 1] summing to 1) are refused unless the caller
+  says so with ``outputs="probabilities"`` (then ``log p`` is used as logits, which gives the same softmax).
+- **A caller's model comes back as it was.** :func:`evaluating` puts a model in eval mode for the duration of
+  a call and restores every module's ``training`` flag, every parameter's ``requires_grad`` and the values of
+  every buffer (BatchNorm running statistics) afterwards, also when the call raises.
+- **Inputs follow the model.** :func:`as_model_input` moves a batch to the model's device and casts a floating
+  batch of another dtype (float64, half) to the model's dtype.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = [
+    "OUTPUT_FORMS",
+    "ModelOutputError",
+    "logits_from",
+    "looks_like_probabilities",
+    "evaluating",
+    "model_device",
+    "model_dtype",
+    "as_model_input",
+    "forward_logits",
+    "check_model",
+]
+
+OUTPUT_FORMS = ("logits", "probabilities", "log_probabilities")
+
+
+class ModelOutputError(ValueError):
+    """A model returned something that is not logits of the expected shape."""
+
+
+def looks_like_probabilities(t: Any, *, atol: float = 1e-4) -> bool:
+    """Whether the rows of a 2-D tensor with at least 2 columns all lie in [0, 1] and sum to 1 (within
+    ``atol``): softmax outputs. Random logits essentially never do."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.ndim != 2 or t.shape[1] < 2 or t.shape[0] == 0:
+        return False
+    with torch.no_grad():
+        v = t.detach().double()
+        return bool(((v >= -atol) & (v <= 1 + atol)).all() and ((v.sum(1) - 1).abs() <= atol * t.shape[1]).all())
+
+
+def logits_from(output: Any, *, outputs: str = "logits", n: int | None = None) -> Any:
+    """The ``(N, K)`` logits in a model's ``output`` (tensor, tuple/list, mapping with ``"logits"``, or
+    ``ModelOutput``), for ``outputs`` one of :data:`OUTPUT_FORMS`. ``n`` checks the batch size."""
+    import torch
+
+    if outputs not in OUTPUT_FORMS:
+        raise ValueError(f"outputs must be one of {list(OUTPUT_FORMS)}, got {outputs!r}")
+    out = output
+    if isinstance(out, tuple | list):
+        if not out:
+            raise ModelOutputError("model returned an empty tuple; expected logits (N, K) as its first element")
+        out = out[0]
+    elif not isinstance(out, torch.Tensor):
+        if isinstance(out, Mapping) and "logits" in out:
+            out = out["logits"]
+        elif isinstance(getattr(out, "logits", None), torch.Tensor):
+            out = out.logits
+        else:
+            raise ModelOutputError("model must return logits: a tensor (N, K), a tuple whose first element is one, "
+                                   f"a dict with 'logits' or a Hugging Face ModelOutput; got {type(output).__name__}")
+    if not isinstance(out, torch.Tensor) or out.ndim != 2:
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ModelOutputError(f"model must return logits of shape (N, K), got {shape}")
+    if n is not None and out.shape[0] != n:
+        raise ModelOutputError(f"model returned {out.shape[0]} rows of logits for a batch of {n} inputs")
+    if outputs == "logits":
+        if looks_like_probabilities(out) and out.shape[0] > 1:
+            raise ModelOutputError(
+                "model outputs look like probabilities (every row in [0, 1] and summing to 1), not logits; scoring "
+                "them as logits gives wrong confidences. Return logits, or pass outputs='probabilities'")
+        return out
+    if outputs == "probabilities":
+        return torch.log(out.clamp_min(torch.finfo(out.dtype).tiny))
+    return out  # log-probabilities are logits (softmax is invariant to the row's constant)
+
+
+def check_model(name: str, model: Any) -> Any:
+    """A ``torch.nn.Module`` (vision contract), else ``TypeError`` naming ``name``."""
+    import torch
+
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"{name} must be a torch.nn.Module taking (N, C, H, W) inputs in [0, 1] and returning "
+                        f"logits (N, K), got {type(model).__name__}")
+    return model
+
+
+def model_device(model: Any) -> Any:
+    """The device of the model's first parameter (or buffer); CPU for a model without tensors."""
+    import torch
+
+    for t in model.parameters():
+        return t.device
+    for t in model.buffers():
+        return t.device
+    return torch.device("cpu")
+
+
+def model_dtype(model: Any) -> Any:
+    """The floating dtype of the model's first floating parameter (float32 for a model without one)."""
+    import torch
+
+    for t in model.parameters():
+        if t.is_floating_point():
+            return t.dtype
+    return torch.float32
+
+
+def as_model_input(model: Any, x: Any) -> Any:
+    """``x`` on the model's device and, when floating, in the model's dtype (float64 or half inputs are cast,
+    not refused). Non-contiguous tensors are fine (torch handles strides)."""
+    dev, dtype = model_device(model), model_dtype(model)
+    if x.is_floating_point() and x.dtype != dtype:
+        x = x.to(dtype)
+    return x.to(dev)
+
+
+@contextmanager
+def evaluating(model: Any, *, freeze_parameters: bool = False) -> Iterator[Any]:
+    """Run a block with ``model`` in eval mode and give it back exactly as it came.
+
+    Restores afterwards (also on error): each module's ``training`` flag, each parameter's ``requires_grad``,
+    and the values of all buffers (BatchNorm running statistics, counters). ``freeze_parameters=True`` turns
+    ``requires_grad`` off inside the block (input gradients only, cheaper for attacks).
+    A block that must train a copy should ``copy.deepcopy`` the model inside; the caller's object is not it.
+    """
+    import torch
+
+    modes = [(m, m.training) for m in model.modules()]
+    grads = [(p, p.requires_grad) for p in model.parameters()]
+    with torch.no_grad():
+        buffers = [(b, b.detach().clone()) for b in model.buffers()]
+    model.eval()
+    if freeze_parameters:
+        for p, _ in grads:
+            p.requires_grad_(False)
+    try:
+        yield model
+    finally:
+        for m, mode in modes:
+            m.training = mode
+        for p, flag in grads:
+            p.requires_grad_(flag)
+        with torch.no_grad():
+            for b, saved in buffers:
+                if b.shape == saved.shape and not torch.equal(b, saved):
+                    b.copy_(saved)
+
+
+def forward_logits(model: Callable[[Any], Any], x: Any, *, outputs: str = "logits", batch_size: int = 256,
+                   dtype: Any = None) -> Any:
+    """Logits of ``model`` on ``x`` in batches, without gradients, in eval mode (the model's mode restored),
+    returned on the model's device (``dtype``: cast the result, e.g. ``torch.float64`` for metrics)."""
+    import torch
+
+    from .checks import check_int
+
+    check_int("batch_size", batch_size, ge=1)
+    chunks = []
+    with evaluating(model), torch.no_grad():
+        for i in range(0, x.shape[0], batch_size):
+            xb = as_model_input(model, x[i : i + batch_size])
+            chunks.append(logits_from(model(xb), outputs=outputs, n=xb.shape[0]))
+    out = torch.cat(chunks) if chunks else torch.empty(0, 0)
+    return out if dtype is None else out.to(dtype)

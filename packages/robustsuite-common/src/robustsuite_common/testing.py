@@ -1,0 +1,174 @@
+"""Helpers for every package's input-contract tests (issue 25): a model that counts its forward passes, a
+snapshot of a model's state to compare after a call, and one catalogue of bad inputs.
+
+A contract test feeds each public entry point the catalogue and asserts: a ``ValueError``/``TypeError``
+naming the argument, raised before any forward pass (:class:`CountingModel`), or a correct result; and the
+model unchanged afterwards (:func:`snapshot` / :meth:`ModelSnapshot.assert_same`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["CountingModel", "ModelSnapshot", "snapshot", "bad_images", "bad_labels", "bad_texts",
+           "readme_python_blocks", "run_readme_blocks",
+           "OutputForm", "output_forms"]
+
+
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+class CountingModel:
+    """Wraps a vision model and counts forward calls (``calls``); behaves like the model otherwise."""
+
+    def __new__(cls, model: Any) -> Any:
+        torch = _torch()
+
+        class Counting(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.inner = model
+                self.calls = 0
+
+            def forward(self, x: Any) -> Any:
+                self.calls += 1
+                return self.inner(x)
+
+        return Counting()
+
+
+@dataclass(frozen=True)
+class ModelSnapshot:
+    """A model's ``state_dict`` values, per-module ``training`` flags and per-parameter ``requires_grad``."""
+
+    state: dict[str, Any]
+    modes: tuple[bool, ...]
+    grads: tuple[bool, ...]
+
+    def assert_same(self, model: Any) -> None:
+        torch = _torch()
+        now = snapshot(model)
+        assert now.modes == self.modes, "the model's train/eval mode changed"
+        assert now.grads == self.grads, "the model's requires_grad flags changed"
+        assert now.state.keys() == self.state.keys(), "the model's state_dict keys changed"
+        for k, v in self.state.items():
+            assert torch.equal(now.state[k], v), f"the model's {k} changed"
+
+
+def snapshot(model: Any) -> ModelSnapshot:
+    """What :meth:`ModelSnapshot.assert_same` compares later."""
+    return ModelSnapshot({k: v.detach().clone() for k, v in model.state_dict().items()},
+                         tuple(m.training for m in model.modules()),
+                         tuple(p.requires_grad for p in model.parameters()))
+
+
+def bad_images(shape: tuple[int, int, int, int] = (4, 1, 8, 8)) -> dict[str, Any]:
+    """Named bad image batches for an argument expecting ``(N, C, H, W)`` floats in [0, 1]."""
+    torch = _torch()
+    n, c, h, w = shape
+    good = torch.rand(shape, generator=torch.Generator().manual_seed(0))
+    nan = good.clone()
+    nan[0, 0, 0, 0] = float("nan")
+    inf = good.clone()
+    inf[-1, -1, -1, -1] = float("inf")
+    return {
+        "nan": nan,
+        "inf": inf,
+        "empty": good[:0],
+        "no_batch_dim": good[0],
+        "integer_pixels": (good * 255).to(torch.uint8),
+        "range_0_255": good * 255,
+        "negative": good - 1.0,
+        "wrong_ndim": good.reshape(n, -1),
+        "not_a_tensor": good.numpy(),
+    }
+
+
+def bad_labels(n: int, n_classes: int) -> dict[str, Any]:
+    """Named bad label vectors for ``n`` inputs of a ``n_classes``-class model."""
+    torch = _torch()
+    return {
+        "out_of_range": torch.full((n,), n_classes, dtype=torch.int64),
+        "negative": torch.full((n,), -1, dtype=torch.int64),
+        "float": torch.zeros(n, dtype=torch.float32),
+        "wrong_length": torch.zeros(n + 1, dtype=torch.int64),
+        "two_dimensional": torch.zeros((n, n_classes), dtype=torch.int64),
+    }
+
+
+def bad_texts() -> dict[str, Any]:
+    """Named bad text inputs for an argument expecting ``list[str]``."""
+    return {"bare_string": "great food", "not_strings": [1, 2], "empty": [], "none": None}
+
+
+@dataclass(frozen=True)
+class OutputForm:
+    """A model output form (``name``) and a wrapper turning a logits model into one returning that form."""
+
+    name: str
+    wrap: Callable[[Any], Any]
+
+
+def output_forms() -> list[OutputForm]:
+    """The output forms every package accepts: tensor, tuple, dict with ``logits``, ``ModelOutput``-like."""
+    torch = _torch()
+
+    def wrapper(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
+        def wrap(model: Any) -> Any:
+            class Wrapped(torch.nn.Module):
+                def __init__(self) -> None:
+                    super().__init__()
+                    self.inner = model
+
+                def forward(self, x: Any) -> Any:
+                    return fn(self.inner(x))
+
+            return Wrapped()
+
+        return wrap
+
+    class _Output(dict):  # a ModelOutput-like mapping with a .logits attribute
+        @property
+        def logits(self) -> Any:
+            return self["logits"]
+
+    return [OutputForm("tensor", wrapper(lambda z: z)), OutputForm("tuple", wrapper(lambda z: (z, None))),
+            OutputForm("dict", wrapper(lambda z: {"logits": z})),
+            OutputForm("model_output", wrapper(lambda z: _Output(logits=z)))]
+
+
+def readme_python_blocks(path: Any) -> list[str]:
+    """The ```python code blocks of a README, in order (each package's test runs them as written)."""
+    import re
+    from pathlib import Path
+
+    text = Path(path).read_text(encoding="utf-8")
+    return re.findall(r"^```python\n(.*?)^```", text, flags=re.S | re.M)
+
+
+def run_readme_blocks(path: Any, *, forbid: tuple[str, ...] = ("robustsuite",)) -> int:
+    """Execute every ```python block of ``path`` in one namespace (later blocks may use earlier names), after
+    checking that none imports a package in ``forbid`` (a package's README must run with that package
+    alone). Returns the number of blocks run; an exception propagates with the block's number."""
+    import re
+    import sys
+    import types
+
+    blocks = readme_python_blocks(path)
+    module = types.ModuleType("__readme__")  # a real module: dataclasses defined in a block look it up
+    namespace = module.__dict__
+    sys.modules[module.__name__] = module
+    for i, code in enumerate(blocks, 1):
+        for name in forbid:
+            if re.search(rf"^\s*(from|import)\s+{name}(\s|\.|$)", code, flags=re.M):
+                raise AssertionError(f"{path} block {i} imports {name}: a package README must run without it")
+        try:
+            exec(compile(code, f"{path}#block{i}", "exec"), namespace)
+        except Exception as err:
+            raise AssertionError(f"{path} block {i} failed: {type(err).__name__}: {err}") from err
+    return len(blocks)
