@@ -70,12 +70,14 @@ def test_method_packages_do_not_import_each_other(pkg):
     assert not bad, f"{pkg} imports other robustsuite packages: {bad}"
 
 
-def test_support_packages_import_no_robustsuite_package_and_depend_on_nothing():
+def test_support_packages_import_no_robustsuite_package_and_stay_light():
+    """robustsuite-common holds no method code and depends only on numpy, scipy and pydantic (no torch: a
+    package that passes tensors depends on torch itself)."""
     for pkg, mod in SUPPORT.items():
         bad = [(n, where) for n, where, _ in _imports(pkg, mod) if n in set(PACKAGES.values())]
         assert not bad, f"{pkg} imports robustsuite packages: {bad}"
         core, _ = _declared(pkg)
-        assert core == set(), f"{pkg} must stay dependency-free, declares {core}"
+        assert core <= {"numpy", "scipy", "pydantic"}, f"{pkg} must stay light, declares {core}"
 
 
 @pytest.mark.parametrize("pkg", [*PACKAGES, *SUPPORT])

@@ -64,7 +64,13 @@ def method_model(method: str):
 
 
 def schema(method: str) -> dict:
-    """JSON Schema of ``method``'s parameters."""
+    """``method``'s parameters: for a declarative runner, its input specs, presets and each config field with
+    description, unit, paper reference and bounds; otherwise the JSON Schema of its flat parameters."""
+    from . import runners
+
+    mod = runners.get(method)
+    if hasattr(mod, "schema"):
+        return mod.schema()
     return method_model(method).model_json_schema()
 
 

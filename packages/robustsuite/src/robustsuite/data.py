@@ -15,28 +15,11 @@ from typing import Literal
 import numpy as np
 import torch
 
+from robustsuite_common.experiment import Split  # inputs, labels, the user's row ids and label names
+
 from . import _corpus
 
 Modality = Literal["vision", "text"]
-
-
-@dataclass(frozen=True)
-class Split:
-    """Inputs ``x`` (tensor or list of strings) with int64 labels ``y``."""
-
-    x: torch.Tensor | list[str]
-    y: torch.Tensor
-
-    def __post_init__(self) -> None:
-        if len(self.x) != len(self.y):
-            raise ValueError(f"x and y lengths differ: {len(self.x)} != {len(self.y)}")
-
-    def __len__(self) -> int:
-        return len(self.y)
-
-    def head(self, n: int) -> Split:
-        """The first ``n`` samples (the split's order is already shuffled and stratified)."""
-        return Split(self.x[:n], self.y[:n])
 
 
 @dataclass(frozen=True)

@@ -176,6 +176,10 @@ def available() -> dict[str, ModuleType]:
         if info.name.startswith("_"):
             continue
         mod = importlib.import_module(f"{__name__}.{info.name}")
+        if hasattr(mod, "EXPERIMENT"):  # a declarative runner: the package's experiment does the work
+            from ._experiment import ExperimentRunner
+
+            mod = ExperimentRunner(mod)
         missing = [a for a in _REQUIRED if not hasattr(mod, a)]
         if missing:
             raise ImportError(f"runner module {mod.__name__} lacks {missing}")
@@ -183,7 +187,7 @@ def available() -> dict[str, ModuleType]:
     return dict(sorted(found.items(), key=lambda kv: (kv[0] != "overview", kv[0])))
 
 
-def get(name: str) -> ModuleType:
+def get(name: str) -> Any:
     runners = available()
     if name not in runners:
         raise ConfigError(f"unknown method {name!r}; available: {sorted(runners)}")

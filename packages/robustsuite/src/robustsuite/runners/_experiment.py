@@ -1,0 +1,148 @@
+"""The one adapter between a method package's experiment and the umbrella's units of work.
+
+A runner module that sets ``EXPERIMENT`` (the import path of ``<pkg>.experiment``) only declares what the
+umbrella must resolve, and nothing of the method::
+
+    NAME = "certcal"
+    TITLE = "Certified calibration ..."
+    PAPER = "004"
+    EXPERIMENT = "certcal.experiment"
+
+    @config
+    class Inputs:                      # the model and dataset specs the experiment needs (strings)
+        model: Str = param("builtin:fashion-cnn", doc="base model", unit="model spec")
+        dataset: Str = param("builtin:fashion-mnist", doc="images", unit="dataset spec")
+
+    def inputs(ctx, specs: Inputs, config):      # -> (models, data) as <pkg>.experiment.run takes them
+        ...
+
+A method's table in a run config holds the ``Inputs`` fields at its top level, ``preset`` (the package's named
+preset the experiment's config starts from, default ``"demo"``) and a ``config`` sub-table of overrides that
+the package's typed ``Config`` validates at planning time. The experiment module provides ``Config``,
+``preset(name)``, ``PRESETS``, ``run(models, data, config, *, store=None, progress=True)``, optionally
+``figures(result)``, ``shard_count(config)`` with ``run_shard(models, data, config, index, count, *, store,
+progress)``, and ``EXECUTION_FIELDS`` (dotted config paths that change how, not what, is computed).
+The unit's seed is the config's ``seed``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+from types import ModuleType
+from typing import Any
+
+from ..errors import ConfigError
+
+RESERVED = ("preset", "config")
+
+
+def _drop(d: dict[str, Any], dotted: str) -> None:
+    *parents, leaf = dotted.split(".")
+    for p in parents:
+        d = d.get(p, {})
+        if not isinstance(d, dict):
+            return
+    d.pop(leaf, None)
+
+
+class ExperimentRunner:
+    """Presents a declarative runner module (``EXPERIMENT`` set) as the runner interface ``run.py`` drives:
+    ``DEFAULTS``, ``check_params``, ``resolve_params``, ``run``, ``shard_count``, ``run_shard``."""
+
+    LOGS_SAMPLES = True
+    BOUNDS: dict[str, dict] = {}
+
+    def __init__(self, module: ModuleType) -> None:
+        for attr in ("NAME", "TITLE", "EXPERIMENT", "Inputs", "inputs"):
+            if not hasattr(module, attr):
+                raise ImportError(f"runner module {module.__name__} sets EXPERIMENT but lacks {attr}")
+        self.module = module
+        self.__name__ = module.__name__
+        self.NAME, self.TITLE = module.NAME, module.TITLE
+        self.PAPER = getattr(module, "PAPER", None)
+        self.PACKAGES = getattr(module, "PACKAGES", (module.EXPERIMENT.split(".")[0].replace("_", "-"),))
+
+    @functools.cached_property
+    def experiment(self) -> ModuleType:
+        return importlib.import_module(self.module.EXPERIMENT)
+
+    @functools.cached_property
+    def DEFAULTS(self) -> dict[str, Any]:  # noqa: N802 - the runner interface's name
+        from robustsuite_common.config import to_dict
+
+        return {**to_dict(self.module.Inputs()), "preset": "demo", "config": {}}
+
+    def resolve(self, params: dict[str, Any]) -> tuple[Any, Any]:
+        """``(specs, config)`` from a unit's parameters; :class:`ConfigError` naming the table on bad input."""
+        from robustsuite_common.config import ConfigError as BadConfig
+        from robustsuite_common.config import from_dict
+
+        exp = self.experiment
+        fields = {f.name for f in dataclasses.fields(self.module.Inputs)}
+        where = f"[methods.{self.NAME}]"
+        try:
+            specs = from_dict(self.module.Inputs, {k: v for k, v in params.items() if k in fields}, where=where)
+            name = params.get("preset", "demo")
+            if name not in exp.PRESETS:
+                raise ConfigError(f"{where} preset must be one of {sorted(exp.PRESETS)}, got {name!r}")
+            overrides = params.get("config") or {}
+            if not isinstance(overrides, dict):
+                raise ConfigError(f"{where} config must be a table of the experiment's settings, got {overrides!r}")
+            cfg = from_dict(exp.Config, overrides, base=exp.preset(name), where=f"{where}.config")
+        except BadConfig as e:
+            raise ConfigError(str(e)) from None
+        return specs, cfg
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        self.resolve(params)
+
+    def resolve_params(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What a unit's identity hashes: its parameters with ``config`` replaced by the complete resolved config,
+        minus the seed (the unit's own) and the experiment's ``EXECUTION_FIELDS``."""
+        from robustsuite_common.config import to_dict
+
+        _, cfg = self.resolve(params)
+        full = to_dict(cfg)
+        full.pop("seed", None)
+        for dotted in getattr(self.experiment, "EXECUTION_FIELDS", ()):
+            _drop(full, dotted)
+        return {**params, "config": full}
+
+    def _config(self, ctx, params: dict[str, Any]) -> tuple[Any, Any]:
+        from robustsuite_common.config import override
+
+        specs, cfg = self.resolve(params)
+        return specs, override(cfg, seed=int(ctx.seed))
+
+    def _store(self, ctx) -> Any:
+        from robustsuite_common.experiment import DirStore
+
+        return DirStore(ctx.work_dir())
+
+    def run(self, ctx, params: dict[str, Any]):
+        specs, cfg = self._config(ctx, params)
+        models, data = self.module.inputs(ctx, specs, cfg)
+        result = self.experiment.run(models, data, cfg, store=self._store(ctx), progress=ctx.progress)
+        from ._section import section_from_result
+
+        return section_from_result(ctx, result, getattr(self.experiment, "figures", None))
+
+    def shard_count(self, params: dict[str, Any]) -> int:
+        fn = getattr(self.experiment, "shard_count", None)
+        if fn is None:
+            return 1
+        return int(fn(self.resolve(params)[1]))
+
+    def run_shard(self, ctx, params: dict[str, Any], index: int, count: int) -> None:
+        specs, cfg = self._config(ctx, params)
+        models, data = self.module.inputs(ctx, specs, cfg)
+        self.experiment.run_shard(models, data, cfg, index, count, store=self._store(ctx), progress=ctx.progress)
+
+    def schema(self) -> dict[str, Any]:
+        """Each input spec and config field with its description, unit, paper reference and bounds."""
+        from robustsuite_common.config import schema_rows
+
+        return {"inputs": schema_rows(self.module.Inputs), "presets": sorted(self.experiment.PRESETS),
+                "config": schema_rows(self.experiment.Config)}
