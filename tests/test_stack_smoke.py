@@ -6,7 +6,7 @@ import torch
 
 from robustsuite import load_dataset, load_model
 from robustsuite._io import cache_dir
-from robustsuite.loaders import load_robustbench
+from robustsuite.zoo.external import load_robustbench
 from robustsuite_common import import_robustbench, import_textattack
 
 

@@ -43,7 +43,7 @@ def bert_dir(path: Path, id2label: dict[int, str], *, model_max_length: int = 30
 
 def digits_cnn_checkpoint(path: Path, num_classes: int = 10, seed: int = 0) -> Path:
     """A state dict of the digits CNN (random weights, fixed seed)."""
-    from robustsuite.models import DigitsCNN
+    from robustsuite.zoo.nets import DigitsCNN
 
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -96,7 +96,7 @@ def image_folder(root: Path, classes=("cat", "ant", "bee"), per_class: int = 20,
 def trained_digits_cnn(path: Path, num_classes: int = 10, epochs: int = 8, seed: int = 0) -> Path:
     """A digits CNN trained briefly (single-threaded, fixed seed) on the first 1,000 digits restricted to
     classes < num_classes; a state dict at ``path``."""
-    from robustsuite.models import DigitsCNN
+    from robustsuite.zoo.nets import DigitsCNN
 
     x, y = digits_uint8()
     keep = y < num_classes

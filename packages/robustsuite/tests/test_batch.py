@@ -111,8 +111,10 @@ def test_run_unit_bad_inputs(tmp_path, cfg, monkeypatch):
     res = cli.invoke(app, ["run-unit", str(out), "overview--nope"])
     assert res.exit_code == 2 and "not in the plan" in _text(res)
     # a worker with other package versions would compute something else than was planned: refused
-    real = run_mod._version
-    monkeypatch.setattr(run_mod, "_version", lambda p: "0.0-other" if p == "torch" else real(p))
+    from robustsuite.run import provenance
+
+    real = provenance.version
+    monkeypatch.setattr(provenance, "version", lambda p: "0.0-other" if p == "torch" else real(p))
     res = cli.invoke(app, ["run-unit", str(out), "0"])
     assert res.exit_code == 2 and "versions" in _text(res) and "0.0-other" in _text(res)
     assert not list((out / "units").glob("*.json"))

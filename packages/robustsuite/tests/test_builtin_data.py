@@ -10,16 +10,13 @@ import pytest
 import torch
 
 from robustsuite import DatasetSpecError, load_dataset
-from robustsuite import _fashion_mnist as fm
-from robustsuite import _wordnet as wn
-from robustsuite.data import fashion_mnist, fashion_mnist_osr, wordnet_topics
+from robustsuite.data import fashion as fm
+from robustsuite.data.builtin import fashion_mnist, fashion_mnist_osr, wordnet_topics
 
 HAS_FASHION = fm._has_idx(fm.DEBIAN_DIR)
-HAS_WORDNET = (wn.DEBIAN_DIR / "data.noun").is_file()
 needs_fashion = pytest.mark.skipif(not HAS_FASHION, reason=f"Fashion-MNIST IDX files not installed at {fm.DEBIAN_DIR} "
                                                            "(Debian package dataset-fashion-mnist)")
-needs_wordnet = pytest.mark.skipif(not HAS_WORDNET, reason=f"WordNet not installed at {wn.DEBIAN_DIR} "
-                                                           "(Debian package wordnet-base)")
+TOPICS = ("artifact", "person", "plant", "animal", "act", "communication", "location", "food")
 
 
 @pytest.fixture(scope="module")
@@ -135,21 +132,11 @@ def test_full_data_found_through_robustsuite_data(monkeypatch, tmp_path, shipped
     assert torch.equal(ds.test.head(50).x, shipped.test.head(50).x)
 
 
-@needs_fashion
-def test_fashion_subset_rebuild_reproduces_the_shipped_arrays():
-    """The selection uses numpy's PCG64 Generator; uv.lock pins numpy, so CI rebuilds the same subset."""
-    rebuilt = fm.subset_arrays(fm.read_official(fm.DEBIAN_DIR))
-    ship = fm.load_shipped()
-    assert sorted(rebuilt) == sorted(ship)
-    for k in ship:
-        assert rebuilt[k].dtype == ship[k].dtype and np.array_equal(rebuilt[k], ship[k]), k
-
-
 def test_wordnet_topics_balanced_cased_unique():
     ds = wordnet_topics()
-    assert ds.modality == "text" and ds.classes == wn.CLASSES
-    for name, split in (("train", ds.train), ("val", ds.val), ("test", ds.test)):
-        assert (_per_class(split, 8) == wn.PER_CLASS[name]).all()
+    assert ds.modality == "text" and ds.classes == TOPICS
+    for n, split in ((1750, ds.train), (125, ds.val), (250, ds.test)):
+        assert (_per_class(split, 8) == n).all()
         assert all(isinstance(t, str) and t for t in split.x)
     texts = list(ds.train.x) + list(ds.val.x) + list(ds.test.x)
     assert len(set(texts)) == len(texts)  # no gloss in two splits
@@ -159,20 +146,32 @@ def test_wordnet_topics_balanced_cased_unique():
     assert "WordNet 3.0" in ds.source
 
 
-def test_wordnet_parser_reads_the_data_format(tmp_path):
-    p = tmp_path / "data.noun"
-    p.write_text("  1 licence line\n"
-                 "00001740 03 n 01 entity 0 003 ~ 00001930 n 0000 | that which is perceived  \n"
-                 "02084071 05 n 02 dog 0 domestic_dog 0 000 | a member of the genus Canis; \"the dog barked\"\n",
-                 encoding="utf-8")
-    assert wn.parse_noun_glosses(p) == [(1740, "Tops", "that which is perceived"),
-                                        (2084071, "animal", 'a member of the genus Canis; "the dog barked"')]
-    p.write_text("00001740 31 v 01 run 0 000 | move fast\n", encoding="utf-8")
-    with pytest.raises(DatasetSpecError, match="not a noun file"):
-        wn.parse_noun_glosses(p)
+def test_ids_are_rows_of_the_original_set_and_survive_limit_and_label_alignment():
+    """Issue 24 item 12: a split's ids are the items' indices in the original set (not positions in the shuffled
+    split), its label names are the class names; head() (--limit) and label alignment keep both."""
+    from sklearn.datasets import load_digits
+
+    from robustsuite.data.labels import align_labels
+
+    ds = load_dataset("builtin:digits")
+    raw = load_digits()
+    ids = np.asarray(ds.test.ids)
+    assert sorted({*ds.train.ids, *ds.val.ids, *ds.test.ids}) == list(range(len(raw.target)))
+    assert not np.array_equal(ids, np.arange(len(ids)))  # shuffled split, original ids
+    assert torch.allclose(ds.test.x[:, 0], torch.tensor(raw.images[ids] / 16.0, dtype=torch.float32))
+    assert ds.test.label_names == tuple(str(i) for i in range(10)) and ds.test.name_of(ds.test.y[0]) == str(
+        raw.target[ids[0]])
+    head = ds.test.head(5)
+    assert head.ids == ds.test.ids[:5] and head.label_names == ds.test.label_names
+    aligned = align_labels(load_dataset("builtin:wordnet-topics"), list(reversed(TOPICS)))
+    topics = load_dataset("builtin:wordnet-topics")
+    assert aligned.test.ids == topics.test.ids and aligned.test.label_names == tuple(reversed(TOPICS))
+    assert aligned.test.name_of(aligned.test.y[0]) == topics.test.name_of(topics.test.y[0])
 
 
-@needs_wordnet
-def test_wordnet_rebuild_reproduces_the_shipped_split():
-    rebuilt = wn.topics_from_glosses(wn.parse_noun_glosses(wn.DEBIAN_DIR / "data.noun"))
-    assert rebuilt == wn.load_topics()
+def test_fashion_ids_index_the_official_files_whichever_copy_is_loaded(shipped):
+    arrays = fm.load_shipped()
+    assert shipped.test.ids == tuple(int(i) for i in arrays["test_index"][:2000])
+    osr = fashion_mnist_osr(full=False)
+    keep = np.flatnonzero(shipped.test.y.numpy() < 6)
+    assert osr.test.ids == tuple(shipped.test.ids[i] for i in keep)

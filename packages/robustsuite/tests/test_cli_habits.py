@@ -75,10 +75,16 @@ def test_typed_config_rejects_unknown_keys_wrong_types_and_ranges():
                     validate_method_params(name, {k: "yes please"})
 
 
-def test_methods_schema_is_json_schema_for_every_method():
+def test_methods_schema_is_a_readable_table_and_json_schema_for_every_method():
     import jsonschema
 
     res = cli.invoke(app, ["methods", "--schema"])
+    assert res.exit_code == 0, res.output
+    for name in runners.available():
+        assert f"[methods.{name}]" in res.output
+    row = next(line for line in res.output.splitlines() if "│ n_bins" in line)
+    assert "integer" in row and ">= 1" in row and "15" in row
+    res = cli.invoke(app, ["methods", "--schema", "--json"])
     assert res.exit_code == 0, res.output
     schemas = json.loads(res.output)
     assert set(schemas) == set(runners.available())

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from robustsuite import DatasetSpecError, load_dataset
-from robustsuite.data import stratified_split
+from robustsuite.data.dataset import stratified_split
 
 
 def test_digits_shapes_range_and_fixed_disjoint_split():

@@ -11,10 +11,11 @@ import pytest
 from typer.testing import CliRunner
 
 from robustsuite import run as run_mod
-from robustsuite._lock import try_acquire
 from robustsuite.cli import app
 from robustsuite.errors import ConfigError
-from robustsuite.executors import RayExecutor, compute_remote, make_executor, parse_memory, unit_resources
+from robustsuite.run.executors import RayExecutor, compute_remote, make_executor
+from robustsuite.run.lock import try_acquire
+from robustsuite.run.resources import parse_memory, unit_resources
 
 cli = CliRunner()
 

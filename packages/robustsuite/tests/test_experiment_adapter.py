@@ -73,11 +73,13 @@ def _figures(result):
     return [Figure("acc", "accuracy", fig)]
 
 
-@pytest.fixture()
-def toy(monkeypatch):
+def install_toy(monkeypatch, **experiment_attrs) -> ExperimentRunner:
+    """The toy experiment as the only method ``toy`` of the umbrella (for this test's duration)."""
     exp = types.ModuleType("toy_experiment")
     exp.Config, exp.PRESETS, exp.preset, exp.run, exp.figures = ToyConfig, PRESETS, _preset, _run, _figures
     exp.EXECUTION_FIELDS = ("shards",)
+    for k, v in experiment_attrs.items():
+        setattr(exp, k, v)
     monkeypatch.setitem(sys.modules, "toy_experiment", exp)
 
     @config
@@ -95,6 +97,11 @@ def toy(monkeypatch):
     monkeypatch.setattr(runners, "available", lambda: {"toy": runner})
     CALLS.clear()
     return runner
+
+
+@pytest.fixture()
+def toy(monkeypatch):
+    return install_toy(monkeypatch)
 
 
 def test_bad_config_is_refused_at_plan_time_naming_the_path(toy):

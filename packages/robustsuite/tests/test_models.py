@@ -1,81 +1,11 @@
-import json
-import shutil
-from dataclasses import replace
-
 import numpy as np
 import pytest
 import torch
 
-from robustsuite import ModelSpecError, TextClassifier, load_dataset, load_model, models
-from robustsuite.loaders import load_torch
-
-
-@pytest.fixture
-def tiny_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("ROBUSTSUITE_CACHE", str(tmp_path))
-    monkeypatch.setitem(models.VISION_RECIPES, "digits-cnn", replace(models.VISION_RECIPES["digits-cnn"], epochs=2))
-    return tmp_path
-
-
-def test_builtin_vision_cache_is_reused_and_corruption_rebuilds(tiny_cache):
-    calls = []
-    m1 = models.builtin_vision("digits-cnn", progress=lambda e, n: calls.append(e))
-    assert calls == [1, 2]
-    m2 = models.builtin_vision("digits-cnn", progress=lambda e, n: calls.append(e))
-    assert calls == [1, 2]  # loaded from cache, not retrained
-    for a, b in zip(m1.state_dict().values(), m2.state_dict().values(), strict=True):
-        assert torch.equal(a, b)
-    entry = next((tiny_cache / "models").glob("digits-cnn-*/model.pt")).parent
-    (entry / "model.pt").write_bytes(b"truncated")  # a partial write or a corrupt file
-    m3 = models.builtin_vision("digits-cnn", progress=lambda e, n: calls.append(e))
-    assert calls == [1, 2, 1, 2]  # detected by the manifest hash and rebuilt
-    for a, b in zip(m1.state_dict().values(), m3.state_dict().values(), strict=True):
-        assert torch.equal(a, b)  # same recipe, same seed, same weights
-    manifest = json.loads((entry / "manifest.json").read_text())
-    assert manifest["recipe"]["epochs"] == 2 and 0 < manifest["test_accuracy"] <= 1
-
-
-def test_first_use_training_works_inside_no_grad(tiny_cache):
-    with torch.no_grad():  # a caller evaluating under no_grad triggers training on a cold cache
-        model = models.builtin_vision("digits-cnn")
-    ds = load_dataset("builtin:digits")
-    with torch.no_grad():
-        assert (model(ds.test.x).argmax(1) == ds.test.y).float().mean() > 0.5
-
-
-def test_recipe_change_changes_cache_key(tiny_cache, monkeypatch):
-    a = models._entry_dir(models.VISION_RECIPES["digits-cnn"])
-    b = models._entry_dir(replace(models.VISION_RECIPES["digits-cnn"], lr=1e-3))
-    assert a != b
-
-
-def test_builtin_models_meet_stated_accuracy():
-    ds = load_dataset("builtin:digits")
-    for spec, floor in (("builtin:digits-cnn", 0.95), ("builtin:digits-cnn-at", 0.93)):
-        model = load_model(spec)
-        with torch.no_grad():
-            acc = (model(ds.test.x).argmax(1) == ds.test.y).float().mean().item()
-        assert acc >= floor, spec
-    osr = load_dataset("builtin:digits-osr")
-    with torch.no_grad():
-        logits = load_model("builtin:digits-osr-cnn")(osr.test.x)
-    assert logits.shape[1] == 8 and (logits.argmax(1) == osr.test.y).float().mean() >= 0.95
-    text = load_model("builtin:text-tiny")
-    tds = load_dataset("builtin:sentiment-mini")
-    acc = float((text(list(tds.test.x)).argmax(1) == tds.test.y.numpy()).mean())
-    assert 0.8 <= acc < 1.0  # learnable, but label noise keeps it below 100 %
-
-
-def test_adversarial_training_buys_robustness():
-    ds = load_dataset("builtin:digits")
-    accs = {}
-    for spec in ("builtin:digits-cnn", "builtin:digits-cnn-at"):
-        model = load_model(spec)
-        x_adv = models.pgd_linf(model, ds.test.x, ds.test.y, eps=0.1, steps=20, step_size=0.01,
-                                generator=torch.Generator().manual_seed(0))
-        with torch.no_grad():
-            accs[spec] = (model(x_adv).argmax(1) == ds.test.y).float().mean().item()
-    assert accs["builtin:digits-cnn-at"] > accs["builtin:digits-cnn"] + 0.15
+from robustsuite import ModelSpecError, TextClassifier, load_model
+from robustsuite.zoo.external import load_torch
+from robustsuite.zoo.nets import DigitsCNN
+from robustsuite.zoo.text import LogProbabilities
 
 
 def test_text_classifier_contract():
@@ -91,7 +21,7 @@ def test_text_classifier_contract():
 
 
 def test_torch_loader_state_dict_torchscript_and_pickle_opt_in(tmp_path):
-    model = models.DigitsCNN()
+    model = DigitsCNN()
     x = torch.rand(3, 1, 8, 8, generator=torch.Generator().manual_seed(0))
     torch.save(model.state_dict(), tmp_path / "sd.pt")
     loaded = load_model(f"torch:{tmp_path / 'sd.pt'}#digits-cnn")
@@ -118,41 +48,47 @@ def test_model_spec_errors(spec, match):
         load_model(spec)
 
 
-def test_text_tokenizer_is_identical_across_processes():
-    """Same corpus, same vocabulary in every process (tokenizers' trainer is not: hash-map order)."""
-    import subprocess
-    import sys
+def test_probability_outputs_are_declared_on_the_spec_and_seen_as_log_probabilities(tmp_path):
+    """Issue 24 item 11: ``?outputs=probabilities`` on any model spec: the model is read through ``log`` (same
+    softmax as its probabilities), for vision modules and text classifiers alike; an unknown value is refused."""
+    net = torch.nn.Sequential(DigitsCNN(), torch.nn.Softmax(dim=1)).eval()
+    torch.jit.save(torch.jit.script(net), tmp_path / "p.pt")
+    x = torch.rand(4, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+    plain = load_model(f"torch:{tmp_path / 'p.pt'}")
+    declared = load_model(f"torch:{tmp_path / 'p.pt'}?outputs=probabilities")
+    with torch.no_grad():
+        p, z = plain(x), declared(x)
+    assert torch.allclose(p.sum(1), torch.ones(4)) and not torch.allclose(z.exp().sum(1), z.sum(1))
+    assert torch.allclose(torch.softmax(z, 1), p, atol=1e-6)
+    clf = load_model("builtin:text-tiny")
+    texts = ["a good film", "the plot was dull"]
 
-    code = ("import hashlib; from robustsuite import data, models; ds = data.sentiment_mini(); "
-            "tok = models.train_tokenizer(list(ds.train.x), 2000); "
-            "print(hashlib.sha256(repr(sorted(tok.get_vocab().items(), key=lambda kv: kv[1])).encode()).hexdigest())")
-    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
-               for _ in range(2)}
-    assert len(digests) == 1
+    def probs(t):
+        return torch.softmax(torch.as_tensor(clf(t)), 1).numpy()
+
+    wrapped = LogProbabilities.wrap(probs)
+    np.testing.assert_allclose(torch.softmax(torch.as_tensor(wrapped(texts)), 1).numpy(), probs(texts), atol=1e-6)
+    assert LogProbabilities.wrap(clf).num_classes == 2  # the wrapped classifier's attributes stay reachable
+    with pytest.raises(ModelSpecError, match="outputs must be one of"):
+        load_model("builtin:digits-cnn?outputs=scores")
 
 
-def test_wordpiece_vocab_falls_back_to_characters():
-    vocab = models.wordpiece_vocab(["the movie was great.", "the plot was dull!"], 100)
-    assert list(vocab)[:5] == ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    assert {"the", "was", "t", "##t", "!"} <= set(vocab)
-    assert list(vocab).index("the") < list(vocab).index("movie")  # by frequency, then alphabetically
-    tok = models.train_tokenizer(["the movie was great."], 100)
-    pieces = tok.tokenize("the mvoie")  # a typo is spelt out in known pieces, never [UNK]
-    assert pieces[0] == "the" and "[UNK]" not in pieces and "".join(p.lstrip("#") for p in pieces[1:]) == "mvoie"
+def test_robustbench_specs_go_through_the_one_robustbench_loader(monkeypatch, tmp_path):
+    """Issue 23 item 5: ``robustbench:`` specs are loaded by robustsuite_common's loader (timm-routed entries load
+    offline there); its refusals become spec errors naming the spec."""
+    import robustsuite_common.robustbench as rb
 
+    seen = {}
 
-def test_builtin_training_is_bit_identical_whatever_the_thread_count(tiny_cache):
-    before = torch.get_num_threads()
-    weights = []
-    try:
-        for threads in (1, 2):
-            torch.set_num_threads(threads)
-            for entry in (tiny_cache / "models").glob("digits-cnn-*"):
-                if entry.is_dir():
-                    shutil.rmtree(entry)
-            weights.append(models.builtin_vision("digits-cnn").state_dict())
-            assert torch.get_num_threads() == threads  # the caller's setting is restored
-    finally:
-        torch.set_num_threads(before)
-    for a, b in zip(weights[0].values(), weights[1].values(), strict=True):
-        assert torch.equal(a, b)
+    def fake(name, **kw):
+        seen.update(name=name, **kw)
+        return torch.nn.Linear(2, 2)
+
+    monkeypatch.setattr(rb, "load_robustbench_model", fake)
+    monkeypatch.setenv("ROBUSTBENCH_MODEL_DIR", str(tmp_path))
+    assert isinstance(load_model("robustbench:cifar100/L2/SomeModel"), torch.nn.Linear)
+    assert (seen["name"], seen["model_dir"], seen["dataset"], seen["threat_model"]) == (
+        "SomeModel", tmp_path, "cifar100", "L2")
+    monkeypatch.undo()
+    with pytest.raises(ModelSpecError, match="robustbench:svhn/Linf/X: dataset must be one of"):
+        load_model("robustbench:svhn/Linf/X")

@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 
 from robustsuite import Section, runners
 from robustsuite import run as run_mod
-from robustsuite._lock import UnitLocked, _proc_start, is_stale, try_acquire
 from robustsuite.cli import app
+from robustsuite.run.lock import UnitLocked, _proc_start, is_stale, try_acquire
 
 cli = CliRunner()
 
@@ -71,7 +71,7 @@ def test_staleness_rules(tmp_path, owner, age, stale):
 
 def test_lock_of_a_killed_process_is_taken_over(tmp_path):
     path = tmp_path / "u.lock"
-    code = (f"import time; from robustsuite._lock import try_acquire; l = try_acquire({str(path)!r}); "
+    code = (f"import time; from robustsuite.run.lock import try_acquire; l = try_acquire({str(path)!r}); "
             "print('held', flush=True); time.sleep(600)")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
     try:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from robustsuite import run as run_mod
 from robustsuite.cli import app
 from robustsuite.errors import ConfigError
-from robustsuite.executors import RayExecutor
+from robustsuite.run.executors import RayExecutor
 
 cli = CliRunner()
 

@@ -142,14 +142,13 @@ def test_reversed_label_order_model_scores_its_real_accuracy(tmp_path, reversed_
     assert sec["metrics"]["accuracy"] == 1.0
 
 
-def test_unknown_dataset_label_is_a_clear_error(tmp_path, reversed_label_model):
+def test_unknown_dataset_label_is_a_clear_error_before_any_unit_runs(tmp_path, reversed_label_model):
     d, _ = reversed_label_model
     path = _write_csv(tmp_path / "d.csv", [["good film", "zebra"], ["bad film", "mango"]] * 10)
     cfg = {"methods": {"overview": {"model": f"hf:{d}", "dataset": f"csv:{path}"}}}
-    report = run_mod.execute(cfg, tmp_path / "run", progress=False)
-    (unit,) = report["units"]
-    assert unit["status"] == "failed"
-    assert "mango" in unit["error"] and "zebra" in unit["error"] and "apple" in unit["error"]
+    with pytest.raises(ValueError, match="mango") as err:
+        run_mod.execute(cfg, tmp_path / "run", progress=False)
+    assert "zebra" in str(err.value) and "apple" in str(err.value) and not (tmp_path / "run").exists()
 
 
 def test_explicit_labels_map_string_labels_for_unnamed_models(tmp_path):
@@ -225,11 +224,11 @@ def test_tokenizer_without_pad_token_falls_back_to_eos(tmp_path):
     np.testing.assert_allclose(batch, one, atol=1e-5)  # padding does not change the logits
 
 
-def test_user_runs_never_train_unnamed_builtin_models(tmp_path, monkeypatch):
-    from robustsuite import models
+def test_user_runs_never_load_unnamed_builtin_models(tmp_path, monkeypatch):
+    from robustsuite.zoo import shipped
 
     trained = []
-    monkeypatch.setattr(models, "builtin_vision", lambda name, **kw: trained.append(name))
+    monkeypatch.setattr(shipped, "load", lambda name, *a, **kw: trained.append(name))
 
     def needs_second_model(ctx, params):
         ctx.model("builtin:digits-cnn-at")

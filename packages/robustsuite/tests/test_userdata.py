@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 import _userfix as uf  # noqa: E402
 
 from robustsuite import DatasetSpecError, load_dataset  # noqa: E402
-from robustsuite.userdata import align_labels  # noqa: E402
+from robustsuite.data.labels import align_labels  # noqa: E402
 
 
 def test_npz_images_are_validated_and_scaled(tmp_path):

@@ -1,9 +1,11 @@
 """robustsuite umbrella: model and dataset loaders, embedded defaults, unified report and CLI.
 
 The five method packages (zeroe_perturb, iortemp, uncspan, transduct_attack, certcal) are independent;
-this package loads models and data for them, runs them as resumable units and merges their sections into
-one report (see ARCHITECTURE.md). Names are imported on first use, so ``import robustsuite`` (and the CLI's
-``--help``) does not load torch.
+this package loads models (:mod:`robustsuite.zoo`) and data (:mod:`robustsuite.data`) for them, runs them as
+resumable units (:mod:`robustsuite.run`, one adapter per method in :mod:`robustsuite.runners`, benchmarks as TOML
+files in ``robustsuite/benchmarks``) and merges their sections into one report (:mod:`robustsuite.report`); see
+docs/ARCHITECTURE.md. Names are imported on first use, so ``import robustsuite`` (and the CLI's ``--help``) does
+not load torch.
 """
 
 from importlib import import_module as _import_module
@@ -11,9 +13,9 @@ from importlib.metadata import version as _version
 
 __version__ = _version("robustsuite")
 _EXPORTS = {
-    "Dataset": "data", "Split": "data", "UserDataset": "userdata", "align_labels": "userdata",
+    "Dataset": "data", "Split": "data", "UserDataset": "data", "align_labels": "data.labels",
     "ConfigError": "errors", "DatasetSpecError": "errors", "ModelSpecError": "errors", "SpecError": "errors",
-    "load_dataset": "loaders", "load_model": "loaders", "TextClassifier": "models", "predict_logits": "predict",
+    "load_dataset": "loaders", "load_model": "loaders", "TextClassifier": "zoo.text", "predict_logits": "predict",
     "Figure": "report", "Section": "report", "Table": "report", "RunContext": "runners",
     "read_samples": "samples", "clopper_pearson": "intervals",
 }

@@ -1,14 +1,19 @@
-"""Cache location, atomic writes and content hashes shared by the umbrella."""
+"""Umbrella-specific file helpers: the cache location, content hashes and file-name-safe names. Atomic writes
+are robustsuite_common's (re-exported here for the umbrella's modules; there is no second copy)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
-import tempfile
-from collections.abc import Callable
+import re
 from pathlib import Path
 from typing import Any
+
+from robustsuite_common.io import atomic_write, write_json, write_text
+
+__all__ = ["atomic_write", "write_json", "write_text", "cache_dir", "sha256_file", "sha256_bytes", "stable_hash",
+           "safe_name", "hash_path"]
 
 
 def cache_dir() -> Path:
@@ -18,34 +23,8 @@ def cache_dir() -> Path:
     return root
 
 
-def atomic_write(path: Path, writer: Callable[[Path], Any]) -> Path:
-    """Call ``writer(tmp_path)`` and rename the result onto ``path``: readers never see half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        writer(Path(tmp))
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp creates 0600; give the file the usual permissions
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def write_text(path: Path, text: str) -> Path:
-    return atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
-
-
-def write_json(path: Path, obj: Any) -> Path:
-    return write_text(path, json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n")
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def sha256_file(path: Path) -> str:
@@ -58,8 +37,7 @@ def sha256_file(path: Path) -> str:
 
 def stable_hash(obj: Any, length: int = 12) -> str:
     """Hash of a JSON-serialisable object, independent of dict order."""
-    blob = json.dumps(obj, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()[:length]
+    return sha256_bytes(json.dumps(obj, sort_keys=True, default=str).encode())[:length]
 
 
 def safe_name(text: str, max_len: int = 48) -> str:
@@ -68,11 +46,9 @@ def safe_name(text: str, max_len: int = 48) -> str:
     Characters outside that set become ``-``; a short hash of the original string is appended whenever the
     rendering changed or was truncated, so two different strings never map to the same name.
     """
-    import re
-
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "x"
     if slug != text or len(slug) > max_len:
-        slug = f"{slug[:max_len].rstrip('-.')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+        slug = f"{slug[:max_len].rstrip('-.')}-{sha256_bytes(text.encode())[:8]}"
     return slug
 
 

@@ -1,6 +1,8 @@
-"""``robustsuite`` command line: demo, run, plan, run-unit, collect, report, models, datasets, methods.
+"""``robustsuite`` command line: demo, run, plan, run-unit, collect, report, models, datasets, methods, benchmarks.
 
-Imports are lazy: ``robustsuite --help`` loads neither torch nor the method packages.
+Imports are lazy: ``robustsuite --help`` loads neither torch nor the method packages. Exit status: 0 success, 1 a
+unit failed, 2 bad input (the message names it), 3 units locked elsewhere or missing. ``--verbose`` logs what each
+unit is doing to stderr; warnings (e.g. a unit record that had to be recomputed) are shown without it.
 """
 
 from __future__ import annotations
@@ -35,8 +37,17 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def main(version: bool = typer.Option(False, "--version", callback=_version_callback, is_eager=True,
-                                      help="print the version and exit")) -> None:
+                                      help="print the version and exit"),
+         verbose: bool = typer.Option(False, "--verbose", "-v", help="log what each unit is doing (stderr)")) -> None:
     """Evaluate what adversarial robustness numbers hide: one report over five methods."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
+    log = logging.getLogger("robustsuite")
+    log.handlers[:] = [handler]
+    log.setLevel(logging.INFO if verbose else logging.WARNING)
+    log.propagate = False
 
 
 def _parse_value(text: str):
@@ -85,10 +96,11 @@ def _execute(config: dict, out: Path, progress: bool, executor: str = "local", a
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
     from . import run as _run
-    from .executors import make_executor
+    from .run.executors import make_executor
 
     console = _console()
-    units = _run.plan(config)
+    cache: dict = {}
+    units = _run.plan(config, cache=cache)
     engine = make_executor(executor, address)  # bad --executor / --address, or Ray missing: before any work
     failed = []
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
@@ -108,7 +120,7 @@ def _execute(config: dict, out: Path, progress: bool, executor: str = "local", a
 
         with engine:
             report = _run.execute(config, out, progress=progress, command=" ".join(["robustsuite", *sys.argv[1:]]),
-                                  on_unit=on_unit, executor=engine)
+                                  on_unit=on_unit, executor=engine, cache=cache)
     for u in report["units"]:
         if u["status"] == "failed":
             console.print(f"[red]unit failed:[/red] {escape(u['id'])}: {escape(u['error'] or '')} "
@@ -121,8 +133,8 @@ def _execute(config: dict, out: Path, progress: bool, executor: str = "local", a
 def _locked_message(out: Path, unit) -> str:
     import json
 
-    from ._lock import describe
     from .run import lock_path
+    from .run.lock import describe
 
     try:
         owner = json.loads(lock_path(out, unit).read_text())
@@ -151,14 +163,15 @@ ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing
                        "ray://HOST:10001); default: start a local Ray")
 
 
-@app.command(short_help="Run every method on the embedded defaults (offline).")
+@app.command(short_help="Run every method on the embedded defaults (offline): `run demo`.")
 def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run directory (resumes if it exists)"),
          methods: str = typer.Option("", help="comma-separated subset of methods (default: all)"),
          seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
          seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
          sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
          progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
-    """Run every method on the embedded defaults (offline) and write the report to OUT (default runs/demo)."""
+    """Run the shipped `demo` benchmark (every method on the embedded models and data, offline; see `robustsuite
+    benchmarks`) and write the report to OUT (default runs/demo): `robustsuite run demo` with a default OUT."""
     from . import run as _run
 
     config = _guard(lambda: _run_options(_run.demo_config([m for m in methods.split(",") if m] or None, seed, device),
@@ -167,7 +180,8 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
 
 
 @app.command("run")
-def run_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods"),
+def run_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods, or a shipped "
+                                            "benchmark's name (demo, paper-cpu; see `robustsuite benchmarks`)"),
                out: Path = typer.Option(..., "--out", "-o", help="run directory (resumes if it exists)"),
                seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
                sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
@@ -181,13 +195,15 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
 
 
 @app.command("plan", short_help="List the units a config would run and which are cached; runs nothing.")
-def plan_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods"),
+def plan_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods, or a shipped "
+                                             "benchmark's name"),
                 out: Path | None = typer.Option(None, "--out", "-o", help="run directory to check for cached units"),
                 write: bool = typer.Option(False, "--write", help="write the plan into OUT (plan.json, "
                                            "plan/<unit>.json) for run-unit and collect"),
                 seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
                 sets: list[str] = SET) -> None:
-    """List the units CONFIG would run and which are already cached in OUT; runs nothing.
+    """List the units CONFIG would run and which are already cached in OUT; runs nothing. Every unit's inputs are
+    checked as `run` checks them before any unit starts (specs, labels, model outputs): exit 2 on bad input.
 
     With --out OUT --write, the plan is written into OUT for `robustsuite run-unit OUT UNIT_ID` (one unit per job
     of a batch scheduler) and `robustsuite collect OUT`.
@@ -198,8 +214,10 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
 
     def go() -> None:
         cfg = _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples, sets=sets)
-        units = _run.plan(cfg)
-        fmt = _run._log_format(cfg)
+        cache: dict = {}
+        units = _run.plan(cfg, cache=cache)
+        _run.check_inputs(units, cache=cache, limit=cfg.get("limit"))
+        fmt = _run.log_format(cfg)
         from rich.table import Table as RichTable
 
         t = RichTable(title=f"{len(units)} units")
@@ -240,7 +258,7 @@ def run_unit(run_dir: Path = typer.Argument(..., help="run directory holding a p
     from rich.markup import escape
 
     from . import run as _run
-    from ._lock import UnitLocked, wait_released
+    from .run.lock import UnitLocked, wait_released
 
     console = _console()
 
@@ -319,13 +337,43 @@ def collect(run_dir: Path = typer.Argument(..., help="run directory (a plan, or 
 
 @app.command()
 def report(run_dir: Path = typer.Argument(..., help="a run directory holding report.json")) -> None:
-    """Re-render report.md and report.html from RUN_DIR/report.json."""
-    from .report import rerender
+    """Re-render report.md and report.html from RUN_DIR/report.json; a report of an older schema version is
+    migrated (or the message says which version wrote it and what to run)."""
+    _guard(lambda: _rerender(run_dir))
 
-    if not (run_dir / "report.json").is_file():
-        _console().print(f"[red]error:[/red] no report.json in {run_dir}")
-        raise typer.Exit(2)
-    paths = rerender(run_dir)
+
+def _rerender(run_dir: Path) -> None:
+    import json
+
+    from . import report as rep
+
+    path = run_dir / "report.json"
+    redo = f"rebuild it from the unit records with `robustsuite collect {run_dir}`"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"no report.json in {run_dir}") from None
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{path} is not readable JSON ({type(e).__name__}: {e}); {redo}") from None
+    version = data.get("schema_version") if isinstance(data, dict) else None
+    if version != rep.SCHEMA_VERSION:
+        wrote = (data.get("run") or {}).get("versions", {}).get("robustsuite") if isinstance(data, dict) else None
+        where = f"{path} has report schema {version!r} (written by robustsuite {wrote or '?'}); this robustsuite " \
+                f"writes schema {rep.SCHEMA_VERSION}"
+        migrate = getattr(rep, "migrate", None)
+        if migrate is None:
+            raise ConfigError(f"{where} and cannot migrate it; {redo}")
+        try:
+            data = migrate(data)
+        except (ValueError, KeyError, TypeError) as e:
+            raise ConfigError(f"{where}; migrating it failed ({e}); {redo}") from None
+    import jsonschema
+
+    try:
+        paths = rep.write_report(run_dir, data)
+    except jsonschema.ValidationError as e:
+        raise ConfigError(f"{path} does not follow the report schema ({e.message} at "
+                          f"{'/'.join(map(str, e.absolute_path))}); {redo}") from None
     _console().print("re-rendered: " + ", ".join(str(p) for p in paths.values()))
 
 
@@ -358,29 +406,62 @@ def datasets() -> None:
     _spec_table("dataset specs", DATASET_SPECS)
 
 
-@app.command(short_help="List the methods a config can name, with their defaults.")
-def methods(schema: bool = typer.Option(False, "--schema", help="print each method's parameters as JSON Schema")
+@app.command(short_help="List the methods a config can name, with their defaults or parameters.")
+def methods(schema: bool = typer.Option(False, "--schema", help="every parameter of every method: description, "
+                                        "unit, bounds, default"),
+            as_json: bool = typer.Option(False, "--json", help="with --schema: as JSON (one object per method)")
             ) -> None:
-    """List the methods a config can name, with their default parameters."""
-    from . import runners
-
-    if schema:
-        import json
-
-        from .config import schema as method_schema
-
-        typer.echo(json.dumps({name: method_schema(name) for name in runners.available()}, indent=2, default=str))
-        return
+    """List the methods a config can name, with their defaults (--schema: each parameter's type, default, unit,
+    bounds, description and paper reference as a table; --json for JSON)."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table as RichTable
 
+    from . import runners
+    from .config import schema as method_schema
+    from .config import schema_rows
+
+    if schema and as_json:
+        import json
+
+        typer.echo(json.dumps({name: method_schema(name) for name in runners.available()}, indent=2, default=str))
+        return
+    console = Console(width=200)
+    if schema:
+        for name, mod in runners.available().items():
+            t = RichTable(title=escape(f"[methods.{name}]: {mod.TITLE}"), title_justify="left")
+            for col in ("parameter", "type", "default", "unit", "bounds", "description", "paper"):
+                t.add_column(col, overflow="fold")
+            for r in schema_rows(name):
+                t.add_row(*(escape(str(r.get(k) if r.get(k) is not None else "")) for k in
+                            ("path", "type", "default", "unit", "bounds", "description", "paper")))
+            console.print(t)
+        return
     t = RichTable(title="methods")
     for col in ("method", "title", "paper", "defaults"):
         t.add_column(col)
     for name, mod in runners.available().items():
         t.add_row(name, escape(mod.TITLE), str(getattr(mod, "PAPER", "") or ""), escape(str(mod.DEFAULTS)))
-    Console().print(t)
+    console.print(t)
+
+
+@app.command(short_help="List the shipped benchmark files (run one with `robustsuite run NAME`).")
+def benchmarks() -> None:
+    """List the benchmark files shipped with robustsuite: `robustsuite run NAME --out DIR` runs one."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table as RichTable
+
+    from .run.units import benchmarks as shipped
+    from .run.units import load_config
+
+    t = RichTable(title="shipped benchmarks")
+    for col in ("name", "methods", "description", "file"):
+        t.add_column(col, overflow="fold")
+    for name, path in shipped().items():
+        lines = [x[1:].strip() for x in path.read_text(encoding="utf-8").splitlines() if x.startswith("#")]
+        t.add_row(name, ", ".join(load_config(path).get("methods", {})), escape(" ".join(lines[:2])), str(path))
+    Console(width=200).print(t)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -74,6 +74,31 @@ def schema(method: str) -> dict:
     return method_model(method).model_json_schema()
 
 
+_BOUNDS = (("minimum", ">="), ("exclusiveMinimum", ">"), ("maximum", "<="), ("exclusiveMaximum", "<"),
+           ("minLength", "len >="), ("pattern", "matches"))
+
+
+def schema_rows(method: str) -> list[dict]:
+    """One row per parameter of ``method`` (``path``, ``type``, ``default``, ``unit``, ``bounds``, ``description``,
+    ``paper``) for ``robustsuite methods --schema``: a declarative runner's input specs, ``preset`` and every field
+    of its typed config (as ``config.<path>``); a flat runner's keys with the types and bounds of its schema."""
+    got = schema(method)
+    if "config" in got and "inputs" in got:
+        preset = {"path": "preset", "type": "str", "default": "demo", "unit": "", "paper": "",
+                  "bounds": "one of " + ", ".join(got["presets"]), "description": "the named settings the config "
+                  "starts from"}
+        return [*got["inputs"], preset, *({**r, "path": f"config.{r['path']}"} for r in got["config"])]
+    rows = []
+    for key, p in got["properties"].items():
+        alts = p.get("anyOf", [p])
+        types = [a.get("type", "any") + (f"[{a['items'].get('type', 'any')}]" if "items" in a else "") for a in alts
+                 if a.get("type") != "null"]
+        bounds = [f"{word} {a[k]}" for a in alts for k, word in _BOUNDS if k in a]
+        rows.append({"path": key, "type": " | ".join(types) or "any", "default": p.get("default"), "unit": "",
+                     "paper": "", "bounds": ", ".join(bounds), "description": p.get("description", "")})
+    return rows
+
+
 def validate_method_params(method: str, params: dict) -> None:
     """Raise :class:`ConfigError` for unknown keys (closest valid key suggested), wrong types or values out of
     range in ``[methods.<method>]``, before any work."""

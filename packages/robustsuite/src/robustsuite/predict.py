@@ -6,17 +6,17 @@ import numpy as np
 import torch
 
 
-def predict_logits(model, x, *, batch_size: int = 256, device: torch.device | str | None = None) -> np.ndarray:
-    """Logits (N, K) as float64 numpy for a vision ``nn.Module`` (tensor x) or a text classifier (list x)."""
+def predict_logits(model, x, *, batch_size: int = 256, device: torch.device | str | None = None,
+                   outputs: str = "logits") -> np.ndarray:
+    """Logits (N, K) as float64 numpy for a vision ``nn.Module`` (tensor x; evaluated in eval mode, its mode restored,
+    outputs read by :func:`robustsuite_common.models.logits_from` as ``outputs``: with "logits", probabilities are
+    refused) or a text classifier (list x). ``device`` is kept for callers; inputs follow the model's device."""
+    from robustsuite_common.models import forward_logits
+
     if isinstance(model, torch.nn.Module):
         if not isinstance(x, torch.Tensor):
             raise TypeError("a vision model needs a tensor input")
-        dev = device or next(model.parameters()).device
-        outs = []
-        with torch.no_grad():
-            for i in range(0, len(x), batch_size):
-                outs.append(model(x[i:i + batch_size].to(dev)).double().cpu())
-        return torch.cat(outs).numpy()
+        return forward_logits(model, x, batch_size=batch_size, outputs=outputs, dtype=torch.float64).cpu().numpy()
     return np.asarray(model(list(x)), dtype=np.float64)
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import logging
 import pkgutil
 import re
 from dataclasses import dataclass, field
@@ -26,6 +27,8 @@ import torch
 
 from ..errors import ConfigError
 from ..report import Figure
+
+log = logging.getLogger("robustsuite")
 
 
 @dataclass
@@ -45,7 +48,7 @@ class RunContext:
     unit_id: str = ""
     model_spec: str | None = None      # the unit's main model: its dataset is aligned to the model's label names
     dataset_spec: str | None = None    # the unit's main dataset (None: align every dataset requested)
-    labels: list[str] | None = None    # explicit ``labels = [...]`` from the config (wins over the model's)
+    labels: list[str] | None = None    # explicit ``labels = [...]`` from the config (for models without id2label)
     limit: int | None = None           # first N samples of every split (``--limit``)
     allowed_models: frozenset[str] | None = None  # builtin models a user run may load (None: any)
     log_format: str | None = None      # "parquet" | "jsonl" | None (``--log-samples``)
@@ -55,7 +58,7 @@ class RunContext:
         """The model for ``spec`` on ``self.device`` (loaded once per run).
 
         In a user run (a config that names its own models) a ``builtin:`` model the config does not name is
-        refused before anything is trained or loaded.
+        refused before it is loaded.
         """
         if (self.allowed_models is not None and isinstance(spec, str) and spec.startswith("builtin:")
                 and spec not in self.allowed_models):
@@ -65,34 +68,19 @@ class RunContext:
                 f"set the parameter that defaults to {spec!r} to one of your models")
         key = f"model::{spec}"
         if key not in self._cache:
-            from tqdm.auto import tqdm
-
             from ..loaders import load_model
 
-            bars: list = []
-
-            def on_epoch(done: int, total: int) -> None:  # builtin models train on first use
-                if not bars:
-                    bars.append(tqdm(total=total, desc=f"training {spec}", unit="epoch", leave=False,
-                                     disable=not self.progress))
-                bars[0].update(done - bars[0].n)
-
-            try:
-                self._cache[key] = load_model(spec, device=self.device, progress=on_epoch)
-            finally:
-                for bar in bars:
-                    bar.close()
+            log.info("%s: loading model %s", self.unit_id or self.method, spec)
+            self._cache[key] = load_model(spec, device=self.device)
         return self._cache[key]
 
     def label_names(self) -> tuple[list[str] | None, str]:
-        """The label list datasets are mapped through: explicit ``labels`` first, else the unit model's names."""
-        if self.labels is not None:
-            return [str(v) for v in self.labels], "the config's labels"
-        if self.model_spec is not None:
-            names = getattr(self.model(self.model_spec), "labels", None)
-            if names is not None:
-                return list(names), f"model {self.model_spec} (id2label)"
-        return None, "the model"
+        """The label list datasets are mapped through: the unit model's names (``id2label``), else the config's
+        explicit ``labels``; both, disagreeing, is an error showing both (:func:`robustsuite.data.labels.label_order`)."""
+        from ..data.labels import label_order
+
+        names = getattr(self.model(self.model_spec), "labels", None) if self.model_spec is not None else None
+        return label_order(self.labels, names, self.model_spec)
 
     def dataset(self, spec: str):
         """The dataset for ``spec``, cut to ``limit``; the unit's own dataset has its labels mapped through the
@@ -101,11 +89,12 @@ class RunContext:
         names, source = self.label_names() if main else (None, "the model")
         key = f"dataset::{spec}::{names}::{self.limit}"
         if key not in self._cache:
+            from ..data.labels import align_labels
             from ..loaders import load_dataset
-            from ..userdata import align_labels
 
             raw_key = f"dataset::{spec}"
             if raw_key not in self._cache:
+                log.info("%s: loading dataset %s", self.unit_id or self.method, spec)
                 self._cache[raw_key] = load_dataset(spec)
             ds = align_labels(self._cache[raw_key], names, source=source)
             if self.limit is not None:

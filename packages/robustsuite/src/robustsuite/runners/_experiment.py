@@ -21,8 +21,9 @@ preset the experiment's config starts from, default ``"demo"``) and a ``config``
 the package's typed ``Config`` validates at planning time. The experiment module provides ``Config``,
 ``preset(name)``, ``PRESETS``, ``run(models, data, config, *, store=None, progress=True)``, optionally
 ``figures(result)``, ``shard_count(config)`` with ``run_shard(models, data, config, index, count, *, store,
-progress)``, and ``EXECUTION_FIELDS`` (dotted config paths that change how, not what, is computed).
-The unit's seed is the config's ``seed``.
+progress)``, ``EXECUTION_FIELDS`` (dotted config paths that change how, not what, is computed) and
+``SEEDED = False`` when its result does not depend on the seed (the unit is then computed once for all seeds; the
+runner module may say so instead). The unit's seed is the config's ``seed``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ class ExperimentRunner:
     @functools.cached_property
     def experiment(self) -> ModuleType:
         return importlib.import_module(self.module.EXPERIMENT)
+
+    @property
+    def SEEDED(self) -> bool:  # noqa: N802 - the runner interface's name
+        return bool(getattr(self.module, "SEEDED", getattr(self.experiment, "SEEDED", True)))
 
     @functools.cached_property
     def DEFAULTS(self) -> dict[str, Any]:  # noqa: N802 - the runner interface's name

@@ -2,7 +2,10 @@
 
 Every loader validates what it reads before any work starts (shapes, value range, label set) and raises a
 :class:`~robustsuite.errors.DatasetSpecError` naming the file and the problem. Options ride on the spec as a
-query string: ``csv:reviews.csv?text=review&label=stars``, ``hf-disk:/data/sst2?split=validation``.
+query string: ``csv:reviews.csv?text=review&label=stars``, ``hf-disk:/data/sst2?split=validation``. Every split
+keeps each item's id in the user's data (``Split.ids``): the 0-based data row of a CSV (header excluded) or JSONL
+file (non-empty lines), the index in an npz array, IDX file, Hugging Face split or torchvision set, the file's path
+below the root of an image folder; and the label names as written (``Split.label_names``).
 
 Labels come in three kinds (:attr:`UserDataset.label_kind`):
 
@@ -18,38 +21,29 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
-from urllib.parse import parse_qsl
 
 import numpy as np
 import torch
 
-from ._extras import optional_import
-from .data import Dataset, Split, _take, stratified_split
-from .errors import DatasetSpecError
+from robustsuite_common.experiment import Split
 
-LabelKind = Literal["index", "name", "ordered"]
+from .._extras import optional_import
+from ..errors import DatasetSpecError
+from ..specs import parse_options as _parse_options
+from .dataset import LabelKind, UserDataset, stratified_split, take
+
 _SPLIT_ALIASES = {"train": {"train"}, "val": {"val", "valid", "validation", "dev"}, "test": {"test"}}
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
 
 
-@dataclass(frozen=True)
-class UserDataset(Dataset):
-    """A :class:`~robustsuite.data.Dataset` read from user files, remembering what its labels are."""
-
-    label_kind: LabelKind = "index"
-
-
 def parse_options(spec_value: str, allowed: Sequence[str], scheme: str) -> tuple[str, dict[str, str]]:
-    """Split ``PATH?key=value&...`` into the path and its options; unknown keys are an error."""
-    path, sep, query = spec_value.partition("?")
-    opts = dict(parse_qsl(query, keep_blank_values=True, strict_parsing=False)) if sep else {}
-    bad = sorted(set(opts) - set(allowed))
-    if bad:
-        raise DatasetSpecError(f"{scheme}: unknown option(s) {bad} in {spec_value!r}; allowed: {sorted(allowed)}")
-    return path, opts
+    return _parse_options(spec_value, allowed, scheme, DatasetSpecError)
+
+
+def _empty(x_like) -> Split:
+    x = torch.empty(0, *x_like.shape[1:]) if isinstance(x_like, torch.Tensor) else []
+    return Split(x, torch.empty(0, dtype=torch.int64), ())
 
 
 def _labels_to_index(raw: Sequence, where: str) -> tuple[np.ndarray, list[str], LabelKind]:
@@ -68,24 +62,18 @@ def _labels_to_index(raw: Sequence, where: str) -> tuple[np.ndarray, list[str], 
     return np.asarray([lookup[str(v)] for v in raw], dtype=np.int64), classes, "name"
 
 
-def _splits_from_column(name, x, y, split_of: list, where: str) -> tuple[Split, Split, Split]:
-    parts = []
-    for part in ("train", "val", "test"):
-        idx = np.asarray([i for i, s in enumerate(split_of) if str(s) in _SPLIT_ALIASES[part]], dtype=np.int64)
-        if part == "test" and len(idx) == 0:
+def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="", ids=None) -> UserDataset:
+    """Splits by the ``split_of`` column (train/val/test values), else a fixed stratified 60/20/20 split; row ``i``
+    keeps the id ``ids[i]`` (default ``i``)."""
+    if split_of is not None:
+        parts = [np.asarray([i for i, s in enumerate(split_of) if str(s) in _SPLIT_ALIASES[p]], dtype=np.int64)
+                 for p in ("train", "val", "test")]
+        if len(parts[2]) == 0:
             raise DatasetSpecError(f"{where}: the split column has no 'test' rows (accepted values: "
                                    f"{ {k: sorted(v) for k, v in _SPLIT_ALIASES.items()} })")
-        parts.append(_take(x, y, idx))
-    return tuple(parts)
-
-
-def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="") -> UserDataset:
-    if split_of is not None:
-        tr, va, te = _splits_from_column(name, x, y, split_of, where)
     else:
-        a, b, c = stratified_split(y)
-        tr, va, te = _take(x, y, a), _take(x, y, b), _take(x, y, c)
-    return UserDataset(name, modality, tuple(classes), tr, va, te, label_kind=kind)
+        parts = stratified_split(y)
+    return UserDataset(name, modality, tuple(classes), *(take(x, y, p, ids, classes) for p in parts), label_kind=kind)
 
 
 def _records_dataset(name: str, records: list[dict], where: str, text_col: str = "text", label_col: str = "label",
@@ -226,10 +214,9 @@ def load_npz(value: str | Path) -> UserDataset:
     for part in ("train", "val", "test"):
         if part in parts:
             _check_label_range(parts[part][1], classes, where)
-            splits[part] = Split(parts[part][0], torch.as_tensor(parts[part][1]))
+            splits[part] = take(parts[part][0], parts[part][1], np.arange(len(parts[part][1])), None, classes)
         else:
-            shape = next(iter(parts.values()))[0].shape[1:]
-            splits[part] = Split(torch.empty(0, *shape), torch.empty(0, dtype=torch.int64))
+            splits[part] = _empty(next(iter(parts.values()))[0])
     return UserDataset(where, "vision", tuple(classes), splits["train"], splits["val"], splits["test"],
                        label_kind="index")
 
@@ -239,7 +226,8 @@ def _check_label_range(y: np.ndarray, classes: Sequence[str], where: str) -> Non
         raise DatasetSpecError(f"{where}: label {int(y.max())} is outside the {len(classes)} named classes {list(classes)}")
 
 
-def _read_folder(root: Path, size: tuple[int, int] | None, where: str) -> tuple[torch.Tensor, np.ndarray, list[str]]:
+def _read_folder(root: Path, size: tuple[int, int] | None, where: str, base: Path
+                 ) -> tuple[torch.Tensor, np.ndarray, list[str], list[str]]:
     from PIL import Image
 
     classes = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
@@ -266,7 +254,8 @@ def _read_folder(root: Path, size: tuple[int, int] | None, where: str) -> tuple[
                                "?size=HxW (e.g. imagefolder:/data/pets?size=32x32)")
     arr = np.stack([np.asarray(im, dtype=np.uint8) for im in images])
     arr = arr[:, None] if arr.ndim == 3 else arr.transpose(0, 3, 1, 2)
-    return images_to_tensor(arr, where), np.asarray(labels, dtype=np.int64), classes
+    return (images_to_tensor(arr, where), np.asarray(labels, dtype=np.int64), classes,
+            [f.relative_to(base).as_posix() for f in files])
 
 
 def load_imagefolder(value: str | Path) -> UserDataset:
@@ -287,26 +276,25 @@ def load_imagefolder(value: str | Path) -> UserDataset:
         except ValueError as e:
             raise DatasetSpecError(f"imagefolder: size must look like HxW (e.g. 32x32), got {opts['size']!r}") from e
     if (root / "test").is_dir():
-        parts = {p: _read_folder(root / p, size, f"{where}/{p}") for p in ("train", "val", "test")
+        parts = {p: _read_folder(root / p, size, f"{where}/{p}", root) for p in ("train", "val", "test")
                  if (root / p).is_dir()}
         classes = parts["test"][2]
-        for p, (_, _, cls) in parts.items():
+        for p, (_, _, cls, _) in parts.items():
             if cls != classes:
                 raise DatasetSpecError(f"{where}: split {p!r} has class folders {cls}, test has {classes}")
-        shape = parts["test"][0].shape[1:]
-        splits = {p: Split(parts[p][0], torch.as_tensor(parts[p][1])) if p in parts else
-                  Split(torch.empty(0, *shape), torch.empty(0, dtype=torch.int64)) for p in ("train", "val", "test")}
+        splits = {p: take(parts[p][0], parts[p][1], np.arange(len(parts[p][1])), parts[p][3], classes) if p in parts
+                  else _empty(parts["test"][0]) for p in ("train", "val", "test")}
         return UserDataset(where, "vision", tuple(classes), splits["train"], splits["val"], splits["test"],
                            label_kind="ordered")
-    x, y, classes = _read_folder(root, size, where)
-    return _make(where, "vision", classes, x, y, "ordered")
+    x, y, classes, files = _read_folder(root, size, where, root)
+    return _make(where, "vision", classes, x, y, "ordered", ids=files)
 
 
 def load_idx(value: str | Path) -> UserDataset:
     """``idx:DIR``: the four MNIST-format IDX files (``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``,
     ``t10k-images-idx3-ubyte``, ``t10k-labels-idx1-ubyte``, optionally ``.gz``), e.g. Debian's
     ``/usr/share/datasets/fashion-mnist``. Train is split 90/10 (stratified) into train/val; t10k is the test split."""
-    from ._idx import find_idx, read_idx
+    from .idx import find_idx, read_idx
 
     path_s, _ = parse_options(str(value), (), "idx")
     root = Path(path_s)
@@ -321,11 +309,14 @@ def load_idx(value: str | Path) -> UserDataset:
     if arrays["train"][0].shape[1:] != arrays["test"][0].shape[1:]:
         raise DatasetSpecError(f"{where}: train and t10k images differ in shape")
     k = int(max(arrays["train"][1].max(), arrays["test"][1].max())) + 1
-    x, y = arrays["train"]
+    return _train_val_test(where, tuple(str(i) for i in range(k)), *arrays["train"], *arrays["test"])
+
+
+def _train_val_test(name: str, classes, x, y, x_test, y_test) -> UserDataset:
+    """The train set split 90/10 (stratified) into train/val, and the test set; ids = index in each set."""
     tr, va = stratified_split(y, fractions=(0.9, 0.1))
-    xt, yt = arrays["test"]
-    return UserDataset(where, "vision", tuple(str(i) for i in range(k)), _take(x, y, tr), _take(x, y, va),
-                       Split(xt, torch.as_tensor(yt)), label_kind="index")
+    return UserDataset(name, "vision", tuple(classes), take(x, y, tr, None, classes), take(x, y, va, None, classes),
+                       take(x_test, y_test, np.arange(len(y_test)), None, classes), label_kind="index")
 
 
 # --- Hugging Face datasets --------------------------------------------------------------------------
@@ -386,9 +377,8 @@ def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
         lookup = {c: i for i, c in enumerate(classes)}
         conv = {alias: np.asarray([lookup[str(v)] if kind == "name" else int(v) for v in raw], dtype=np.int64)
                 for alias, (_, raw) in parts.items()}
-    empty_x = [] if not vision else torch.empty(0, *parts["test"][0].shape[1:])
-    splits = {alias: Split(parts[alias][0], torch.as_tensor(conv[alias])) if alias in parts else
-              Split(empty_x, torch.empty(0, dtype=torch.int64)) for alias in ("train", "val", "test")}
+    splits = {alias: take(parts[alias][0], conv[alias], np.arange(len(conv[alias])), None, classes) if alias in parts
+              else _empty(parts["test"][0]) for alias in ("train", "val", "test")}
     for alias, s in splits.items():
         if len(s) and (int(s.y.min()) < 0 or int(s.y.max()) >= len(classes)):
             raise DatasetSpecError(f"{name}: split {alias!r} has labels outside 0..{len(classes) - 1}")
@@ -447,11 +437,7 @@ def _torchvision_dataset(name: str, cls_name: str, root: str | Path, expected: s
             f"{name}: no {cls_name} data under {root} ({e}). Put the extracted files at {root / expected} "
             f"(on a machine with network: torchvision.datasets.{cls_name}({str(root)!r}, download=True))."
         ) from e
-    x, y = _torchvision_split(train)
-    x_test, y_test = _torchvision_split(test)
-    tr, va = stratified_split(y, fractions=(0.9, 0.1))
-    return UserDataset(name, "vision", tuple(train.classes), _take(x, y, tr), _take(x, y, va),
-                       Split(x_test, torch.as_tensor(y_test)), label_kind="index")
+    return _train_val_test(name, train.classes, *_torchvision_split(train), *_torchvision_split(test))
 
 
 def load_cifar10(root: str | Path) -> UserDataset:
@@ -466,54 +452,3 @@ def load_mnist(root: str | Path) -> UserDataset:
 
 LOADERS = {"csv": load_csv, "jsonl": load_jsonl, "npz": load_npz, "imagefolder": load_imagefolder, "idx": load_idx,
            "hf-disk": load_hf_disk, "hf-datasets": load_hf_dataset, "cifar10": load_cifar10, "mnist": load_mnist}
-
-
-# --- label alignment -------------------------------------------------------------------------------
-
-
-def _remap(split: Split, old_to_new: np.ndarray) -> Split:
-    y = split.y.numpy()
-    keep = y >= 0  # -1 marks out-of-distribution samples; they stay -1
-    new = y.copy()
-    new[keep] = old_to_new[y[keep]]
-    return Split(split.x, torch.as_tensor(new, dtype=torch.int64))
-
-
-def align_labels(ds: Dataset, model_labels: Sequence[str] | None, *, source: str = "the model") -> Dataset:
-    """Map a dataset's class indices onto the model's: ``y_new = model_labels.index(ds.classes[y])``.
-
-    ``model_labels`` is the model's ``id2label`` in id order or the config's explicit ``labels`` list (``None``
-    when neither exists). Named labels without such a list are an error (never guessed); a dataset class the
-    model does not know is an error listing both label sets.
-    """
-    kind = getattr(ds, "label_kind", "ordered")  # builtin datasets: names in a documented order
-    if model_labels is None:
-        if kind == "name":
-            raise DatasetSpecError(
-                f"{ds.name} has named labels {list(ds.classes)} but the model declares no label names (id2label); "
-                "give their order in the config: labels = [\"name of class 0\", \"name of class 1\", ...]")
-        return ds
-    model_labels = [str(v) for v in model_labels]
-    if len(set(model_labels)) != len(model_labels):
-        raise DatasetSpecError(f"labels of {source} are not unique: {model_labels}")
-    present = set()
-    for s in (ds.train, ds.val, ds.test):
-        present |= {ds.classes[i] for i in s.y.unique().tolist() if 0 <= i < len(ds.classes)}
-    known = present & set(model_labels)
-    if kind == "index" or (kind == "ordered" and not known):
-        k = max((int(s.y.max()) for s in (ds.train, ds.val, ds.test) if len(s)), default=-1) + 1
-        if k > len(model_labels):
-            raise DatasetSpecError(f"{ds.name} has class indices up to {k - 1}, but {source} knows only "
-                                   f"{len(model_labels)} labels {model_labels}")
-        return ds
-    unknown = sorted(present - set(model_labels))
-    if unknown:
-        raise DatasetSpecError(f"{ds.name}: dataset labels {unknown} are unknown to {source}. Dataset labels: "
-                               f"{sorted(present)}; labels of {source}: {model_labels}")
-    pos = {c: i for i, c in enumerate(model_labels)}
-    old_to_new = np.asarray([pos.get(c, -2) for c in ds.classes], dtype=np.int64)
-    fields = {"classes": tuple(model_labels), "train": _remap(ds.train, old_to_new), "val": _remap(ds.val, old_to_new),
-              "test": _remap(ds.test, old_to_new)}
-    if isinstance(ds, UserDataset):
-        fields["label_kind"] = "index"
-    return replace(ds, **fields)

@@ -1,6 +1,6 @@
 """Executors: where the units of a run are computed (``robustsuite run/demo --executor local|ray``).
 
-Both executors compute a unit with the same function, :func:`robustsuite.run.compute_unit`: under the unit's
+Both executors compute a unit with the same function, :func:`robustsuite.run.worker.compute_unit`: under the unit's
 lock (``units/<unit>.lock``), written atomically to ``units/<unit>.json`` (or ``.failed.json``) in the run
 directory. So the run directory, and the report assembled from it, do not depend on the executor, and a run
 started with one executor can be resumed with the other.
@@ -9,7 +9,7 @@ started with one executor can be resumed with the other.
 - :class:`RayExecutor` submits every unit as a Ray task (``ray.remote``) with the resources of
   :func:`unit_resources`, to a local Ray started here (``ray.init(num_cpus=...)``) or to an existing cluster
   (``address``); the run directory must be visible to every worker at the same path (a shared file system).
-  A unit whose runner splits its data-parallel work into shards (:func:`robustsuite.run.shard_count`, e.g.
+  A unit whose runner splits its data-parallel work into shards (:func:`robustsuite.run.units.shard_count`, e.g.
   certcal's ``shards``) runs each shard as a task of its own first; the unit's task then merges them in order,
   so the result does not depend on the number of shards.
 """
@@ -18,83 +18,18 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .errors import ConfigError
+from ..errors import ConfigError
+from .resources import unit_resources
 
 EXECUTORS = ("local", "ray")
-RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory")
 STARTS = 3  # attempts at starting a local Ray (RayExecutor(start_attempts=...))
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-
 # (index in the submitted list, record or None when the unit is locked elsewhere, status)
 Outcome = tuple[int, dict | None, str]
-
-
-def parse_memory(value: Any, *, where: str = "memory") -> int:
-    """Bytes from an integer or a string such as ``"4GiB"``, ``"500 MB"``, ``"2e9"`` (Ray's ``memory``)."""
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise ConfigError(f"{where} must be a number of bytes or a string like '4GiB', got {value!r}")
-    if isinstance(value, str):
-        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", value)
-        if m is None or m.group(2).lower() not in _UNITS:
-            raise ConfigError(f"{where} must be a number of bytes or a string like '4GiB' (units "
-                              f"{', '.join(u for u in _UNITS if u)}), got {value!r}")
-        value = float(m.group(1)) * _UNITS[m.group(2).lower()]
-    if not value > 0:
-        raise ConfigError(f"{where} must be > 0 bytes, got {value!r}")
-    return int(value)
-
-
-def _check_table(table: Any, where: str) -> dict[str, Any]:
-    if table is None:
-        return {}
-    if not isinstance(table, dict):
-        raise ConfigError(f"{where} must be a table with keys {list(RESOURCE_KEYS)}, got {table!r}")
-    unknown = set(table) - set(RESOURCE_KEYS)
-    if unknown:
-        raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {list(RESOURCE_KEYS)}")
-    out: dict[str, Any] = {}
-    for key in ("num_cpus", "num_gpus"):
-        if key in table:
-            v = table[key]
-            lo_ok = v > 0 if key == "num_cpus" else v >= 0
-            if isinstance(v, bool) or not isinstance(v, int | float) or not lo_ok:
-                raise ConfigError(f"{where}.{key} must be a number {'> 0' if key == 'num_cpus' else '>= 0'}, "
-                                  f"got {v!r}")
-            out[key] = v
-    if "memory" in table:
-        out["memory"] = parse_memory(table["memory"], where=f"{where}.memory")
-    return out
-
-
-def check_resources(config: dict) -> None:
-    """Validate the ``[resources]`` table and every ``[methods.NAME.resources]`` table of ``config``."""
-    _check_table(config.get("resources"), "resources")
-    for name, table in (config.get("methods") or {}).items():
-        if isinstance(table, dict):
-            _check_table(table.get("resources"), f"methods.{name}.resources")
-
-
-def unit_resources(config: dict, method: str) -> dict[str, Any]:
-    """What one unit of ``method`` asks the executor for: ``num_cpus`` (default 1), ``num_gpus`` (default 1
-    when the run's ``device`` is ``cuda``/``cuda:N``, else 0) and ``memory`` in bytes (default: none reserved),
-    overridden by the run's ``[resources]`` table, then by ``[methods.<method>.resources]``.
-
-    Resources do not enter a unit's identity: they change where a unit runs, not what it computes.
-    """
-    device = str(config.get("device", "cpu"))
-    out: dict[str, Any] = {"num_cpus": 1, "num_gpus": 1 if device.startswith("cuda") else 0}
-    out |= _check_table(config.get("resources"), "resources")
-    method_table = (config.get("methods") or {}).get(method)
-    if isinstance(method_table, dict):
-        out |= _check_table(method_table.get("resources"), f"methods.{method}.resources")
-    return out
 
 
 class LocalExecutor:
@@ -103,7 +38,7 @@ class LocalExecutor:
     name = "local"
 
     def resolve_device(self, spec: str):
-        from .run import resolve_device
+        from .worker import resolve_device
 
         return resolve_device(spec)
 
@@ -112,8 +47,8 @@ class LocalExecutor:
                 on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
         """Yield ``(index, record, status)`` per unit of ``jobs`` as it finishes; status "locked" (record
         ``None``) when another live process holds the unit's lock."""
-        from ._lock import UnitLocked
-        from .run import compute_unit
+        from .lock import UnitLocked
+        from .worker import compute_unit
 
         for k, unit in enumerate(jobs):
             try:
@@ -138,17 +73,17 @@ class LocalExecutor:
 _WORKER_CACHE: dict[str, Any] = {"run": None, "cache": {}}
 
 
-def _identity_error(unit, limit: int | None) -> str | None:
+def _identity_error(unit, limit: int | None, cache: dict[str, Any]) -> str | None:
     """Why this worker would compute something else than was planned for ``unit`` (``None``: it would not)."""
-    from .run import unit_identity
+    from .._io import stable_hash
+    from .units import identity_diff, unit_identity
 
-    here = unit_identity(unit.method, unit.params, unit.seed, limit=limit)
-    if here == unit.identity:
+    here = unit_identity(unit.method, unit.params, None if unit.deterministic else unit.seed, limit=limit, cache=cache)
+    if stable_hash(here) == stable_hash(unit.identity):
         return None
-    diff = sorted(k for k in set(here) | set(unit.identity) if here.get(k) != unit.identity.get(k))
-    return ("ConfigError: this Ray worker would compute something else than was planned ("
-            + "; ".join(f"{k}: planned {unit.identity.get(k)!r}, here {here.get(k)!r}" for k in diff)
-            + "); install the driver's package versions and local files on every worker")
+    return (f"ConfigError: this Ray worker would compute something else than was planned ("
+            f"{identity_diff(unit.identity, here)}); install the driver's package versions, local files and data "
+            "on every worker")
 
 
 @contextlib.contextmanager
@@ -172,14 +107,14 @@ def _worker_cache(run_token: str) -> dict[str, Any]:
 
 def compute_shard_remote(unit, index: int, run_dir: str, device_spec: str, limit: int | None, cwd: str,
                          run_token: str) -> str:
-    """The body of a shard's Ray task: :func:`robustsuite.run.compute_shard`. Returns its status, or
+    """The body of a shard's Ray task: :func:`robustsuite.run.worker.compute_shard`. Returns its status, or
     ``"failed: <error>"``: a failed shard does not fail the unit's task, which computes missing shards itself
     (and then reports the error in the unit's record if it recurs)."""
-    from .run import compute_shard, resolve_device
+    from .worker import compute_shard, resolve_device
 
     with _working_dir(cwd):
         try:
-            error = _identity_error(unit, limit)
+            error = _identity_error(unit, limit, _worker_cache(run_token))
             if error is not None:
                 return f"failed: {error}"
             return compute_shard(unit, index, Path(run_dir), device=resolve_device(device_spec), limit=limit,
@@ -191,19 +126,19 @@ def compute_shard_remote(unit, index: int, run_dir: str, device_spec: str, limit
 def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None, limit: int | None,
                    cwd: str, run_token: str, *shards_done: str) -> tuple[dict | None, str]:
     """The body of a Ray task: check that this worker computes what was planned, then
-    :func:`robustsuite.run.compute_unit` (the local executor's function). Returns ``(record, status)``;
+    :func:`robustsuite.run.worker.compute_unit` (the local executor's function). Returns ``(record, status)``;
     ``(None, "locked")`` when a live process elsewhere holds the unit's lock.
 
     ``shards_done`` are the results of the unit's shard tasks (Ray starts this task after they finished).
     Relative specs resolve against the driver's working directory ``cwd`` when it exists here. Models stay
     loaded in the worker process for the next unit of the same run (``run_token``), as in a local run.
     """
-    from ._io import write_json
-    from ._lock import UnitLocked
-    from .run import compute_unit, failed_path, resolve_device
+    from .._io import write_json
+    from .lock import UnitLocked
+    from .worker import compute_unit, failed_path, resolve_device
 
     with _working_dir(cwd):
-        error = _identity_error(unit, limit)
+        error = _identity_error(unit, limit, _worker_cache(run_token))
         if error is not None:
             record = {"unit": unit.to_dict(), "status": "failed", "seconds": 0.0, "section": None, "error": error,
                       "samples": []}
@@ -284,8 +219,9 @@ class RayExecutor:
         """Submit ``jobs`` at once; yield ``(index, record, status)`` in the order they finish."""
         import time
 
-        from ._io import write_json
-        from .run import failed_path, shard_count
+        from .._io import write_json
+        from .units import shard_count
+        from .worker import failed_path
 
         if not jobs:
             return

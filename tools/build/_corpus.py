@@ -3,7 +3,8 @@
 Sentences come from templates over small lexicons, with negation, contrast ("X, but Y": the second
 clause decides), neither/nor, recommendation and emotion-cause constructions, plus 4 % label noise, so a
 tiny model learns most of it but cannot reach 100 %. Generation uses ``random.Random(seed)`` (stable
-across Python versions), so the corpus is identical on every machine and nothing needs to be shipped.
+across Python versions), so the corpus is identical on every machine; the build ships it
+(``resources/sentiment_corpora.json.xz``), so the package does not generate anything at run time.
 """
 
 from __future__ import annotations

@@ -1,0 +1,181 @@
+"""The builtin datasets (``builtin:<name>``): shipped real data and scikit-learn's bundled digits, offline.
+
+Ids are the index in the original set (scikit-learn's ``load_digits``, the official Fashion-MNIST files, the
+shipped corpus), WordNet synset offsets, or what :mod:`robustsuite.data.wordnet` says for the WordNet tasks.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from robustsuite_common.experiment import Split
+
+from .dataset import Dataset, from_arrays, read_json_xz
+
+CORPORA_FILE = Path(__file__).parents[1] / "resources" / "sentiment_corpora.json.xz"
+
+
+def _digits_arrays() -> tuple[torch.Tensor, np.ndarray]:
+    from sklearn.datasets import load_digits
+
+    d = load_digits()
+    x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)  # (1797, 1, 8, 8) in [0, 1]
+    return x, d.target.astype(np.int64)
+
+
+def digits() -> Dataset:
+    """scikit-learn's bundled 8×8 handwritten digits (1,797 real images), split 60/20/20 stratified."""
+    x, y = _digits_arrays()
+    return from_arrays("builtin:digits", "vision", [str(i) for i in range(10)], x, y, source="scikit-learn digits")
+
+
+def ood_patches(n: int = 360, seed: int = 0) -> torch.Tensor:
+    """Out-of-distribution 8×8 grey images: random patches of scikit-learn's sample photographs.
+
+    Patches of 16–48 pixels are cut from ``china.jpg`` and ``flower.jpg`` (bundled in the scikit-learn
+    wheel), converted to grey, area-resized to 8×8 and min-max scaled to [0, 1] like the digits.
+    """
+    from sklearn.datasets import load_sample_images
+
+    rng = np.random.default_rng(seed)
+    images = [torch.tensor(im, dtype=torch.float32).mean(-1) / 255.0 for im in load_sample_images().images]
+    out = torch.empty(n, 1, 8, 8)
+    for i in range(n):
+        img = images[i % len(images)]
+        size = int(rng.integers(16, 49))
+        top = int(rng.integers(0, img.shape[0] - size))
+        left = int(rng.integers(0, img.shape[1] - size))
+        patch = img[top:top + size, left:left + size][None, None]
+        small = torch.nn.functional.interpolate(patch, size=(8, 8), mode="area")[0]
+        lo, hi = small.min(), small.max()
+        out[i] = (small - lo) / (hi - lo).clamp_min(1e-6)
+    return out
+
+
+def _ood(x: torch.Tensor) -> Split:
+    return Split(x, torch.full((len(x),), -1, dtype=torch.int64), tuple(range(len(x))))
+
+
+def digits_osr(known: int = 8) -> Dataset:
+    """Open-set digits: classes ``0..known-1`` known; the rest held out as ``extras["open_set"]``.
+
+    ``extras["ood"]`` holds photograph patches (:func:`ood_patches`) with label -1.
+    """
+    x, y = _digits_arrays()
+    keep = y < known
+    classes = [str(i) for i in range(10)]
+    kept, rest = np.flatnonzero(keep), np.flatnonzero(~keep)
+    base = from_arrays("builtin:digits-osr", "vision", classes[:known], x[torch.as_tensor(kept)], y[keep],
+                       ids=tuple(int(i) for i in kept))
+    open_set = Split(x[torch.as_tensor(rest)], torch.as_tensor(y[rest]), tuple(int(i) for i in rest), tuple(classes))
+    return Dataset(base.name, "vision", base.classes, base.train, base.val, base.test,
+                   {"open_set": open_set, "ood": _ood(ood_patches())}, source="scikit-learn digits")
+
+
+def _corpus(kind: str, name: str) -> Dataset:
+    c = read_json_xz(CORPORA_FILE)[kind]
+    return from_arrays(name, "text", c["classes"], c["text"], np.asarray(c["label"]),
+                       source=f"shipped generated {kind} corpus ({len(c['text']):,} sentences)")
+
+
+def sentiment_mini() -> Dataset:
+    """4,000 generated binary sentiment sentences (negation, contrast, neither/nor; 4 % label noise), shipped."""
+    return _corpus("sentiment", "builtin:sentiment-mini")
+
+
+def sentiment_mini_multi() -> Dataset:
+    """4,000 generated 4-class emotion sentences (joy, sadness, anger, fear), shipped."""
+    return _corpus("emotion", "builtin:sentiment-mini-multi")
+
+
+def fashion_mnist(root: str | Path | None = None, *, full: bool | None = None) -> Dataset:
+    """Fashion-MNIST (Xiao et al. 2017, MIT licence), (N, 1, 28, 28) floats in [0, 1], 10 classes.
+
+    The shipped stratified subset (9,000/1,000/2,000 train/val/test) is used unless the official IDX files are
+    found (``root``, ``$ROBUSTSUITE_DATA`` or Debian's ``/usr/share/datasets/fashion-mnist``): then the full
+    55,000/5,000/10,000 split, each split starting with the shipped subset in the same order, so
+    ``split.head(n)`` is identical either way. ``full=False`` forces the subset, ``full=True`` requires the
+    files. ``Dataset.source`` says which was used; ids are indices in the official files.
+    """
+    from .fashion import CLASSES, load_arrays
+
+    arrays, source = load_arrays(root, full=full)
+    s = {name: Split(torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1), torch.from_numpy(y),
+                     tuple(int(i) for i in ids), CLASSES) for name, (x, y, ids) in arrays.items()}
+    return Dataset("builtin:fashion-mnist", "vision", CLASSES, s["train"], s["val"], s["test"], source=source)
+
+
+def _upsampled_digits(size: int = 28) -> torch.Tensor:
+    x, _ = _digits_arrays()
+    return torch.nn.functional.interpolate(x, size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)
+
+
+def fashion_mnist_osr(root: str | Path | None = None, *, full: bool | None = None, known: int = 6) -> Dataset:
+    """Open-set Fashion-MNIST: classes ``0..known-1`` (default 0–5) known; test images of the other classes
+    as ``extras["open_set"]``; ``extras["ood"]`` = scikit-learn's 1,797 8×8 digits upsampled (bilinear) to
+    28×28, label -1. Splits keep the order of :func:`fashion_mnist` (so ``head(n)`` is source-independent)."""
+    from robustsuite_common.checks import check_int
+
+    from .fashion import CLASSES
+
+    check_int("known", known, ge=2, le=len(CLASSES) - 1)
+    base = fashion_mnist(root, full=full)
+
+    def keep(split: Split, mask: torch.Tensor) -> Split:
+        return split.select(np.flatnonzero(mask.numpy()))
+
+    t = base.test
+    return Dataset("builtin:fashion-mnist-osr", "vision", base.classes[:known], keep(base.train, base.train.y < known),
+                   keep(base.val, base.val.y < known), keep(t, t.y < known),
+                   {"open_set": keep(t, t.y >= known), "ood": _ood(_upsampled_digits())}, source=base.source)
+
+
+def wordnet_topics() -> Dataset:
+    """WordNet 3.0 noun glosses (definition + example sentences, cased) labelled by 8 lexicographer files
+    (artifact, person, plant, animal, act, communication, location, food); balanced 14,000/1,000/2,000
+    train/val/test split shipped in the package (WordNet 3.0 licence); ids are synset offsets."""
+    from .wordnet import topics
+
+    t = topics()
+    classes = tuple(t["classes"])
+    s = {k: Split(list(t[k]["text"]), torch.tensor(t[k]["label"], dtype=torch.int64), tuple(t[k]["offset"]), classes)
+         for k in ("train", "val", "test")}
+    return Dataset("builtin:wordnet-topics", "text", classes, s["train"], s["val"], s["test"],
+                   source="shipped balanced subset of WordNet 3.0 noun glosses")
+
+
+def _wordnet_task(task: str, name: str, source: str) -> Dataset:
+    from .wordnet import task_classes, task_split
+
+    classes = task_classes(task)
+    s = {k: Split(*task_split(task, k), classes) for k in ("train", "val", "test")}
+    return Dataset(f"builtin:{name}", "text", classes, s["train"], s["val"], s["test"], source=source)
+
+
+BUILTIN_DATASETS = {
+    "fashion-mnist": (fashion_mnist, "Fashion-MNIST, 10 classes, 28×28 (shipped 9k/1k/2k subset; full 55k/5k/10k "
+                                     "when the IDX files are found)"),
+    "fashion-mnist-osr": (fashion_mnist_osr, "Fashion-MNIST classes 0–5 known; 6–9 as extras['open_set']; "
+                                             "upsampled 8×8 digits as extras['ood']"),
+    "wordnet-topics": (wordnet_topics, "WordNet 3.0 noun glosses, 8 lexicographer-file topics, 14k/1k/2k "
+                                       "(shipped)"),
+    "wordnet-pairs": (lambda: _wordnet_task("pairs", "wordnet-pairs", "shipped WordNet 3.0 noun definition pairs "
+                                            "(hypernym or not)"),
+                      "WordNet 3.0 definition pairs, hypernym vs unrelated (2 classes), 6k/400/1k (shipped; x = "
+                      "(premise, hypothesis))"),
+    "wordnet-multilabel": (lambda: _wordnet_task("multilabel", "wordnet-multilabel", "shipped WordNet 3.0 noun lemmas "
+                                                 "with their topics"),
+                           "WordNet 3.0 noun lemma entries, multi-label over 8 topics, 5k/400/1k (shipped; y = 0/1 "
+                           "matrix)"),
+    "wordnet-pos": (lambda: _wordnet_task("tagging", "wordnet-pos", "shipped WordNet 3.0 example sentences, lexicon "
+                                          "POS tags"),
+                    "WordNet 3.0 example sentences, POS tags from the lexicon (NOUN/VERB/ADJ/ADV), 5k/400/1k "
+                    "(shipped; x = token lists, y = padded tags, -1 not scored)"),
+    "digits": (digits, "scikit-learn 8×8 digits, 10 classes, 1,797 images (real data)"),
+    "digits-osr": (digits_osr, "digits 0–7 known; 8–9 as extras['open_set']; photo patches as extras['ood']"),
+    "sentiment-mini": (sentiment_mini, "4,000 generated binary sentiment sentences (4 % label noise; shipped)"),
+    "sentiment-mini-multi": (sentiment_mini_multi, "4,000 generated 4-class emotion sentences (shipped)"),
+}

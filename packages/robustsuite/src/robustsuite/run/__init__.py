@@ -1,0 +1,28 @@
+"""Runs: planning units of work (:mod:`.units`), checking and computing them (:mod:`.worker`), executors (local or
+Ray, :mod:`.executors`), per-unit locks (:mod:`.lock`), one-command runs (:mod:`.execute`), plan files, one unit per
+batch job and ``collect`` (:mod:`.batch`), and provenance (:mod:`.provenance`).
+
+A run is a set of independent, serialisable units (method × model × dataset × seed), each writing its own record
+``units/<unit id>.json`` atomically: that is what makes resume possible, and what lets a run that outgrows one
+machine be dispatched to Ray or to batch jobs instead of a home-made scheduler.
+"""
+
+from .batch import PLAN_FILE, collect, load_planned_unit, run_planned_shard, run_planned_unit, write_plan
+from .execute import execute
+from .provenance import assemble
+from .units import Unit, benchmarks, demo_config, load_config, log_format, plan, shard_count, unit_identity
+from .worker import (
+                     cached_record,
+                     check_inputs,
+                     compute_shard,
+                     compute_unit,
+                     failed_path,
+                     lock_path,
+                     resolve_device,
+                     unit_path,
+)
+
+__all__ = ["PLAN_FILE", "Unit", "assemble", "benchmarks", "cached_record", "check_inputs", "collect", "compute_shard",
+           "compute_unit", "demo_config", "execute", "failed_path", "load_config", "load_planned_unit", "lock_path",
+           "log_format", "plan", "resolve_device", "run_planned_shard", "run_planned_unit", "shard_count",
+           "unit_identity", "unit_path", "write_plan"]

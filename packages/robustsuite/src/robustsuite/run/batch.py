@@ -1,0 +1,166 @@
+"""Batch schedulers without Ray: ``plan --write`` writes the plan, ``run-unit`` computes one planned unit (or one
+shard of it) per job, ``collect`` assembles the report from whatever is finished."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from .._io import stable_hash, write_json
+from ..errors import ConfigError
+from .provenance import prepare_dir, write_run_report
+from .units import Unit, identity_diff, log_format, plan, shard_count, unit_identity
+from .worker import (
+    cached_record,
+    check_inputs,
+    compute_shard,
+    compute_unit,
+    failed_path,
+    read_record,
+    resolve_device,
+)
+
+PLAN_FILE = "plan.json"
+
+
+def write_plan(config: dict, run_dir: Path) -> list[Unit]:
+    """Write ``plan.json`` (config, unit ids in order) and ``plan/<unit id>.json`` (the full unit spec: method,
+    model, dataset, params, seed, identity, allowed models, device, limit, sample format) into ``run_dir``."""
+    units = plan(config)
+    run_dir = Path(run_dir)
+    created = prepare_dir(config, run_dir)
+    settings = {"device": str(config.get("device", "cpu")), "limit": config.get("limit"),
+                "log_format": log_format(config)}
+    for u in units:
+        write_json(run_dir / "plan" / f"{u.id}.json",
+                   u.to_dict() | {"allowed_models": sorted(u.allowed_models) if u.allowed_models is not None
+                                  else None, "settings": settings})
+    write_json(run_dir / PLAN_FILE, {"created": created, "config": config, "units": [u.id for u in units],
+                                     "shards": {u.id: shard_count(u) for u in units if shard_count(u) > 1}})
+    return units
+
+
+def _read_json(path: Path, what: str, run_dir: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise ConfigError(f"{path} ({what}) is not readable ({type(e).__name__}: {e}); write the plan again with "
+                          f"`robustsuite plan CONFIG --out {run_dir} --write`") from e
+
+
+def load_planned_unit(run_dir: Path, unit_id: str, cache: dict[str, Any] | None = None) -> tuple[Unit, dict]:
+    """The unit ``unit_id`` of the plan in ``run_dir`` and its settings; its identity is recomputed here and must
+    match the planned one (same package versions, local files and data as where it was planned)."""
+    run_dir = Path(run_dir)
+    path = run_dir / "plan" / f"{unit_id}.json"
+    if not (run_dir / PLAN_FILE).is_file():
+        raise ConfigError(f"no {PLAN_FILE} in {run_dir}; "
+                          f"write one with `robustsuite plan CONFIG --out {run_dir} --write`")
+    if not path.is_file():
+        ids = _read_json(run_dir / PLAN_FILE, "the plan", run_dir)["units"]
+        raise ConfigError(f"unit {unit_id!r} is not in the plan of {run_dir} ({len(ids)} units; "
+                          f"list them with `robustsuite collect {run_dir}` or see {run_dir / PLAN_FILE})")
+    spec = _read_json(path, "a planned unit", run_dir)
+    unit = Unit.from_dict(spec)
+    if unit.id != unit_id:
+        raise ConfigError(f"{path}: its content gives unit id {unit.id}, not {unit_id} (file edited?)")
+    settings = spec["settings"]
+    here = unit_identity(unit.method, unit.params, None if unit.deterministic else unit.seed,
+                         limit=settings.get("limit"), cache=cache)
+    if stable_hash(here) != stable_hash(unit.identity):
+        raise ConfigError(f"unit {unit_id} would compute something else on this machine than was planned "
+                          f"({identity_diff(unit.identity, here)}); install the planned versions or plan again here")
+    return unit, settings
+
+
+def run_planned_shard(run_dir: Path, unit_id: str, index: int, *, progress: bool = False) -> str:
+    """Run shard ``index`` of one planned unit (``robustsuite run-unit DIR UNIT --shard K``): "done", "skip"
+    (the unit is already finished) or "locked" (another process is computing that shard)."""
+    cache: dict[str, Any] = {}
+    unit, settings = load_planned_unit(run_dir, unit_id, cache)
+    if cached_record(run_dir, unit, settings.get("log_format")) is not None:
+        return "skip"
+    device = resolve_device(settings.get("device") or "cpu")
+    check_inputs([unit], cache=cache, device=device, limit=settings.get("limit"))
+    return compute_shard(unit, index, Path(run_dir), device=device, limit=settings.get("limit"), progress=progress,
+                         cache=cache)
+
+
+def run_planned_unit(run_dir: Path, unit_id: str, *, progress: bool = False) -> tuple[dict, str]:
+    """Run one planned unit (``robustsuite run-unit``): ``(record, status)``; a finished unit is not redone
+    ("skip"); raises :class:`robustsuite.run.lock.UnitLocked` when it is being computed elsewhere."""
+    cache: dict[str, Any] = {}
+    unit, settings = load_planned_unit(run_dir, unit_id, cache)
+    record = cached_record(run_dir, unit, settings.get("log_format"))
+    if record is not None:
+        return record, "skip"
+    device = resolve_device(settings.get("device") or "cpu")
+    check_inputs([unit], cache=cache, device=device, limit=settings.get("limit"))
+    return compute_unit(unit, Path(run_dir), device=device, log_format=settings.get("log_format"),
+                        limit=settings.get("limit"), progress=progress, cache=cache)
+
+
+def _finished_before(run_dir: Path, units: list[Unit], missing: list[str]) -> list[str]:
+    """The units the existing report lists as done that would now be pending, with why (what differs from the
+    finished record): ``collect`` refuses to turn a finished report into a pending one."""
+    try:
+        old = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
+        done = {(u["method"], u["model"], u["dataset"], u.get("seed")): u["id"] for u in old["units"]
+                if u.get("status") == "done"}
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+    out = []
+    for u in units:
+        old_id = done.get((u.method, u.model, u.dataset, u.seed))
+        if u.id in missing and old_id is not None:
+            try:
+                was = json.loads((run_dir / "units" / f"{old_id}.json").read_text())["unit"]["identity"]
+                why = identity_diff(was, u.identity)
+            except (OSError, ValueError, KeyError, TypeError):
+                why = "its record is gone"
+            out.append(f"{u.method} on {u.model} / {u.dataset}, seed {u.seed}: finished as {old_id} ({why})")
+    return out
+
+
+def collect(run_dir: Path, *, command: str = "") -> tuple[dict, list[str]]:
+    """Assemble the report of ``run_dir`` from its finished units (``robustsuite collect``).
+
+    Units come from ``plan.json`` (else, or when a later ``run`` rewrote ``run.json``, from the config in
+    ``run.json``, re-planned); returns the report (written to ``run_dir``) and the ids of the units that are neither
+    done nor failed, listed in the report with status "pending". A finished report is never replaced by one where
+    its finished units are pending (their identity changed: other package versions, files or data): that is a
+    :class:`ConfigError` saying what differs, and the report is left as it was.
+    """
+    run_dir = Path(run_dir)
+    plan_file, run_file = run_dir / PLAN_FILE, run_dir / "run.json"
+    if plan_file.is_file() and (not run_file.is_file() or plan_file.stat().st_mtime >= run_file.stat().st_mtime):
+        meta = _read_json(plan_file, "the plan", run_dir)
+        units = [Unit.from_dict(_read_json(run_dir / "plan" / f"{uid}.json", "a planned unit", run_dir))
+                 for uid in meta["units"]]
+    elif run_file.is_file():
+        meta = _read_json(run_file, "the run's config", run_dir)
+        units = plan(meta["config"])
+    else:
+        raise ConfigError(f"{run_dir} holds neither {PLAN_FILE} nor run.json; "
+                          f"write a plan with `robustsuite plan CONFIG --out {run_dir} --write`")
+    config = meta["config"]
+    fmt = log_format(config)
+    records, missing = [], []
+    for u in units:
+        record = cached_record(run_dir, u, fmt) or read_record(failed_path(run_dir, u), u, "failed")
+        if record is None:
+            missing.append(u.id)
+            record = {"unit": u.to_dict(), "status": "pending", "seconds": None, "section": None,
+                      "error": None, "samples": []}
+        record.pop("traceback", None)
+        records.append(record)
+    stale = _finished_before(run_dir, units, missing)
+    if stale:
+        raise ConfigError(f"collect would turn {len(stale)} finished unit(s) of {run_dir / 'report.json'} into pending "
+                          "ones, because what they depend on changed since they ran: " + "; ".join(stale)
+                          + f". The report is left as it was; recompute them with `robustsuite run CONFIG --out "
+                          f"{run_dir}` (or `run-unit` jobs of a new plan)")
+    report = write_run_report(run_dir, records, config=config, seed=int(config.get("seed", 0) or 0),
+                              device=str(config.get("device", "cpu")), created=meta["created"], command=command)
+    return report, missing

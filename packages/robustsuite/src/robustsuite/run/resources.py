@@ -1,0 +1,74 @@
+"""What a unit asks its executor for (``num_cpus``, ``num_gpus``, ``memory``): the ``[resources]`` tables of a
+config. Resources change where a unit runs, never what it computes: they are not part of any unit's identity."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..errors import ConfigError
+
+RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory")
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+
+
+def parse_memory(value: Any, *, where: str = "memory") -> int:
+    """Bytes from an integer or a string such as ``"4GiB"``, ``"500 MB"``, ``"2e9"`` (Ray's ``memory``)."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigError(f"{where} must be a number of bytes or a string like '4GiB', got {value!r}")
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([A-Za-z]*)\s*", value)
+        if m is None or m.group(2).lower() not in _UNITS:
+            raise ConfigError(f"{where} must be a number of bytes or a string like '4GiB' (units "
+                              f"{', '.join(u for u in _UNITS if u)}), got {value!r}")
+        value = float(m.group(1)) * _UNITS[m.group(2).lower()]
+    if not value > 0:
+        raise ConfigError(f"{where} must be > 0 bytes, got {value!r}")
+    return int(value)
+
+
+def _check_table(table: Any, where: str) -> dict[str, Any]:
+    if table is None:
+        return {}
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table with keys {list(RESOURCE_KEYS)}, got {table!r}")
+    unknown = set(table) - set(RESOURCE_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {list(RESOURCE_KEYS)}")
+    out: dict[str, Any] = {}
+    for key in ("num_cpus", "num_gpus"):
+        if key in table:
+            v = table[key]
+            lo_ok = v > 0 if key == "num_cpus" else v >= 0
+            if isinstance(v, bool) or not isinstance(v, int | float) or not lo_ok:
+                raise ConfigError(f"{where}.{key} must be a number {'> 0' if key == 'num_cpus' else '>= 0'}, "
+                                  f"got {v!r}")
+            out[key] = v
+    if "memory" in table:
+        out["memory"] = parse_memory(table["memory"], where=f"{where}.memory")
+    return out
+
+
+def check_resources(config: dict) -> None:
+    """Validate the ``[resources]`` table and every ``[methods.NAME.resources]`` table of ``config``."""
+    _check_table(config.get("resources"), "resources")
+    for name, table in (config.get("methods") or {}).items():
+        if isinstance(table, dict):
+            _check_table(table.get("resources"), f"methods.{name}.resources")
+
+
+def unit_resources(config: dict, method: str) -> dict[str, Any]:
+    """What one unit of ``method`` asks the executor for: ``num_cpus`` (default 1), ``num_gpus`` (default 1
+    when the run's ``device`` is ``cuda``/``cuda:N``, else 0) and ``memory`` in bytes (default: none reserved),
+    overridden by the run's ``[resources]`` table, then by ``[methods.<method>.resources]``.
+
+    Resources do not enter a unit's identity: they change where a unit runs, not what it computes.
+    """
+    device = str(config.get("device", "cpu"))
+    out: dict[str, Any] = {"num_cpus": 1, "num_gpus": 1 if device.startswith("cuda") else 0}
+    out |= _check_table(config.get("resources"), "resources")
+    method_table = (config.get("methods") or {}).get(method)
+    if isinstance(method_table, dict):
+        out |= _check_table(method_table.get("resources"), f"methods.{method}.resources")
+    return out

@@ -1,0 +1,221 @@
+"""Computing units: the checks every unit's inputs pass before any unit starts, the unit records in the run
+directory (checked against the unit's identity when read), and the one function every executor and batch job
+uses to compute a unit (:func:`compute_unit`) or one shard of it (:func:`compute_shard`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import traceback
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from .. import runners
+from .._io import stable_hash, write_json
+from ..errors import ConfigError
+from ..report import Section
+from .units import Unit, strings
+
+log = logging.getLogger("robustsuite")
+
+
+def unit_path(run_dir: Path, unit: Unit) -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}.json"
+
+
+def lock_path(run_dir: Path, unit: Unit) -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}.lock"
+
+
+def failed_path(run_dir: Path, unit: Unit) -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}.failed.json"
+
+
+def shard_lock_path(run_dir: Path, unit: Unit, index: int) -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}.shard-{index}.lock"
+
+
+def resolve_device(device: str):
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError as e:
+        raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}") from e
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} requested but CUDA is not available here; use 'cpu' or 'auto'")
+    return dev
+
+
+def read_record(path: Path, unit: Unit, status: str = "done") -> dict | None:
+    """The record in ``path`` if it is ``unit``'s (same id and identity) with ``status``; ``None`` when absent. A
+    corrupt or truncated file, or one holding another unit's record, is ignored with a warning naming the file,
+    so the unit is recomputed."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        log.warning("%s is not a readable unit record (%s: %s): recomputing unit %s", path, type(e).__name__, e,
+                    unit.id)
+        return None
+    held = record.get("unit") if isinstance(record, dict) else None
+    held = held if isinstance(held, dict) else {}
+    if held.get("id") != unit.id or stable_hash(held.get("identity")) != stable_hash(unit.identity):
+        log.warning("%s holds the record of unit %s, not of %s (overwritten or edited?): recomputing it", path,
+                    held.get("id"), unit.id)
+        return None
+    if record.get("status") != status or (status == "done" and not isinstance(record.get("section"), dict)):
+        log.warning("%s is not a %s unit record: recomputing unit %s", path, status, unit.id)
+        return None
+    return record
+
+
+def cached_record(run_dir: Path, unit: Unit, log_format: str | None = None) -> dict | None:
+    """The finished record of ``unit`` in ``run_dir`` (``None`` if it must run: absent, unreadable, another unit's,
+    or samples wanted but not logged)."""
+    record = read_record(unit_path(run_dir, unit), unit)
+    if record is None or log_format is None:
+        return record
+    if not record.get("samples") and getattr(runners.get(unit.method), "LOGS_SAMPLES", False):
+        return None
+    if any(not (Path(run_dir) / p).is_file() or not p.endswith(f".{log_format}") for p in record.get("samples") or []):
+        return None  # a sample file is missing or in the other format
+    return record
+
+
+def _context(unit: Unit, run_dir: Path, *, device, log_format: str | None, limit: int | None, progress: bool,
+             cache: dict[str, Any] | None) -> runners.RunContext:
+    return runners.RunContext(run_dir=Path(run_dir), method=unit.method, seed=unit.seed, device=device,
+                              progress=progress, _cache={} if cache is None else cache, unit_id=unit.id,
+                              model_spec=unit.model, dataset_spec=unit.dataset, labels=unit.params.get("labels"),
+                              limit=limit, allowed_models=unit.allowed_models, log_format=log_format)
+
+
+def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", limit: int | None = None) -> None:
+    """Before any unit starts: every local model path exists; each unit's model and dataset load, the labels map
+    onto the model's classes (explicit ``labels`` may not contradict its ``id2label``), and one forward pass on a
+    few samples gives logits (N, K) with every class index below K — outputs that look like probabilities are
+    refused unless the spec declares ``?outputs=probabilities``. Raises :class:`ConfigError` / ``SpecError``."""
+    from robustsuite_common.models import looks_like_probabilities
+
+    from ..data import is_dataset_spec
+    from ..predict import predict_logits
+    from ..zoo import missing_path
+
+    seen = set()
+    for unit in units:
+        for spec in strings(unit.params):
+            path = None if is_dataset_spec(spec) else missing_path(spec)
+            if path is not None:
+                raise ConfigError(f"[methods.{unit.method}] model {spec}: {path} does not exist")
+        key = (unit.method, unit.model, unit.dataset, str(unit.params.get("labels")))
+        if key in seen:
+            continue
+        seen.add(key)
+        log.info("checking %s on %s", unit.model, unit.dataset)
+        ctx = _context(unit, Path("."), device=device, log_format=None, limit=limit, progress=False, cache=cache)
+        model, ds = ctx.model(unit.model), ctx.dataset(unit.dataset)
+        split = next((s for s in (ds.test, ds.val, ds.train) if len(s)), None)
+        if split is None:
+            raise ConfigError(f"dataset {unit.dataset} has no samples")
+        try:
+            logits = predict_logits(model, split.head(8).x, outputs="log_probabilities")  # raw: checked below
+        except Exception as e:  # shape or modality mismatch, probabilities: say which model and data
+            raise ConfigError(f"model {unit.model} cannot take inputs from {unit.dataset} ({ds.modality}, shape "
+                              f"{tuple(getattr(split.x, 'shape', (len(split.x),)))}): {type(e).__name__}: {e}") from e
+        import torch
+
+        if logits.ndim != 2:
+            raise ConfigError(f"model {unit.model} returned shape {logits.shape}; expected (N, num_classes) logits")
+        if len(logits) > 1 and looks_like_probabilities(torch.as_tensor(logits)):
+            raise ConfigError(f"model {unit.model} outputs probabilities (every row in [0, 1], summing to 1), not "
+                              f"logits; scored as logits they give wrong confidences. Return logits, or declare it: "
+                              f"model = \"{unit.model}{'&' if '?' in unit.model else '?'}outputs=probabilities\"")
+        top = max((int(s.y.max()) for s in (ds.train, ds.val, ds.test) if len(s)), default=-1)
+        if top >= logits.shape[1]:
+            raise ConfigError(f"dataset {unit.dataset} has class index {top} but model {unit.model} outputs "
+                              f"{logits.shape[1]} classes (dataset classes: {list(ds.classes)})")
+
+
+def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, limit: int | None,
+                 progress: bool = False, cache: dict[str, Any] | None = None,
+                 on_start: Callable[[], None] | None = None) -> tuple[dict, str]:
+    """Compute one unit under its lock and write its record; returns ``(record, status)``.
+
+    ``status`` is "done", "failed" or "skip" (finished by another process while this one waited for the lock).
+    Raises :class:`robustsuite.run.lock.UnitLocked` when a live process elsewhere holds the unit's lock.
+    """
+    from .lock import try_acquire
+
+    run_dir = Path(run_dir)
+    with try_acquire(lock_path(run_dir, unit)):
+        record = cached_record(run_dir, unit, log_format)  # finished while we were not holding the lock
+        if record is not None:
+            return record, "skip"
+        if on_start:
+            on_start()
+        log.info("unit %s: computing %s on %s with %s (seed %s)", unit.id, unit.method, unit.dataset, unit.model,
+                 "any: deterministic" if unit.deterministic else unit.seed)
+        ctx = _context(unit, run_dir, device=device, log_format=log_format, limit=limit, progress=progress,
+                       cache=cache)
+        t0 = time.perf_counter()
+        try:
+            section = runners.get(unit.method).run(ctx, {k: v for k, v in unit.params.items() if k != "labels"})
+            if not isinstance(section, Section):
+                raise TypeError(f"runner {unit.method} returned {type(section).__name__}, not a Section")
+            section = section.to_dict()
+            if unit.deterministic:
+                section["notes"] = [*section["notes"], "Deterministic: computed once, for every seed (the result "
+                                    "does not depend on the seed)."]
+            record = {"unit": unit.to_dict(), "status": "done", "seconds": time.perf_counter() - t0,
+                      "section": section, "error": None, "samples": list(ctx.samples)}
+            write_json(unit_path(run_dir, unit), record)
+            failed_path(run_dir, unit).unlink(missing_ok=True)
+            log.info("unit %s: done in %.1f s", unit.id, record["seconds"])
+            return record, "done"
+        except Exception as e:  # a failing unit is recorded; the other units still run
+            record = {"unit": unit.to_dict(), "status": "failed", "seconds": time.perf_counter() - t0,
+                      "section": None, "error": f"{type(e).__name__}: {e}", "samples": []}
+            write_json(failed_path(run_dir, unit), record | {"traceback": traceback.format_exc()})
+            log.info("unit %s: failed: %s", unit.id, record["error"])
+            return record, "failed"
+
+
+def compute_shard(unit: Unit, index: int, run_dir: Path, *, device, limit: int | None, progress: bool = False,
+                  cache: dict[str, Any] | None = None) -> str:
+    """Compute shard ``index`` of ``unit`` (its runner's ``run_shard``) into the unit's work directory.
+
+    Returns "done", or "locked" when another live process is computing that shard. A shard is a part of the
+    unit's data-parallel work (e.g. the certification of a slice of the inputs) that the runner saves
+    atomically and its ``run`` reuses, merging the shards in order: the section is the same whether the shards
+    ran here, on other workers, or not at all (then ``run`` computes them itself). Raises the runner's error
+    when the shard fails.
+    """
+    from .lock import UnitLocked, try_acquire
+    from .units import shard_count
+
+    count = shard_count(unit)
+    if count == 1:
+        raise ConfigError(f"unit {unit.id} has no shards ({unit.method} "
+                          + ("does not split its work" if not hasattr(runners.get(unit.method), "run_shard")
+                             else "with shards = 1") + "); run it without --shard")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+        raise ConfigError(f"shard must be an integer in [0, {count}) for unit {unit.id} ({count} shards), "
+                          f"got {index!r}")
+    run_dir = Path(run_dir)
+    (run_dir / "units").mkdir(parents=True, exist_ok=True)
+    try:
+        with try_acquire(shard_lock_path(run_dir, unit, index)):
+            log.info("unit %s: computing shard %d of %d", unit.id, index, count)
+            ctx = _context(unit, run_dir, device=device, log_format=None, limit=limit, progress=progress,
+                           cache=cache)
+            runners.get(unit.method).run_shard(ctx, {k: v for k, v in unit.params.items() if k != "labels"},
+                                               index, count)
+    except UnitLocked:
+        return "locked"
+    return "done"

@@ -1,0 +1,55 @@
+"""Benchmarks as data (issue 23 item 3): the demo and larger benchmarks are TOML files shipped in the package,
+validated by the methods' typed configs; `robustsuite demo` is `robustsuite run` on the demo file."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from robustsuite import run as run_mod
+from robustsuite import runners
+from robustsuite.cli import app
+from robustsuite.run.units import strings
+
+cli = CliRunner()
+
+
+def test_the_shipped_benchmarks_are_listed_and_runnable_by_name():
+    assert set(run_mod.benchmarks()) >= {"demo", "paper-cpu"}
+    res = cli.invoke(app, ["benchmarks"])
+    assert res.exit_code == 0 and "demo" in res.output and "paper-cpu" in res.output, res.output
+    assert run_mod.load_config("demo") == run_mod.load_config(run_mod.benchmarks()["demo"])
+    res = cli.invoke(app, ["plan", "no-such-benchmark"])
+    assert res.exit_code == 2 and "demo" in " ".join(res.output.split())  # the error lists the shipped ones
+
+
+def test_the_demo_file_is_every_method_with_its_demo_settings_and_names_every_model_it_loads():
+    """Same units as every runner's defaults (so a demo run directory resumes), and every builtin spec a unit's
+    parameters hold is named in the file (a config that names its models may load only those)."""
+    demo = run_mod.demo_config()
+    assert list(demo["methods"]) == list(runners.available())
+    defaults = {"seed": 0, "device": "cpu", "methods": {m: {} for m in runners.available()}}
+    units = run_mod.plan(demo)
+    assert [u.id for u in units] == [u.id for u in run_mod.plan(defaults)]
+    for u in units:
+        wanted = {s for s in strings(u.params) if s.startswith("builtin:")}
+        assert u.allowed_models is not None and wanted <= u.allowed_models, (u.method, wanted - u.allowed_models)
+
+
+def test_demo_takes_a_subset_of_the_file_and_the_runs_options():
+    cfg = run_mod.demo_config(["overview"], seed=3, device="cpu")
+    assert list(cfg["methods"]) == ["overview"] and cfg["seed"] == 3
+    res = cli.invoke(app, ["demo", "--methods", "nope", "--out", "x"])
+    assert res.exit_code == 2 and "unknown method" in res.output
+
+
+@pytest.mark.parametrize("name", sorted(run_mod.benchmarks()))
+def test_every_shipped_benchmark_plans(name):
+    """Validated by each method's typed config at plan time. A benchmark naming a preset other than `demo` waits for
+    that method's declarative runner (its `<pkg>.experiment` presets): skipped until then."""
+    config = run_mod.load_config(name)
+    flat = [m for m, t in config["methods"].items()
+            if t.get("preset", "demo") != "demo" and not hasattr(runners.get(m), "resolve_params")]
+    if flat:
+        pytest.skip(f"{name}: {flat} have no declarative runner yet (presets other than demo come with it)")
+    assert run_mod.plan(config)
