@@ -56,3 +56,57 @@ def test_packages_that_use_the_fixes_declare_robustsuite_common():
         for extra in project.get("optional-dependencies", {}).values():
             reqs += extra
         assert any(re.match(r"robustsuite-common\b", r) for r in reqs), f"{pkg.name} does not declare robustsuite-common"
+
+
+# --- issue 23 item 5: one copy of each interval, argument-check and RobustBench-loading helper ------------------
+
+HELPERS = {  # what a copy is called, and the one copy's name in robustsuite_common
+    "Clopper-Pearson interval": (re.compile(r"_?clopper_pearson\w*"), "proportion"),
+    "bootstrap interval": (re.compile(r"_?\w*bootstrap\w*"), "bootstrap"),
+    "check_choice": (re.compile(r"_?check_choice"), "check_choice"),
+    "RobustBench loader": (re.compile(r"_?(load_robustbench\w*|robustbench_(checkpoint|timm)\w*)"),
+                           "load_robustbench_model"),
+}
+# copies the other branches of this redesign delete (issue 23 item 5): each package's helper removes its own, the
+# report helper the umbrella's intervals.py. Listed here so that no NEW copy can appear meanwhile; once they have
+# landed, test_one_copy_of_each_helper_in_the_tree passes and this table can go.
+WAITING = {
+    "packages/certcal/src/certcal/": "certcal", "packages/iortemp/src/iortemp/": "iortemp",
+    "packages/transduct-attack/src/transduct_attack/": "transduct", "packages/uncspan/src/uncspan/": "uncspan",
+    "packages/robustsuite/src/robustsuite/intervals.py": "report",
+}
+
+
+def _copies(what: str) -> list[str]:
+    """Where a function named like the helper is defined outside robustsuite_common without delegating to it (a
+    spec adapter that calls robustsuite_common is not a copy), or RobustBench's own loader is called."""
+    pattern, found = HELPERS[what][0], []
+    for p in SOURCES:
+        if p.is_relative_to(COMPAT):
+            continue
+        text = p.read_text(encoding="utf-8")
+        rel = p.relative_to(ROOT).as_posix()
+        for node in ast.walk(ast.parse(text)):
+            if (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and pattern.fullmatch(node.name)
+                    and "robustsuite_common" not in ast.get_source_segment(text, node)):
+                found.append(f"{rel}:{node.lineno} def {node.name}")
+        if what == "RobustBench loader" and re.search(r"\butils\.load_model\(", text):
+            found.append(f"{rel}: calls robustbench.utils.load_model")
+    return found
+
+
+@pytest.mark.parametrize("what", list(HELPERS))
+def test_no_new_copy_of_a_shared_helper(what):
+    """The umbrella has none left; the method packages only those their branches remove (WAITING)."""
+    stray = [c for c in _copies(what) if not any(c.startswith(w) for w in WAITING)]
+    assert not stray, f"{what} defined outside robustsuite_common: {stray}"
+    common = [p for p in SOURCES if p.is_relative_to(COMPAT)]
+    defined = [n.name for p in common for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+               if isinstance(n, ast.FunctionDef) and n.name == HELPERS[what][1]]
+    assert defined == [HELPERS[what][1]], f"robustsuite_common must define {HELPERS[what][1]} once: {defined}"
+
+
+@pytest.mark.xfail(reason="waits for the method packages' and the report helper's branches (see WAITING)", strict=False)
+@pytest.mark.parametrize("what", list(HELPERS))
+def test_one_copy_of_each_helper_in_the_tree(what):
+    assert _copies(what) == []

@@ -148,3 +148,24 @@ def test_schema_lists_inputs_presets_and_documented_fields(toy):
     assert rows["attack.eps"]["bounds"] == "> 0, <= 1" and rows["attack.eps"]["unit"] == "L∞"
     assert [r["path"] for r in s["inputs"]] == ["model", "dataset"]
     assert torch.is_tensor(torch.zeros(1))
+
+
+def test_methods_schema_shows_a_declarative_runners_inputs_presets_and_documented_fields(toy):
+    from typer.testing import CliRunner
+
+    from robustsuite.cli import app
+
+    res = CliRunner().invoke(app, ["methods", "--schema"])
+    assert res.exit_code == 0, res.output
+    row = next(line for line in res.output.splitlines() if "config.attack.eps" in line)
+    assert "L∞" in row and "> 0, <= 1" in row and "budget" in row and "0.1" in row
+    assert any("preset" in line and "demo, paper" in line for line in res.output.splitlines())
+    assert any("│ model " in line and "model spec" in line for line in res.output.splitlines())
+
+
+def test_a_seed_independent_experiment_is_planned_once_for_all_seeds(monkeypatch):
+    install_toy(monkeypatch, SEEDED=False)
+    (unit,) = run_mod.plan({"seeds": 3, "methods": {"toy": {}}})
+    assert unit.deterministic and unit.identity["seed"] is None
+    install_toy(monkeypatch)
+    assert len(run_mod.plan({"seeds": 3, "methods": {"toy": {}}})) == 3

@@ -93,34 +93,32 @@ def _records_dataset(name: str, records: list[dict], where: str, text_col: str =
     return _make(name, "text", classes, texts, y, kind, split_of, where)
 
 
-_TABLE_OPTIONS = ("text", "label", "split")
+def _load_table(value: str | Path, scheme: str) -> UserDataset:
+    path_s, opts = parse_options(str(value), ("text", "label", "split"), scheme)
+    path = _existing_file(path_s, scheme)
+    with open(path, newline="", encoding="utf-8") as f:
+        if scheme == "csv":
+            records = list(csv.DictReader(f))
+        else:
+            records = []
+            for lineno, line in enumerate(f, 1):
+                try:
+                    records += [json.loads(line)] if line.strip() else []
+                except json.JSONDecodeError as e:
+                    raise DatasetSpecError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
+    return _records_dataset(f"{scheme}:{value}", records, str(path), opts.get("text", "text"),
+                            opts.get("label", "label"), opts.get("split", "split"))
 
 
 def load_csv(value: str | Path) -> UserDataset:
     """``csv:PATH[?text=COL&label=COL&split=COL]``: a CSV with a text and a label column (optional split column
     holding train/val/test; without it a fixed stratified 60/20/20 split)."""
-    path_s, opts = parse_options(str(value), _TABLE_OPTIONS, "csv")
-    path = _existing_file(path_s, "csv")
-    with open(path, newline="", encoding="utf-8") as f:
-        records = list(csv.DictReader(f))
-    return _records_dataset(f"csv:{value}", records, str(path), opts.get("text", "text"), opts.get("label", "label"),
-                            opts.get("split", "split"))
+    return _load_table(value, "csv")
 
 
 def load_jsonl(value: str | Path) -> UserDataset:
     """``jsonl:PATH[?text=KEY&label=KEY&split=KEY]``: JSON lines of objects with a text and a label field."""
-    path_s, opts = parse_options(str(value), _TABLE_OPTIONS, "jsonl")
-    path = _existing_file(path_s, "jsonl")
-    records = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as e:
-                    raise DatasetSpecError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
-    return _records_dataset(f"jsonl:{value}", records, str(path), opts.get("text", "text"),
-                            opts.get("label", "label"), opts.get("split", "split"))
+    return _load_table(value, "jsonl")
 
 
 def _existing_file(path_s: str, scheme: str) -> Path:

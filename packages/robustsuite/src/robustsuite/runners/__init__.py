@@ -1,14 +1,11 @@
-"""Method runners: each module here turns one package's public API into a report section.
+"""Method runners: each module here turns one package's experiment into report sections; discovered by name
+(modules starting with ``_`` are helpers).
 
-A runner module defines ``NAME`` (section key), ``TITLE``, ``PAPER``, ``DEFAULTS`` (the demo's parameters,
-including ``model`` and ``dataset`` specs) and ``run(ctx: RunContext, params: dict) -> Section``. Modules are
-discovered by name; those starting with ``_`` are private helpers.
-
-Optional: ``BOUNDS`` (range checks), ``check_params(params)`` (checks across keys, run at planning time),
-``EXECUTION_PARAMS`` (keys that change how a unit is computed, not what: left out of its identity), and for
-data-parallel work ``shard_count(params) -> int`` with ``run_shard(ctx, params, index, count)``, which computes
-and saves (atomically, under ``ctx.work_dir()``) one shard that ``run`` then reuses; ``run`` computes missing
-shards itself and merges them in order, so its section does not depend on how many shards ran elsewhere.
+A declarative runner sets ``EXPERIMENT`` and declares its input specs (:mod:`._experiment`). A flat runner (the
+overview; the method runners until their packages' experiments land) defines ``NAME``, ``TITLE``, ``PAPER``,
+``DEFAULTS`` and ``run(ctx: RunContext, params) -> Section``, optionally ``BOUNDS``, ``check_params(params)``,
+``EXECUTION_PARAMS`` (keys left out of the identity), ``SEEDED = False``, and ``shard_count(params)`` with
+``run_shard(ctx, params, index, count)`` (shards saved under ``ctx.work_dir()``, merged by ``run``).
 """
 
 from __future__ import annotations

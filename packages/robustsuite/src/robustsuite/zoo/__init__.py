@@ -64,10 +64,7 @@ def load_model(spec: str, *, device="cpu", trust_checkpoint: bool = False, allow
         model = external.load_torch(value, trust_checkpoint=trust_checkpoint)
     else:
         raise ModelSpecError(f"unknown model scheme {scheme!r} in {spec!r}; use builtin, hf, robustbench or torch")
-    if hasattr(model, "model") and not hasattr(model, "forward"):  # a text wrapper: move its transformers model
-        model.model.to(device)
-    else:
-        model = model.to(device)
+    model = model.to(device)
     if outputs == "probabilities":
         from .text import LogProbabilities
 

@@ -121,7 +121,7 @@ MAX_LENGTH_CAP = 512
 def load_hf(value: str, *, max_length: int | None = None) -> text.TextClassifier:
     """A transformers sequence classifier from a local directory, the hub cache, or (with network) the hub.
 
-    ``value`` may end in ``?max_length=N``; otherwise :class:`~robustsuite.text.TextClassifier` takes the
+    ``value`` may end in ``?max_length=N``; otherwise :class:`~robustsuite.zoo.text.TextClassifier` takes the
     tokenizer's ``model_max_length`` (capped at 512).
     """
     from urllib.parse import parse_qsl

@@ -51,6 +51,13 @@ def record(name: str) -> dict | None:
     return manifest(SHIPPED[name][0] not in ("vision", "text"))["models"].get(name)
 
 
+def adversarial_eps(name: str) -> float | None:
+    """The L∞ ε shipped model ``name`` was adversarially trained at (its recipe), else ``None``."""
+    recipe = (record(name) or {}).get("recipe", {})
+    trained = recipe.get("adversarial", recipe.get("eps", 0) > 0)
+    return float(recipe["eps"]) if trained and recipe.get("eps") else None
+
+
 def load_vision(name: str, directory: Path = MODELS_DIR):
     """A shipped vision model from ``<directory>/<name>.safetensors`` (no pickle involved); the architecture is the
     file's ``architecture`` metadata."""

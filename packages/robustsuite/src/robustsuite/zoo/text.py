@@ -62,17 +62,19 @@ class TextClassifier:
                              return_tensors="pt")
         return {k: v.to(self.device) for k, v in enc.items()}
 
+    def to(self, device) -> TextClassifier:
+        self.model.to(device)
+        return self
+
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
         if isinstance(texts, str):
-            raise TypeError("texts must be a list of strings, not a single string")
+            raise TypeError("texts must be a list of strings (or of pairs, of token lists), not a single string")
         texts = list(texts)
-        out = []
+        out = [np.zeros((0, self.num_classes), dtype=np.float32)]
         with torch.no_grad():
             for i in range(0, len(texts), self.batch_size):
-                out.append(self.model(**self.encode(texts[i:i + self.batch_size])).logits.float().cpu())
-        if not out:
-            return np.zeros((0, self.num_classes), dtype=np.float32)
-        return torch.cat(out).numpy()
+                out.append(self.model(**self.encode(texts[i:i + self.batch_size])).logits.float().cpu().numpy())
+        return np.concatenate(out)
 
     def get_grad(self, text: str) -> dict:
         """Gradient of the loss w.r.t. the word embeddings (TextAttack's ``ModelWrapper.get_grad``)."""
@@ -106,33 +108,8 @@ def load_text_dir(path: Path, *, max_length: int = 64) -> TextClassifier:
 
 # --- the WordNet task models of the Zéroe section ---------------------------------------------------------
 
-class _Wrapped:
-    """Common parts: ``.model``, ``.tokenizer``, ``.device``, ``.to(device)``, batched no-grad calls."""
 
-    def __init__(self, model, tokenizer, *, max_length: int, batch_size: int = 64):
-        self.model = model.eval()
-        self.tokenizer = tokenizer
-        self.max_length = int(max_length)
-        self.batch_size = int(batch_size)
-
-    @property
-    def device(self) -> torch.device:
-        return next(self.model.parameters()).device
-
-    @property
-    def num_classes(self) -> int:
-        return int(self.model.config.num_labels)
-
-    @property
-    def labels(self) -> list[str]:
-        return [str(self.model.config.id2label[i]) for i in range(self.num_classes)]
-
-    def to(self, device) -> _Wrapped:
-        self.model.to(device)
-        return self
-
-
-class PairClassifier(_Wrapped):
+class PairClassifier(TextClassifier):
     """``list[(premise, hypothesis)] -> (N, K)`` logits (RoBERTa pair input ``<s> A </s></s> B </s>``)."""
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> dict[str, torch.Tensor]:
@@ -140,37 +117,12 @@ class PairClassifier(_Wrapped):
                              max_length=self.max_length, return_tensors="pt")
         return {k: v.to(self.device) for k, v in enc.items()}
 
-    def __call__(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        if isinstance(pairs, str):
-            raise TypeError("pairs must be a list of (premise, hypothesis) tuples")
-        pairs = list(pairs)
-        out = [np.zeros((0, self.num_classes), np.float32)]
-        with torch.no_grad():
-            for i in range(0, len(pairs), self.batch_size):
-                out.append(self.model(**self.encode(pairs[i:i + self.batch_size])).logits.float().cpu().numpy())
-        return np.concatenate(out)
 
-
-class MultiLabelClassifier(_Wrapped):
+class MultiLabelClassifier(TextClassifier):
     """``list[str] -> (N, K)`` logits, one independent sigmoid per label (trained with BCE)."""
 
-    def encode(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
-        enc = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
-                             return_tensors="pt")
-        return {k: v.to(self.device) for k, v in enc.items()}
 
-    def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        if isinstance(texts, str):
-            raise TypeError("texts must be a list of strings, not a single string")
-        texts = list(texts)
-        out = [np.zeros((0, self.num_classes), np.float32)]
-        with torch.no_grad():
-            for i in range(0, len(texts), self.batch_size):
-                out.append(self.model(**self.encode(texts[i:i + self.batch_size])).logits.float().cpu().numpy())
-        return np.concatenate(out)
-
-
-class TokenTagger(_Wrapped):
+class TokenTagger(TextClassifier):
     """``list[list[str]] -> list[(n_i, K) logits]``: the tokens are joined by single spaces, and each token
     is read at its first sub-word (found from the tokenizer's character offsets), so a token that an attack
     split with a space (intrude) or that is cut off by ``max_length`` still gets exactly one row (cut-off

@@ -1,0 +1,117 @@
+"""Issue 23 item 4: the umbrella's folders show its architecture, its modules import one way (the graph of every
+import between them, function-level ones included, has no cycle), build-time code lives in tools/build, and the
+package stays under 5,000 lines of Python."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import robustsuite
+
+SRC = Path(robustsuite.__file__).resolve().parent
+METHOD_RUNNERS = ("certcal", "iortemp", "transduct_attack", "uncspan", "zeroe_perturb")
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted(SRC.rglob("*.py")):
+        parts = path.relative_to(SRC.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the umbrella modules it imports anywhere in its source (``from . import x`` counts as ``pkg.x``)."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                edges |= {a.name for a in node.names if a.name in modules}
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join([*up, *([node.module] if node.module else [])])
+                for alias in node.names:
+                    edges.add(f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base)
+        graph[name] = {e for e in edges if e in modules and e != name}
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                return [*stack[stack.index(nxt):], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_umbrellas_modules_import_one_way():
+    graph = import_graph()
+    assert "robustsuite.run.worker" in graph["robustsuite.run.execute"]  # the graph sees relative imports
+    assert "robustsuite.run.lock" in graph["robustsuite.run.worker"]  # ... and imports inside functions
+    assert find_cycle(graph) is None, " -> ".join(find_cycle(graph))
+
+
+def test_the_cycle_finder_finds_the_circles_issue_23_named():
+    before = {"robustsuite.models": {"robustsuite._shipped"}, "robustsuite._shipped": {"robustsuite._wordnet_tasks"},
+              "robustsuite._wordnet_tasks": {"robustsuite.data"}, "robustsuite.data": {"robustsuite.models"},
+              "robustsuite.run": {"robustsuite.executors"}, "robustsuite.executors": {"robustsuite.run"}}
+    assert find_cycle(before) in (["robustsuite._shipped", "robustsuite._wordnet_tasks", "robustsuite.data",
+                                   "robustsuite.models", "robustsuite._shipped"],
+                                  ["robustsuite.executors", "robustsuite.run", "robustsuite.executors"])
+
+
+def test_folders_show_the_architecture_and_nothing_builds_at_run_time():
+    for folder in ("zoo", "data", "run", "runners", "benchmarks"):
+        assert (SRC / folder).is_dir(), folder
+    assert sorted(p.stem for p in (SRC / "benchmarks").glob("*.toml")) >= ["demo", "paper-cpu"]
+    text = "\n".join(p.read_text(encoding="utf-8") for p in SRC.rglob("*.py"))
+    for build_only in ("def train_", "def fit(", "def bpe_merges", "def wordpiece_vocab", "def parse_data"):
+        assert build_only not in text, f"{build_only!r} is build-time code: it belongs in tools/build"
+
+
+def _lines(paths) -> int:
+    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in paths)
+
+
+REPORT_SIDE = ("report.py", "report/", "assemble.py", "samples.py", "intervals.py", "runners/overview.py",
+               "runners/_section.py")
+
+
+def test_the_umbrella_keeps_its_line_budget_outside_the_runners_and_the_report():
+    """A ratchet while the budget below is not met: the loaders, data, runs, CLI and runner adapter (everything but
+    the five method runners and the report side, which their own branches size) may not grow past what they hold
+    after the restructuring (5,097 lines before it, with the build-time code since moved to tools/build)."""
+    runners = {SRC / "runners" / f"{m}.py" for m in METHOD_RUNNERS}
+    ours = [p for p in sorted(SRC.rglob("*.py")) if p not in runners
+            and not p.relative_to(SRC).as_posix().startswith(REPORT_SIDE)]
+    assert _lines(ours) <= 4350, f"{_lines(ours)} lines"
+
+
+@pytest.mark.xfail(strict=True, reason="issue 23's budget (< 600 lines for the five method runners, <= 5,000 in all) "
+                   "needs the declarative runners of the method packages' branches and a leaner report side; remove "
+                   "this marker when the test passes")
+def test_the_umbrella_stays_under_5000_lines():
+    runners = [SRC / "runners" / f"{m}.py" for m in METHOD_RUNNERS]
+    assert _lines(runners) < 600 and _lines(sorted(SRC.rglob("*.py"))) <= 5000
