@@ -23,7 +23,7 @@ cli = CliRunner()
 
 HEAVY_FOR_HELP = ("torch", "numpy", "scipy", "rich", "pygments", "markdown_it", "transformers", "sklearn", "pandas",
                   "pyarrow", "zeroe_perturb", "iortemp", "uncspan", "transduct_attack", "certcal",
-                  "robustsuite.runners", "robustsuite.run", "robustsuite.loaders", "robustsuite.models",
+                  "robustsuite.runners", "robustsuite.run", "robustsuite.loaders", "robustsuite.zoo", "robustsuite.data",
                   "robustsuite.config")
 
 

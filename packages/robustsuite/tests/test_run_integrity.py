@@ -162,7 +162,7 @@ def test_missing_files_and_paths_are_found_by_plan_and_by_run_before_any_unit(tm
     # a model the method loads besides the unit's own (certcal's noise models): its path is checked too
     cfg = tmp_path / "cert.toml"
     cfg.write_text(f'[methods.certcal]\nmodel = "builtin:digits-cnn"\ndataset = "builtin:digits"\n'
-                   f'noise_models = ["torch:{tmp_path}/noise.pt#digits-cnn"]\n')
+                   f'noise_models = ["builtin:digits-cnn", "torch:{tmp_path}/noise.pt#digits-cnn"]\n')
     res = cli.invoke(app, ["plan", str(cfg)])
     assert res.exit_code == 2 and "noise.pt" in _text(res) and "does not exist" in _text(res), res.output
 

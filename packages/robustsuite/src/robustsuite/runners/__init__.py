@@ -81,7 +81,7 @@ class RunContext:
 
     def dataset(self, spec: str):
         """The dataset for ``spec``, cut to ``limit``; the unit's own dataset has its labels mapped through the
-        config's ``labels`` or the unit model's label names (:func:`robustsuite.userdata.align_labels`)."""
+        config's ``labels`` or the unit model's label names (:func:`robustsuite.data.labels.align_labels`)."""
         main = self.dataset_spec is None or spec == self.dataset_spec
         names, source = self.label_names() if main else (None, "the model")
         key = f"dataset::{spec}::{names}::{self.limit}"
