@@ -200,7 +200,8 @@ def _method_params(name: str, mod, overrides: dict) -> dict:
     if not hasattr(mod, "resolve_params"):  # a flat-DEFAULTS runner: only its demo settings have a name
         preset = overrides.pop("preset", "demo")
         if preset != "demo":
-            raise ConfigError(f"[methods.{name}] preset must be 'demo' (the runner's DEFAULTS), got {preset!r}")
+            raise ConfigError(f"[methods.{name}] preset must be 'demo' (the runner's DEFAULTS), got {preset!r}: this "
+                              "runner's other presets come with its package's experiment module")
     validate_method_params(name, {k: v for k, v in overrides.items() if k not in TARGET_KEYS})
     check = getattr(mod, "check_params", None)  # checks across keys, before any work
     if check is not None:
