@@ -20,16 +20,17 @@ class Linear2(torch.nn.Module):
 
 
 SIGMA = 0.5
-W = torch.tensor([3.0, 0.0, 4.0, 0.0])  # ||w|| = 5
+W = torch.tensor([2.5, 2.5, 2.5, 2.5])  # ||w|| = 5; inputs along w stay in [0, 1] up to p = 0.9995
 
 
 def inputs_with_pa(pas):
     """Inputs on a line along w with prescribed P(class 0)."""
     margins = SIGMA * 5.0 * norm.ppf(np.asarray(pas))  # w.x - t
     x = torch.zeros(len(pas), 1, 2, 2)
-    # put w.x = 1 + margin with x along w / ||w||^2, t = 1; keep x in [0, 1]
+    # put w.x = 1 + margin with x along w / ||w||^2, t = 1; x in [0, 1] (certify refuses images outside it)
     d = (1.0 + torch.as_tensor(margins, dtype=torch.float32)) / 25.0
     x.view(len(pas), 4)[:] = d[:, None] * W
+    assert 0 <= float(x.min()) and float(x.max()) <= 1, "p outside the range this helper keeps in [0, 1]"
     return x
 
 
