@@ -10,10 +10,12 @@ Where the noise comes from (``certify(..., stream=)``):
   on the inputs before it and on ``batch_size``.
 - ``"per_input"``: input number ``first_index + i`` gets its own noise, drawn in blocks of
   :data:`NOISE_BLOCK` draws, each block from a generator seeded by ``SeedSequence([seed, index, phase,
-  block])``. An input's certificate then depends only on the seed, its global index and its pixels, never on
-  the batch size or on the other inputs of the call: certifying a dataset in shards (``first_index`` = the
-  shard's offset) and concatenating (:meth:`CertifyResult.concatenate`) equals certifying it in one call,
-  which is what lets a long certification run as many independent tasks.
+  block])``, and every forward pass holds whole noise blocks of one input. An input's certificate then depends
+  only on the seed, its global index, its pixels and ``batch_size``, never on the other inputs of the call:
+  certifying a dataset in shards (``first_index`` = the shard's offset) and concatenating
+  (:meth:`CertifyResult.concatenate`) equals certifying it in one call, bit for bit, which is what lets a long
+  certification run as many independent tasks. (Its counts do not depend on ``batch_size`` either; its scores
+  can differ in the last float bits, because a model's arithmetic can depend on the size of the batch.)
 """
 
 from __future__ import annotations
@@ -201,14 +203,20 @@ def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes
         if cls.shape != (b,):
             raise ValueError(f"score_classes must have shape ({b},), got {tuple(cls.shape)}")
         scores = torch.empty(total, dtype=torch.float32, device=device)
-    iterator = range(0, total, batch_size)
+    if noise is None:
+        chunks = [(start, min(start + batch_size, total)) for start in range(0, total, batch_size)]
+    else:
+        # per-input noise: each forward pass holds whole noise blocks of ONE input, so an input's logits never
+        # depend on which other inputs share the call (float arithmetic can differ with a batch's make-up)
+        step = max(NOISE_BLOCK, batch_size // NOISE_BLOCK * NOISE_BLOCK)
+        chunks = [(i * num + j, i * num + min(num, j + step)) for i in range(b) for j in range(0, num, step)]
+    iterator: Any = chunks
     if progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(iterator, desc="smoothing", unit="batch", leave=False)
-    steps = torch.arange(batch_size, device=device)
-    for start in iterator:
-        stop = min(start + batch_size, total)
+        iterator = tqdm(chunks, desc="smoothing", unit="batch", leave=False)
+    steps = torch.arange(max(stop - start for start, stop in chunks), device=device)
+    for start, stop in iterator:
         owner = (steps[: stop - start] + start).div_(num, rounding_mode="floor")
         batch = xd.index_select(0, owner)
         if noise is None:
