@@ -140,9 +140,9 @@ _WORKER_CACHE: dict[str, Any] = {"run": None, "cache": {}}
 
 def _identity_error(unit, limit: int | None) -> str | None:
     """Why this worker would compute something else than was planned for ``unit`` (``None``: it would not)."""
-    from .run import unit_identity
+    from .run import identity_here
 
-    here = unit_identity(unit.method, unit.params, unit.seed, limit=limit)
+    here = identity_here(unit.method, unit.params, unit.seed, limit=limit)
     if here == unit.identity:
         return None
     diff = sorted(k for k in set(here) | set(unit.identity) if here.get(k) != unit.identity.get(k))

@@ -124,6 +124,13 @@ def unit_identity(method: str, params: dict, seed: int, *, limit: int | None = N
             "versions": {p: _version(p) for p in method_packages(method)}}
 
 
+def identity_here(method: str, params: dict, seed: int, *, limit: int | None = None) -> dict:
+    """A planned unit's identity recomputed on this machine from its stored parameters, resolved as :func:`plan`
+    resolved them (a declarative runner's ``resolve_params``: the complete config of its preset and overrides)."""
+    resolved = getattr(runners.get(method), "resolve_params", lambda p: p)(params)
+    return unit_identity(method, resolved, seed, limit=limit)
+
+
 def shard_count(unit: Unit) -> int:
     """Into how many shards the data-parallel part of ``unit`` splits (its runner's ``shard_count(params)``;
     1 for runners without shards). Shards run as separate tasks (Ray, ``run-unit --shard``) before the unit."""
@@ -558,7 +565,7 @@ def load_planned_unit(run_dir: Path, unit_id: str) -> tuple[Unit, dict]:
     if unit.id != unit_id:
         raise ConfigError(f"{path}: its content gives unit id {unit.id}, not {unit_id} (file edited?)")
     settings = spec["settings"]
-    here = unit_identity(unit.method, unit.params, unit.seed, limit=settings.get("limit"))
+    here = identity_here(unit.method, unit.params, unit.seed, limit=settings.get("limit"))
     if here != unit.identity:
         diff = sorted(k for k in set(here) | set(unit.identity) if here.get(k) != unit.identity.get(k))
         detail = "; ".join(f"{k}: planned {unit.identity.get(k)!r}, here {here.get(k)!r}" for k in diff)
