@@ -22,7 +22,7 @@ from .protocol import Computed, tag
 __all__ = ["ACT_LABELS", "Result", "TITLE", "build", "paper_values"]
 
 TITLE = "Certified calibration: CBS and CCE under Gaussian smoothing, calibration attacks, ACT"
-ACT_LABELS = {"none": "start model (not fine-tuned)", "gaussian": "noise fine-tuning", "smoothadv": "AT (SmoothAdv)",
+ACT_LABELS = {"none": "noise model (not fine-tuned)", "gaussian": "noise fine-tuning", "smoothadv": "AT (SmoothAdv)",
               "brier_act": "Brier-ACT", "acce_act": "ACCE-ACT", "acce_act_exact": "ACCE-ACT (exact adversary)"}
 PCT = (0.0, 100.0)
 
@@ -148,6 +148,13 @@ def _calibration_table(c: Computed) -> Table:
                  {"ECE debiased": (-100.0, 100.0), "Brier": PCT})
 
 
+def _label(method: str, start: str) -> str:
+    """A method's row label; ``none`` is the start model (the noise model, or the SmoothAdv start)."""
+    if method == "none" and start == "smoothadv":
+        return "SmoothAdv start (not fine-tuned further)"
+    return ACT_LABELS.get(method, method)
+
+
 def _act_tables(c: Computed, comp: ACTComparison) -> list[Table]:
     cfg = c.prepared.cfg
     verdicts = {(m, r): (v, ok, why) for m, r, v, ok, why in comp.comparisons()}
@@ -155,7 +162,7 @@ def _act_tables(c: Computed, comp: ACTComparison) -> list[Table]:
     rows = []
     for r in comp.rows:
         v = verdicts.get((r.method, r.radius))
-        rows.append([ACT_LABELS.get(r.method, r.method), r.radius, _pct(r.certified_accuracy),
+        rows.append([_label(r.method, cfg.act.start), r.radius, _pct(r.certified_accuracy),
                      _pct(r.certified_accuracy_ci_low), _pct(r.certified_accuracy_ci_high), _pct(r.cbs),
                      _pct(r.cbs_ci_low), _pct(r.cbs_ci_high), _pct(r.cce), _pct(r.cce_ci_low), _pct(r.cce_ci_high),
                      r.n_selected, r.certifiable, "baseline" if v is None else v[0], "" if v is None else v[2]])
