@@ -21,11 +21,10 @@ SMALL = {"test_samples": 12, "certify": {"n0": 20, "n": 80, "batch_size": 256},
 def test_unit_section_equals_the_package_experiment_on_the_same_inputs(tmp_path):
     """The demo's specs (shipped Fashion-MNIST models and data, cut to LIMIT), small sizes, seed 3: every metric,
     table, note and per-sample record of the unit's section is what certcal.experiment.run returns directly."""
-    from robustsuite_common.config import from_dict
-
     from certcal import experiment
     from robustsuite.loaders import load_dataset, load_model
     from robustsuite.runners._section import section_from_result
+    from robustsuite_common.config import from_dict
 
     cfg = {"seed": 3, "limit": LIMIT, "log_samples": "jsonl", "methods": {"certcal": {"config": SMALL}}}
     report = run_mod.execute(cfg, tmp_path / "run", progress=False)
@@ -60,9 +59,8 @@ def test_unit_section_equals_the_package_experiment_on_the_same_inputs(tmp_path)
 
 
 def test_inputs_map_noise_models_onto_sigmas_and_refuse_a_count_mismatch(tmp_path):
-    from robustsuite_common.config import override
-
     from certcal import experiment
+    from robustsuite_common.config import override
 
     runner = get("certcal")
     ctx = RunContext(run_dir=tmp_path, method="certcal")
