@@ -123,6 +123,7 @@ __all__ = [
     "common_set_curve",
     "confidence_bounds",
     "expected_calibration_error",
+    "experiment",
     "gaussian_noise_training",
     "max_certifiable_radius",
     "predict",

@@ -53,8 +53,11 @@ def bin_index(confidences: Any, n_bins: int = 15) -> np.ndarray:
 
 
 def _inputs(confidences: Any, correct: Any) -> tuple[np.ndarray, np.ndarray]:
+    from robustsuite_common.checks import check_same_length
+
     z = as_unit_interval("confidences", confidences)
-    c = as_binary("correct", correct, z.shape[0])
+    c = as_binary("correct", correct)
+    check_same_length(confidences=z, correct=c)
     if z.shape[0] == 0:
         raise ValueError("confidences must not be empty")
     return z, c

@@ -75,7 +75,7 @@ def check_classes(name: str, model: torch.nn.Module, x: torch.Tensor, y: np.ndar
     with evaluating(model):
         k = num_classes(model, x)
     if y.size and int(y.max()) >= k:
-        raise ValueError(f"{name} labels must be class indices < the {k} classes of the model, got {int(y.max())}")
+        raise ValueError(f"{name}.y must be class indices < the {k} classes of the model, got {int(y.max())}")
     return k
 
 

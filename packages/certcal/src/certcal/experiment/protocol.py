@@ -78,7 +78,7 @@ def prepare(models: Any, data: Any, config: Any, store: Store | None, progress: 
         if m is not None and _classes(f"models.noise[{s:g}]", m, x, y) != k:
             raise ValueError(f"models.noise[{s:g}] returns a different number of classes than models.base ({k})")
     if ytr is not None and ytr.size and int(ytr.max()) >= k:
-        raise ValueError(f"data.train labels must be class indices < the model's {k} classes, got {int(ytr.max())}")
+        raise ValueError(f"data.train.y must be class indices < the model's {k} classes, got {int(ytr.max())}")
     return Prepared(config, models, data, x, y, xtr, ytr, k, store, bool(progress))
 
 
