@@ -37,13 +37,14 @@ from .config import (
     SmoothingConfig,
     preset,
 )
+from .demo import digits
 from .figures import figures
 from .inputs import Data, Models
 from .protocol import compute, run_shard, shard_count
 from .report import TITLE, Result, build, paper_values
 
 __all__ = ["ACCEConfig", "ACEConfig", "ACTConfig", "CalibrationConfig", "CertifyConfig", "Config", "Data",
-           "EXECUTION_FIELDS", "Models", "NoiseTrainingConfig", "PRESETS", "Result", "SmoothingConfig", "Split",
+           "EXECUTION_FIELDS", "Models", "digits", "NoiseTrainingConfig", "PRESETS", "Result", "SmoothingConfig", "Split",
            "TITLE", "figures", "paper_values", "preset", "run", "run_shard", "shard_count"]
 
 
