@@ -36,6 +36,11 @@ def main() -> None:
     c, a, cal = cfg.certify, cfg.act, cfg.calibration
     rows = []
 
+    # warm-up (first-call costs: thread pools, allocator, lazy initialisation), not timed
+    certcal.certify(noise, x[:2], 0.25, n0=10, n=100, batch_size=c.batch_size, seed=0)
+    certcal.adversarial_calibration_training(noise, ds.train.x[:64], ds.train.y[:64], method="smoothadv",
+                                             epochs=1, batch_size=32, num_noise=2, attack_steps=1, warmup_epochs=0)
+
     # 1. certification: forward passes of noisy images
     n_small = 1000
     t, cert = cpu(lambda: certcal.certify(noise, x, 0.25, n0=c.n0, n=n_small, batch_size=c.batch_size, seed=0,

@@ -4,6 +4,7 @@ in one namespace (later blocks use the first block's digits models and data)."""
 from pathlib import Path
 
 import pytest
+
 from robustsuite_common.testing import readme_python_blocks, run_readme_blocks
 
 README = Path(__file__).resolve().parents[1] / "README.md"
