@@ -288,3 +288,19 @@ def test_concatenate_rejects_mismatched_parts():
         CertifyResult.concatenate([])
     both = CertifyResult.concatenate([a, a])
     assert both.prediction.shape == (4,) and both.counts.shape == (4, 2)
+
+
+def test_certify_result_saves_and_loads_exactly(tmp_path, noisy_model, digits):
+    from certcal import CertifyResult
+
+    _, _, xte, _ = digits
+    for scores in (True, False):
+        cert = certify(noisy_model, xte[:5], 0.25, n0=10, n=50, seed=0, return_scores=scores)
+        path = cert.save(tmp_path / f"c{scores}.npz")
+        back = CertifyResult.load(path)
+        assert (back.sigma, back.n0, back.n, back.alpha) == (cert.sigma, cert.n0, cert.n, cert.alpha)
+        for k in ("prediction", "radius", "p_lower", "counts"):
+            assert np.array_equal(getattr(back, k), getattr(cert, k)) and getattr(back, k).dtype == getattr(cert, k).dtype
+        assert (back.scores is None) == (not scores) and (not scores or np.array_equal(back.scores, cert.scores))
+    with pytest.raises(ValueError, match="lack"):
+        CertifyResult.from_arrays({"prediction": np.zeros(2)})

@@ -176,6 +176,8 @@ class ACTComparison:
     # per (method, grid index, seed): the certificate of the test inputs (not part of to_dict)
     certificates: Mapping[tuple[str, int, int], CertifyResult] = field(default_factory=dict, repr=False,
                                                                      compare=False)
+    # per method: its grid points in the order of the grid index above
+    grid_points: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict, repr=False, compare=False)
 
     def row(self, method: str, radius: float) -> ACTRow:
         for r in self.rows:
@@ -523,4 +525,5 @@ def act_comparison(
            "radii": [float(r) for r in radii_arr], "n_test": n_test, "n_train": int(yt.shape[0])}
     return ACTComparison(sigma=float(sigma), epsilon=float(epsilon), seeds=seeds, methods=methods,
                          rows=tuple(rows), config=cfg, models=tuple(model_rows), max_radius=ceiling,
-                         weights=tuple(weights), certificates=certs)
+                         weights=tuple(weights), certificates=certs,
+                         grid_points={m: tuple(dict(p) for p in points[m]) for m in methods})

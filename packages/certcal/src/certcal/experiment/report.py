@@ -217,8 +217,7 @@ def _metrics(c: Computed, ceilings: dict[float, float], chance: float) -> dict[s
     m["chance_rate"] = _metric(chance, "chance rate (majority-class share of the test inputs)")
     m["base_clean_accuracy"] = Metric.of(proportion(k_clean, n), "base model clean accuracy", "fraction")
     k = c.calibration
-    m["base_ece"] = _metric(k.ece, "base model ECE (plug-in, 15 bins)" if p.cfg.calibration.n_bins == 15 else
-                            "base model ECE (plug-in)")
+    m["base_ece"] = _metric(k.ece, f"base model ECE (plug-in, {p.cfg.calibration.n_bins} bins)")
     m["base_ece_debiased"] = Metric.of(k.debiased, "base model ECE, debiased (minus its value under calibration)")
     m["base_ece_expected_if_calibrated"] = _metric(k.null_mean, "ECE a perfectly calibrated model would show here")
     m["base_calibration_p_value"] = _metric(k.p_value, "calibration test p-value (small: miscalibrated)", "")
@@ -354,13 +353,8 @@ def _records(c: Computed) -> dict[str, list[dict[str, Any]]]:
     comp = c.act
     if comp is not None:
         act_rows = []
-        from ..act_protocol import _grid_points  # the grid points act_comparison enumerated, in its order
-
-        base = {"lr": p.cfg.act.lr, "attack_step_factor": p.cfg.act.attack_step_factor,
-                "attack_steps": p.cfg.act.attack_steps, "rho_growth": 1.004}
-        grid = {"lr": list(p.cfg.act.lr_grid or (p.cfg.act.lr,))}
         for (method, gi, seed), cert in comp.certificates.items():
-            params = _grid_points(method, grid, base)[gi]
+            params = comp.grid_points[method][gi]
             conf = cert.scores.mean(1) if cert.scores is not None else np.full(cert.prediction.shape, np.nan)
             for i in range(cert.prediction.shape[0]):
                 act_rows.append({"id": test.id_of(i), "input": f"test[{i}]", "label": test.name_of(int(y[i])),
