@@ -226,7 +226,7 @@ def _metrics(c: Computed, ceilings: dict[float, float], chance: float) -> dict[s
         s = tag(sigma)
         m[f"sigma_{s}_max_certifiable_radius"] = _metric(ceilings[sigma], f"largest radius certifiable at σ={sigma:g} "
                                                          f"with n = {p.cfg.certify.n} draws", "L2")
-        r0 = curve.rows[0]
+        r0 = min(curve.rows, key=lambda row: row.radius)  # the smallest radius: the smoothed classifier's accuracy
         k0 = int(round(r0.certified_accuracy * n))
         m[f"sigma_{s}_at_chance"] = _metric(at_chance(k0, n, chance), f"smoothed classifier σ={sigma:g} at r="
                                             f"{r0.radius:g} compatible with chance", "")
