@@ -28,9 +28,11 @@ def _ace(result: Any, plt: Any) -> Figure | None:
     if t is None or not t.rows:
         return None
     rows = t.records()
-    labels = [f"{r['configuration']}\n{r['norm']}" for r in rows]
+    norms = {"linf": "L∞", "l2": "L2"}
+    labels = [f"{r['configuration'].replace('_', chr(10))}\n{norms.get(r['norm'], r['norm'])} {r['eps']:g}"
+              for r in rows]
     pos = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(rows)), 3.4))
+    fig, ax = plt.subplots(figsize=(max(7.0, 1.0 * len(rows)), 3.6))
     for off, col, name, color in ((-0.2, "clean ECE", "clean", "tab:blue"), (0.2, "attacked ECE", "attacked",
                                                                              "tab:red")):
         v = np.array([r[col] for r in rows], dtype=float)
@@ -38,8 +40,7 @@ def _ace(result: Any, plt: Any) -> Figure | None:
         hi = np.array([r[f"{col}_ci_high"] if r[f"{col}_ci_high"] is not None else r[col] for r in rows], dtype=float)
         ax.bar(pos + off, v, width=0.4, color=color, label=name, yerr=[v - lo, hi - v], capsize=2)
     ax.set_xticks(pos, labels, fontsize=7)
-    ax.set(ylabel="ECE (%)", title="β-ACE attacks on the base model: ECE clean vs attacked (95 % intervals), "
-           "predictions unchanged")
+    ax.set(ylabel="ECE (%)", title="β-ACE on the base model: ECE clean vs attacked (95 % intervals)")
     ax.legend(fontsize=7)
     ax.grid(axis="y", alpha=0.3)
     return Figure("ace-ece", "β-ACE calibration attacks: the base model's ECE before and after each attack, with "
