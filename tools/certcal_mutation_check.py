@@ -35,7 +35,7 @@ class Mutation:
 
 
 MUTATIONS = (
-    Mutation("cbs_swap_bounds", "CBS: swap lower and upper confidence bounds", "calibration_error.py",
+    Mutation("cbs_swap_bounds", "CBS: swap lower and upper confidence bounds", "cce.py",
              "c * (1.0 - lo) ** 2 + (1.0 - c) * up**2", "c * (1.0 - up) ** 2 + (1.0 - c) * lo**2",
              ("test_maths.py", "test_cce.py")),
     Mutation("standard_no_shift", "Standard bound: drop the Phi shift by r / sigma", "confidence.py",

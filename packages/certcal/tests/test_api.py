@@ -10,7 +10,8 @@ EXPECTED = {
     "admm_grid", "adversarial_calibration_training", "bin_edges", "bin_index", "brier_confidences", "brier_score",
     "certified_brier_score", "certified_calibration_curve", "certified_calibration_error", "certify",
     "clopper_pearson_lower", "confidence_bounds", "expected_calibration_error", "predict", "reliability_diagram",
-    "sample_counts", "CommonSetCurve", "bootstrap_ci", "common_set_curve",
+    "sample_counts", "CommonSetCurve", "common_set_curve", "ACTWeights", "CalibrationError", "calibration_error",
+    "experiment", "max_certifiable_radius",
     "ACEBenchmark", "ACEBenchmarkRow", "ACTVerdict", "CertificateWidths", "ace_benchmark", "certificate_widths",
     "gaussian_noise_training",
 }

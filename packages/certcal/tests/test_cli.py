@@ -27,3 +27,34 @@ def test_cce_command_reports_bad_files(tmp_path, capsys):
     assert main(["cce", str(path)]) == 2
     assert "upper" in capsys.readouterr().err
     assert main(["cce", str(tmp_path / "b.txt")]) == 2
+
+
+def test_missing_file_and_bad_arguments_exit_2_with_a_message(tmp_path, capsys):
+    """Issue 24 item 14: a missing file or a bad argument prints `certcal: error: ...` and exits 2 (no traceback)."""
+    assert main(["cce", str(tmp_path / "missing.npz")]) == 2
+    assert "certcal: error: bounds file" in capsys.readouterr().err
+    assert main(["demo", "--set", "certify.n"]) == 2
+    assert "--set needs DOTTED.KEY=VALUE" in capsys.readouterr().err
+    assert main(["demo", "--set", "certify.n=0"]) == 2
+    assert "certify.n" in capsys.readouterr().err
+    assert main(["demo", "--set", "act.epocs=2"]) == 2
+    assert "did you mean 'epochs'" in capsys.readouterr().err
+    for argv in (["bogus"], ["demo", "--preset", "papr"], ["cce"], ["demo", "--seed", "x"]):
+        with pytest.raises(SystemExit) as err:
+            main(argv)
+        assert err.value.code == 2
+        assert "certcal" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_demo_command_runs_the_experiment_offline(tmp_path, capsys):
+    out = tmp_path / "r.json"
+    args = ["demo", "--quiet", "--out", str(out), "--set", "smoothing.sigmas=[0.25]", "--set", "test_samples=20",
+            "--set", "certify.n=60", "--set", "calibration.n_boot=20", "--set", "acce.steps=10", "--set",
+            "ace.steps=1", "--set", "act.enabled=false"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    from certcal import experiment
+
+    res = experiment.Result.load(out)
+    assert res.summary in printed and "certified:" in printed and res.config["certify"]["n"] == 60

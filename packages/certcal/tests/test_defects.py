@@ -299,11 +299,11 @@ def test_model_returning_logits_container_is_accepted(kind):
 
 
 def test_model_returning_something_else_is_a_clear_error():
-    class Bad(torch.nn.Module):
+    class Bad(torch.nn.Module):  # a tuple with logits first is accepted (issue 25 item 5); this is not logits
         def forward(self, x):
-            return (x.flatten(1),)
+            return {"scores": x.flatten(1)}
 
-    with pytest.raises(TypeError, match="logits"):
+    with pytest.raises(ValueError, match="logits"):
         certify(Bad(), _x(2), 0.25, n0=5, n=5)
 
 

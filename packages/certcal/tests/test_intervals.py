@@ -1,12 +1,10 @@
-"""Intervals and the fixed-set curve: bootstrap_ci, CA/CBS/CCE intervals, common_set_curve, ACE ECE intervals."""
+"""Intervals and the fixed-set curve: CA/CBS/CCE intervals (robustsuite_common), common_set_curve, ACE ECE intervals."""
 
-import numpy as np
 import pytest
 
 from certcal import (
     BetaACE,
     CertifyResult,
-    bootstrap_ci,
     certified_calibration_curve,
     certify,
     common_set_curve,
@@ -19,18 +17,22 @@ def cert(noisy_model, digits):
     return certify(noisy_model, xte[:120], 0.25, n0=50, n=500, batch_size=8192, seed=0, return_scores=True), yte[:120].numpy()
 
 
-def test_bootstrap_ci_covers_mean_and_validates():
-    x = np.random.default_rng(1).normal(size=400)
-    lo, hi = bootstrap_ci(lambda i: float(x[i].mean()), x.size, n_boot=300, seed=0)
-    assert lo < x.mean() < hi and hi - lo < 0.5
-    # constant statistic: degenerate interval
-    assert bootstrap_ci(lambda i: 1.0, 10, n_boot=5) == (1.0, 1.0)
-    assert bootstrap_ci(lambda i: float(x[i].mean()), x.size, n_boot=50, seed=3) == \
-        bootstrap_ci(lambda i: float(x[i].mean()), x.size, n_boot=50, seed=3)
-    with pytest.raises(ValueError, match="n_boot"):
-        bootstrap_ci(lambda i: 0.0, 10, n_boot=0)
-    with pytest.raises(ValueError, match="confidence"):
-        bootstrap_ci(lambda i: 0.0, 10, confidence=1.5)
+def test_curve_intervals_are_the_shared_toolkit(cert):
+    """CA is robustsuite_common's Clopper-Pearson interval, CBS its BCa bootstrap of the per-input Brier terms
+    (Theorem 3.3) over the certified inputs: the same numbers, not a copy of the method."""
+    import certcal
+    from robustsuite_common.intervals import mean_interval, proportion
+
+    c, y = cert
+    curve = certified_calibration_curve(c, y, [0.25], methods=("exact",), n_boot=60, seed=7)
+    (row,) = curve.rows
+    mask = c.certified_at(0.25)
+    assert row.certified_accuracy_ci == proportion(int((mask & (c.prediction == y)).sum()), y.size).ci
+    b = certcal.confidence_bounds(c.scores[mask], c.sigma, 0.25, alpha=c.alpha)
+    corr = (c.prediction == y)[mask].astype(float)
+    terms = corr * (1 - b.lower) ** 2 + (1 - corr) * b.upper ** 2
+    assert row.cbs == pytest.approx(terms.mean(), abs=1e-12)
+    assert row.cbs_ci == pytest.approx(mean_interval(terms, seed=7, n_resamples=60, bounds=(0.0, 1.0)).ci, abs=1e-12)
 
 
 def test_curve_intervals_contain_estimates(cert):

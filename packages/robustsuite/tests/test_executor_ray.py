@@ -30,14 +30,15 @@ n_boot = 100
 model = "builtin:digits-cnn"
 dataset = "builtin:digits"
 noise_models = ["builtin:digits-cnn"]
-sigmas = [0.25]
+[methods.certcal.config]
+test_samples = 20
+smoothing = {sigmas = [0.25]}
+calibration = {radii = [0.0, 0.25], n_boot = 20}
+acce = {steps = 20}
+ace = {steps = 2}
+[methods.certcal.config.certify]
 n0 = 20
 n = 100
-max_samples = 20
-radii = [0.0, 0.25]
-admm_steps = 20
-ace_steps = 2
-n_boot = 20
 """
 LIMIT = "60"
 

@@ -21,18 +21,19 @@ CONFIG = """
 model = "builtin:digits-cnn"
 dataset = "builtin:digits"
 noise_models = ["builtin:digits-cnn", "builtin:digits-cnn"]
-sigmas = [0.25, 0.5]
+[methods.certcal.config]
+test_samples = 11
+smoothing = {sigmas = [0.25, 0.5]}
+calibration = {radii = [0.0, 0.25], n_boot = 20}
+acce = {steps = 20}
+ace = {steps = 1}
+act = {enabled = false}
+[methods.certcal.config.certify]
 noise_stream = "per_input"
 n0 = 20
 n = 300
 batch_size = 128
-max_samples = 11
-radii = [0.0, 0.25]
-admm_steps = 20
-ace_steps = 1
-n_boot = 20
-act = false
-"""
+"""  # appended lines (shards = N) land in [methods.certcal.config.certify]
 LIMIT = "60"
 
 
@@ -63,7 +64,7 @@ def test_shards_leave_the_identity_alone_and_need_the_per_input_stream(tmp_path)
     assert [run_mod.shard_count(u) for u in three] == [3]
     batch = (tmp_path / "b.toml")
     batch.write_text(CONFIG.replace('noise_stream = "per_input"', 'noise_stream = "batch"') + "shards = 2\n")
-    with pytest.raises(ConfigError, match=r"\[methods.certcal\] shards = 2 needs noise_stream = 'per_input'"):
+    with pytest.raises(ConfigError, match=r"\[methods.certcal\].config: certify: .*shards = 2 needs noise_stream = 'per_input'"):
         run_mod.plan(run_mod.load_config(batch))
     with pytest.raises(ConfigError, match="shards"):
         run_mod.plan(run_mod.load_config(_cfg(tmp_path, 0)))

@@ -4,6 +4,9 @@ Gaussian-smoothing certificates (Cohen et al. 2019), certified confidence bounds
 calibration metrics, the certified Brier score and certified calibration error (exact, ADMM and baselines)
 of Emde et al., "Towards Certification of Uncertainty Calibration under Adversarial Attacks" (ICLR 2025),
 beta-ACE calibration attacks and adversarial calibration training.
+
+The paper's experiment (typed config, presets ``demo`` / ``paper`` / ``paper-cpu``, ``run``) is the submodule
+``certcal.experiment`` (imported on first use, so ``import certcal`` stays light).
 """
 
 from importlib.metadata import version as _version
@@ -15,10 +18,11 @@ from .act_protocol import (
     ACTModel,
     ACTRow,
     ACTVerdict,
+    ACTWeights,
     act_comparison,
 )
 from .attacks import ACE_CONFIGURATIONS, ACEBenchmark, ACEBenchmarkRow, ACEResult, BetaACE, ace_benchmark
-from .calibration_error import (
+from .cce import (
     CCE_METHODS,
     ADMMConfig,
     CCEResult,
@@ -34,17 +38,18 @@ from .evaluation import (
     CertifiedCalibrationCurve,
     CommonSetCurve,
     RadiusRow,
-    bootstrap_ci,
     certificate_widths,
     certified_calibration_curve,
     common_set_curve,
 )
 from .metrics import (
+    CalibrationError,
     ReliabilityDiagram,
     adaptive_calibration_error,
     bin_edges,
     bin_index,
     brier_score,
+    calibration_error,
     expected_calibration_error,
     reliability_diagram,
 )
@@ -55,6 +60,7 @@ from .smoothing import (
     PredictResult,
     certify,
     clopper_pearson_lower,
+    max_certifiable_radius,
     predict,
     sample_counts,
 )
@@ -74,6 +80,7 @@ __all__ = [
     "ACTModel",
     "ACTRow",
     "ACTVerdict",
+    "ACTWeights",
     "ACT_GRID_KEYS",
     "ACT_METHODS",
     "ACE_CONFIGURATIONS",
@@ -82,6 +89,7 @@ __all__ = [
     "BetaACE",
     "CCEResult",
     "CCE_METHODS",
+    "CalibrationError",
     "CertificateWidths",
     "CertifiedCalibrationCurve",
     "CertifyResult",
@@ -103,9 +111,9 @@ __all__ = [
     "adversarial_calibration_training",
     "bin_edges",
     "bin_index",
-    "bootstrap_ci",
     "brier_confidences",
     "brier_score",
+    "calibration_error",
     "certificate_widths",
     "certified_brier_score",
     "certified_calibration_curve",
@@ -115,8 +123,18 @@ __all__ = [
     "common_set_curve",
     "confidence_bounds",
     "expected_calibration_error",
+    "experiment",
     "gaussian_noise_training",
+    "max_certifiable_radius",
     "predict",
     "reliability_diagram",
     "sample_counts",
 ]
+
+
+def __getattr__(name: str):
+    if name == "experiment":  # the paper's experiment: imported on first use (pydantic, the config machinery)
+        import importlib
+
+        return importlib.import_module(".experiment", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

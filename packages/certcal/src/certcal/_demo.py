@@ -22,7 +22,7 @@ class DigitsCNN(torch.nn.Module):
         return self.head(self.features(x))
 
 
-def load_digits_split(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+def _digits(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     try:
         from sklearn.datasets import load_digits
     except ImportError as exc:
@@ -31,8 +31,23 @@ def load_digits_split(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.
     x = torch.tensor(d.images / 16.0, dtype=torch.float32)[:, None]
     y = torch.tensor(d.target, dtype=torch.int64)
     perm = torch.as_tensor(np.random.default_rng(seed).permutation(x.shape[0]))
-    tr, te = perm[:1400], perm[1400:]
+    return x, y, perm[:1400], perm[1400:]
+
+
+def load_digits_split(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """scikit-learn's 1,797 8x8 digits in [0, 1], shuffled with ``seed``: 1,400 train and 397 test images."""
+    x, y, tr, te = _digits(seed)
     return x[tr], y[tr], x[te], y[te]
+
+
+def digits_splits(seed: int = 0):
+    """The same split as :func:`load_digits_split` as two ``Split``s whose ids are the rows of
+    ``sklearn.datasets.load_digits()`` and whose label names are the digits."""
+    from robustsuite_common.experiment import Split
+
+    x, y, tr, te = _digits(seed)
+    names = tuple(str(k) for k in range(10))
+    return tuple(Split(x[i], y[i], ids=tuple(int(v) for v in i), label_names=names) for i in (tr, te))
 
 
 def train_with_noise(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, sigma: float, *, epochs: int,

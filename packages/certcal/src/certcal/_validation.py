@@ -1,27 +1,49 @@
-"""Argument checks shared by the public functions (raised before any expensive work)."""
+"""certcal's own argument checks (raised before any expensive work), on top of the shared ones.
+
+The generic checks (``check_choice``, ``check_int``, ``check_float``, ``check_probability``, ``check_images``,
+``check_labels``, ``check_finite_array``) and the model contract (``logits_from``, ``evaluating``,
+``as_model_input``, ``model_device``) are robustsuite_common's, re-exported here so each module imports its
+checks from one place. What is certcal's own: confidences in [0, 1], 0/1 correctness vectors, certificate
+bounds, labelled image batches for a vision model, seeded generators, and the number of classes a model
+returns (read from one input, before any work).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
+from robustsuite_common.checks import (
+    check_choice,
+    check_finite_array,
+    check_float,
+    check_int,
+    check_labels,
+    check_probability,
+)
+from robustsuite_common.checks import check_images as _check_images
+from robustsuite_common.models import (
+    OUTPUT_FORMS,
+    as_model_input,
+    evaluating,
+    logits_from,
+    model_device,
+    model_dtype,
+)
+
+__all__ = [
+    "OUTPUT_FORMS", "as_binary", "as_float64", "as_model_input", "as_unit_interval", "check_bounds", "check_choice",
+    "check_float", "check_images", "check_int", "check_label_range", "check_labelled_images", "check_labels", "check_model",
+    "check_outputs", "check_probability", "evaluating", "logits_from", "make_generator", "model_device",
+    "model_dtype", "model_logits", "num_classes",
+]
+
 
 def as_float64(name: str, value: Any, *, ndim: int | None = 1) -> np.ndarray:
-    """Convert ``value`` (array-like or tensor) to a float64 numpy array, checking finiteness."""
-    if isinstance(value, torch.Tensor):
-        value = value.detach().cpu().numpy()
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric array, got {type(value).__name__}") from exc
-    if ndim is not None and arr.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite values")
-    return arr
+    """``value`` (array-like or tensor) as a float64 numpy array of finite values with ``ndim`` dimensions."""
+    return check_finite_array(name, value, ndim=ndim)
 
 
 def as_unit_interval(name: str, value: Any, *, ndim: int | None = 1) -> np.ndarray:
@@ -52,37 +74,6 @@ def as_binary(name: str, value: Any, n: int | None = None) -> np.ndarray:
     return out
 
 
-def check_choice(name: str, value: Any, allowed: Sequence[Any]) -> Any:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {list(allowed)}, got {value!r}")
-    return value
-
-
-def check_positive_int(name: str, value: Any, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def check_positive_float(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating | np.integer):
-        raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    v = float(value)
-    if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be finite and {bound}, got {value}")
-    return v
-
-
-def check_probability(name: str, value: Any) -> float:
-    v = check_positive_float(name, value)
-    if not v < 1.0:
-        raise ValueError(f"{name} must be in (0, 1), got {value}")
-    return v
-
-
 def check_bounds(lower: Any, upper: Any, correct: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Validate certificate bounds ``0 <= lower <= upper <= 1`` and 0/1 ``correct`` of one length."""
     lo = as_unit_interval("lower", lower)
@@ -95,70 +86,64 @@ def check_bounds(lower: Any, upper: Any, correct: Any) -> tuple[np.ndarray, np.n
     return lo, up, c
 
 
-def model_device(model: torch.nn.Module) -> torch.device:
-    for p in model.parameters():
-        return p.device
-    for b in model.buffers():
-        return b.device
-    return torch.device("cpu")
-
-
-def check_images(name: str, x: Any) -> torch.Tensor:
-    """A non-empty floating (N, C, H, W) tensor of finite values (one reduction, before any work)."""
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape (N, C, H, W), got {type(x).__name__}")
-    if x.ndim != 4:
-        raise ValueError(f"{name} must have shape (N, C, H, W), got {tuple(x.shape)}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"{name} must be a floating tensor in [0, 1], got dtype {x.dtype}")
-    if x.shape[0] == 0:
-        raise ValueError(f"{name} must hold at least one input, got an empty batch of shape {tuple(x.shape)}")
-    with torch.no_grad():
-        finite = bool(torch.isfinite(x).all())
-    if not finite:
-        raise ValueError(f"{name} must contain only finite values (found NaN or inf)")
-    return x
-
-
-def as_logits(out: Any, n: int | None = None) -> torch.Tensor:
-    """The (N, K) logits of a model's output: a tensor, a dict with ``"logits"`` or a Hugging Face
-    ``ModelOutput`` (which is both a mapping and has a ``.logits`` attribute)."""
-    if not isinstance(out, torch.Tensor):
-        if isinstance(out, Mapping) and "logits" in out:
-            out = out["logits"]
-        elif hasattr(out, "logits") and isinstance(out.logits, torch.Tensor):
-            out = out.logits
-        else:
-            raise TypeError("model must return logits: a tensor (N, K), a dict with 'logits' or a Hugging Face "
-                            f"ModelOutput, got {type(out).__name__}")
-    if not isinstance(out, torch.Tensor) or out.ndim != 2 or (n is not None and out.shape[0] != n):
-        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-        raise ValueError(f"model must return logits of shape (N, K) with N = {n}, got {shape}")
-    return out
-
-
-def check_finite_logits(logits: torch.Tensor) -> None:
-    """Raise if a model produced NaN/inf logits (one host sync: call once per batch of work, not per step)."""
-    if not bool(torch.isfinite(logits).all()):
-        raise ValueError("model returned non-finite logits (NaN or inf): nothing can be certified from them")
-
-
-def check_model(model: Any) -> torch.nn.Module:
+def check_model(model: Any, name: str = "model") -> torch.nn.Module:
     if not isinstance(model, torch.nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module returning logits, got {type(model).__name__}")
+        raise TypeError(f"{name} must be a torch.nn.Module taking (N, C, H, W) images in [0, 1] and returning "
+                        f"logits (N, K), got {type(model).__name__}")
     return model
 
 
-def check_labelled_images(model: Any, x: Any, y: Any) -> torch.Tensor:
-    """Check a vision model, its input batch and integer labels ``y`` of shape (N,); return ``y`` as int64."""
+def check_images(name: str, x: Any) -> torch.Tensor:
+    """A non-empty floating (N, C, H, W) tensor of finite values in [0, 1] (the models' input box): images in
+    [0, 255], a single image without batch dimension, NaN or integer pixels are refused with what was seen."""
+    return _check_images(name, x, low=0.0, high=1.0)
+
+
+def check_outputs(outputs: Any) -> str:
+    """What the model returns: ``"logits"`` (default), ``"probabilities"`` or ``"log_probabilities"``."""
+    return check_choice("outputs", outputs, OUTPUT_FORMS)
+
+
+def model_logits(out: Any, n: int, outputs: str = "logits", *, first: bool = True) -> torch.Tensor:
+    """The (n, K) logits in a model's output (tensor, tuple, dict with ``"logits"``, ``ModelOutput``).
+
+    ``first=False`` (every batch after the first of one call) skips the probability check, which would cost
+    a device-to-host synchronisation per batch; structure and shape are always checked."""
+    if not first and outputs == "logits":
+        return logits_from(out, outputs="log_probabilities", n=n)  # log-probabilities pass through unchanged
+    return logits_from(out, outputs=outputs, n=n)
+
+
+def num_classes(model: torch.nn.Module, x: torch.Tensor, outputs: str = "logits") -> int:
+    """The number of classes ``model`` returns, read from one forward pass on ``x[:2]`` in eval mode (the
+    caller holds :func:`evaluating`). Refuses fewer than two classes, non-finite logits and (with two inputs)
+    outputs that look like probabilities when ``outputs="logits"``."""
+    with torch.no_grad():
+        xb = as_model_input(model, x[:2])
+        logits = model_logits(model(xb), int(xb.shape[0]), outputs)
+    k = int(logits.shape[1])
+    if k < 2:
+        raise ValueError(f"model must return logits for at least 2 classes, got {k}: a smoothed classifier (and "
+                         "its certified radius) needs a runner-up class")
+    if not bool(torch.isfinite(logits).all()):
+        raise ValueError("model returned non-finite logits (NaN or inf) on x[:2]: nothing can be computed from them")
+    return k
+
+
+def check_labelled_images(model: Any, x: Any, y: Any, *, x_name: str = "x", y_name: str = "y") -> torch.Tensor:
+    """Check a vision model, its input batch and integer labels ``y`` of shape (N,); return ``y`` as int64.
+
+    Labels out of the model's class range are checked by :func:`check_label_range` once the number of classes
+    is known (one forward pass on one input)."""
     check_model(model)
-    check_images("x", x)
-    if isinstance(y, torch.Tensor) and torch.is_floating_point(y):
-        raise TypeError(f"y must hold integer class labels, got dtype {y.dtype}")
-    yt = torch.as_tensor(y, dtype=torch.int64)
-    if yt.shape != (x.shape[0],):
-        raise ValueError(f"y must have shape ({x.shape[0]},), got {tuple(yt.shape)}")
-    return yt
+    check_images(x_name, x)
+    arr = check_labels(y_name, y, length=int(x.shape[0]))
+    return torch.as_tensor(arr, dtype=torch.int64)
+
+
+def check_label_range(name: str, y: torch.Tensor, k: int) -> None:
+    if y.numel() and int(y.max()) >= k:
+        raise ValueError(f"{name} must be class indices < the model's {k} classes, got {int(y.max())}")
 
 
 def make_generator(seed: int | None, generator: torch.Generator | None, device: torch.device) -> torch.Generator:

@@ -1,20 +1,23 @@
-"""Small standalone CLI: ``certcal cce`` (CBS/CCE from saved bounds), ``certcal demo`` (offline digits run) and
-``certcal act`` (the ACT comparison, several seeds)."""
+"""Small standalone CLI: ``certcal demo`` (the paper's experiment, ``certcal.experiment``, offline on
+scikit-learn's digits), ``certcal cce`` (CBS/CCE from saved bounds) and ``certcal act`` (the ACT comparison on
+digits, several seeds). A missing file or a bad argument prints ``certcal: error: ...`` and exits with status 2."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from robustsuite_common.io import write_json
+
 
 def _load_bounds(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not path.is_file():
+        raise FileNotFoundError(f"bounds file {path} does not exist")
     if path.suffix == ".npz":
         with np.load(path) as f:
             missing = {"lower", "upper", "correct"} - set(f.files)
@@ -30,14 +33,6 @@ def _load_bounds(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     raise ValueError(f"bounds file must be .npz or .csv, got {path.suffix!r}")
 
 
-def _write_json(obj: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w") as f:
-        json.dump(obj, f, indent=2)
-    os.replace(tmp, path)
-
-
 def _cmd_cce(args: argparse.Namespace) -> int:
     from . import certified_brier_score, certified_calibration_error
 
@@ -48,41 +43,41 @@ def _cmd_cce(args: argparse.Namespace) -> int:
         out["cce"][m] = certified_calibration_error(lower, upper, correct, args.n_bins, method=m).value
     print(json.dumps(out, indent=2))
     if args.out:
-        _write_json(out, Path(args.out))
+        write_json(Path(args.out), out)
     return 0
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     import torch
 
-    from . import ADMMConfig, BetaACE, certified_calibration_curve, certify
-    from ._demo import load_digits_split, train_digits_cnn
+    from robustsuite_common.config import override
+    from robustsuite_common.experiment import DirStore
 
+    from . import experiment
+
+    sets = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"--set needs DOTTED.KEY=VALUE (JSON value), e.g. certify.n=1000, got {item!r}")
+        try:
+            sets[key] = json.loads(value)
+        except json.JSONDecodeError:
+            sets[key] = value  # a bare string, e.g. calibration.bound=standard
+    cfg = override(experiment.preset(args.preset), sets, seed=args.seed)
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
-    xtr, ytr, xte, yte = load_digits_split(args.seed)
-    model = train_digits_cnn(xtr, ytr, args.sigma, seed=args.seed)
-    x, y = xte[: args.n_test], yte[: args.n_test]
-    cert = certify(model, x, args.sigma, n0=100, n=args.n, batch_size=512, seed=args.seed, return_scores=True)
-    curve = certified_calibration_curve(cert, y.numpy(), args.radii, methods=("exact", "admm", "brier"),
-                                        admm=ADMMConfig(steps=args.admm_steps))
-    print(f"sigma={args.sigma} n={args.n} inputs={len(y)} bound={curve.bound}")
-    print(f"{'radius':>7} {'CA':>6} {'#cert':>6} {'CBS':>6} {'CCE':>6} {'ADMM':>6} {'Brier':>6}")
-
-    def f(v: float | None) -> str:
-        return "   -  " if v is None else f"{100 * v:6.2f}"
-
-    for r in curve.rows:
-        print(f"{r.radius:7.2f} {100 * r.certified_accuracy:6.2f} {r.n_certified:6d} {f(r.cbs)} "
-              f"{f(r.cce['exact'])} {f(r.cce['admm'])} {f(r.cce['brier'])}")
-    ace = {}
-    for name in ("lower_label", "raise_label", "lower_prediction", "raise_prediction"):
-        ace[name] = BetaACE.from_configuration(name, steps=20)(model, x, y, args.ace_eps).to_dict()
-    print(f"beta-ACE (L-inf eps={args.ace_eps}): clean ECE {100 * ace['lower_label']['clean_ece']:.2f}")
-    for name, d in ace.items():
-        print(f"  {name:17s} ECE {100 * d['adv_ece']:6.2f}  accuracy {100 * d['accuracy']:.2f} "
-              f"(unchanged: {d['prediction_unchanged']})")
+    models, data = experiment.digits(cfg, seed=args.seed)
+    store = DirStore(args.checkpoints) if args.checkpoints else None
+    res = experiment.run(models, data, cfg, store=store, progress=not args.quiet)
+    for w in res.warnings:
+        print(f"WARNING: {w}")
+    print(res.summary)
+    for table in res.tables.values():
+        print(f"\n{table.name}: {table.title}\n| " + " | ".join(table.columns) + " |")
+        for row in table.rows:
+            print("| " + " | ".join("" if v is None else str(v) for v in row) + " |")
     if args.out:
-        _write_json({"curve": curve.to_dict(), "ace": ace}, Path(args.out))
+        res.save(Path(args.out))
     return 0
 
 
@@ -112,7 +107,7 @@ def _cmd_act(args: argparse.Namespace) -> int:
               f"{f(r.certified_accuracy, r.certified_accuracy_ci_low, r.certified_accuracy_ci_high)} | "
               f"{f(r.cbs, r.cbs_ci_low, r.cbs_ci_high)} | {f(r.cce, r.cce_ci_low, r.cce_ci_high)} |")
     if args.out:
-        _write_json(res.to_dict(), Path(args.out))
+        write_json(Path(args.out), res.to_dict())
     return 0
 
 
@@ -126,15 +121,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="repeatable; default exact")
     c.add_argument("--out", help="also write the JSON here")
     c.set_defaults(func=_cmd_cce)
-    d = sub.add_parser("demo", help="offline run on scikit-learn's digits (needs certcal[demo])")
-    d.add_argument("--sigma", type=float, default=0.25)
-    d.add_argument("--n", type=int, default=1000, help="Monte-Carlo draws per input")
-    d.add_argument("--n-test", type=int, default=200)
-    d.add_argument("--radii", type=float, nargs="+", default=[0.0, 0.1, 0.25, 0.5])
-    d.add_argument("--admm-steps", type=int, default=1000)
-    d.add_argument("--ace-eps", type=float, default=0.1)
+    d = sub.add_parser("demo", help="the paper's experiment (certcal.experiment) on scikit-learn's digits, offline "
+                                    "(needs certcal[demo])")
+    d.add_argument("--preset", default="demo", choices=["demo", "paper", "paper-cpu"])
+    d.add_argument("--set", action="append", default=[], metavar="DOTTED.KEY=VALUE",
+                   help="config override, JSON value (repeatable): --set certify.n=1000 --set act.enabled=false")
     d.add_argument("--seed", type=int, default=0)
-    d.add_argument("--out", help="write the results as JSON here")
+    d.add_argument("--checkpoints", help="directory to checkpoint finished pieces in (resume an interrupted run)")
+    d.add_argument("--quiet", action="store_true", help="no progress bars")
+    d.add_argument("--out", help="write the result (certcal.experiment.Result) as JSON here")
     d.set_defaults(func=_cmd_demo)
     a = sub.add_parser("act", help="ACT comparison (Table 2 layout) on scikit-learn's digits, several seeds")
     a.add_argument("--methods", nargs="+",
@@ -162,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         args.method = ["exact"]
     try:
         return int(args.func(args))
-    except (ValueError, TypeError, ImportError) as exc:
+    except (ValueError, TypeError, ImportError, OSError) as exc:  # a bad argument, a missing or unreadable file
         print(f"certcal: error: {exc}", file=sys.stderr)
         return 2
 

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._validation import as_float64, check_choice, check_positive_float, check_positive_int, check_probability
+from ._validation import as_float64, check_choice, check_float, check_int, check_probability
 
 __all__ = ["BOUND_METHODS", "ConfidenceBounds", "confidence_bounds"]
 
@@ -81,10 +81,10 @@ def confidence_bounds(
         raise ValueError("scores must hold at least one input (got an empty batch)")
     if s.shape[1] == 0:
         raise ValueError("scores must hold at least one sample per input")
-    check_positive_float("sigma", sigma)
+    check_float("sigma", sigma, gt=0)
     check_probability("alpha", alpha)
     check_choice("method", method, BOUND_METHODS)
-    check_positive_int("max_thresholds", max_thresholds)
+    check_int("max_thresholds", max_thresholds, ge=1)
     r = as_float64("radius", radius, ndim=None)
     scalar = r.ndim == 0
     r = np.atleast_1d(r)

@@ -7,20 +7,37 @@ calibration error.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ._validation import check_choice, check_positive_int
-from .calibration_error import ADMMConfig, DECEConfig, certified_brier_score, certified_calibration_error
+from ._intervals import boot, ci, proportion
+from ._validation import check_choice, check_int, check_labels, check_probability
+from .cce import ADMMConfig, DECEConfig, certified_brier_score, certified_calibration_error
 from .confidence import BOUND_METHODS, confidence_bounds
 from .metrics import expected_calibration_error
 from .smoothing import CertifyResult
 
-__all__ = ["CertificateWidths", "CertifiedCalibrationCurve", "CommonSetCurve", "RadiusRow", "bootstrap_ci",
-           "certificate_widths", "certified_calibration_curve", "common_set_curve"]
+__all__ = ["CertificateWidths", "CertifiedCalibrationCurve", "CommonSetCurve", "RadiusRow", "certificate_widths",
+           "certified_calibration_curve", "common_set_curve"]
+
+
+def _brier_terms(lo: np.ndarray, up: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """Per-input terms of the certified Brier score (Theorem 3.3): their mean is the CBS."""
+    return c * (1.0 - lo) ** 2 + (1.0 - c) * up**2
+
+
+def _mean(v: np.ndarray) -> float:
+    return float(np.mean(v))
+
+
+def _cce_statistic(n_bins: int):
+    def stat(lo: np.ndarray, up: np.ndarray, c: np.ndarray) -> float:
+        return certified_calibration_error(lo, up, c, n_bins).value
+
+    return stat
 
 
 @dataclass(frozen=True)
@@ -34,8 +51,8 @@ class RadiusRow:
     cce: dict[str, float | None]
     clean_ece: float | None
     certified_accuracy_ci: tuple[float, float] | None = None  # Clopper-Pearson 95 %
-    cbs_ci: tuple[float, float] | None = None                 # bootstrap 95 % (n_boot > 0)
-    cce_ci: dict[str, tuple[float, float]] = field(default_factory=dict)
+    cbs_ci: tuple[float, float] | None = None                 # BCa bootstrap 95 % (n_boot > 0; None: see _intervals)
+    cce_ci: dict[str, tuple[float, float]] = field(default_factory=dict)  # BCa bootstrap 95 % of the exact CCE
 
     def to_dict(self) -> dict[str, Any]:
         return {"radius": self.radius, "certified_accuracy": self.certified_accuracy,
@@ -84,35 +101,28 @@ def certified_calibration_curve(
 ) -> CertifiedCalibrationCurve:
     """CA, CBS and CCE (for each of ``methods``) at every radius, from one ``certify(..., return_scores=True)``.
 
-    CA gets a Clopper-Pearson 95 % interval; with ``n_boot > 0`` CBS and the exact CCE get percentile bootstrap
-    95 % intervals over the certified inputs at that radius (:func:`bootstrap_ci`).
+    CA gets a Clopper-Pearson 95 % interval; with ``n_boot > 0`` CBS and the exact CCE get BCa bootstrap 95 %
+    intervals over the certified inputs at that radius (robustsuite_common's ``bootstrap``; an interval the BCa
+    method cannot place around its estimate is left out: ``cbs_ci`` None, ``"exact"`` missing from ``cce_ci``).
     """
     if not isinstance(certificate, CertifyResult):
         raise TypeError(f"certificate must be a CertifyResult, got {type(certificate).__name__}")
     if certificate.scores is None:
         raise ValueError("certificate has no scores: call certify(..., return_scores=True)")
     check_choice("bound", bound, BOUND_METHODS)
-    check_positive_int("n_bins", n_bins)
+    check_int("n_bins", n_bins, ge=1)
     for m in methods:
         check_choice("methods", m, ("exact", "admm", "dece", "brier", "milp"))
-    y = np.asarray(labels)
-    if y.shape != certificate.prediction.shape:
-        raise ValueError(f"labels must have shape {certificate.prediction.shape}, got {y.shape}")
-    radii_arr = np.asarray(list(radii), dtype=np.float64)
-    if radii_arr.ndim != 1 or radii_arr.size == 0 or np.any(radii_arr < 0):
-        raise ValueError("radii must be a non-empty sequence of non-negative radii")
-    if not isinstance(n_boot, int) or n_boot < 0:
-        raise ValueError(f"n_boot must be a non-negative int, got {n_boot!r}")
-    from scipy.stats import binomtest
-
+    y = _labels(certificate, labels)
+    radii_arr = _radii(radii)
+    check_int("n_boot", n_boot, ge=0)
     rows = []
     correct_all = certificate.prediction == y
     for r in radii_arr:
         mask = certificate.certified_at(float(r))
         k = int(np.sum(mask & correct_all))
         ca = k / y.shape[0]
-        ci = binomtest(k, int(y.shape[0])).proportion_ci(confidence_level=0.95, method="exact")
-        ca_ci = (float(ci.low), float(ci.high))
+        ca_ci = proportion(k, int(y.shape[0])).ci
         if not mask.any():
             rows.append(RadiusRow(float(r), ca, 0, None, {m: None for m in methods}, None, ca_ci))
             continue
@@ -123,34 +133,30 @@ def certified_calibration_curve(
                                               admm=admm, dece=dece).value for m in methods}
         cbs_ci, cce_ci = None, {}
         if n_boot:
-            m_ = int(mask.sum())
-            lo, hi = b.lower, b.upper
-            cbs_ci = bootstrap_ci(lambda i, lo=lo, hi=hi, c=c: certified_brier_score(lo[i], hi[i], c[i]), m_,
-                                  n_boot=n_boot, seed=seed)
+            cf = c.astype(np.float64)
+            cbs_ci = ci(boot((_brier_terms(b.lower, b.upper, cf),), _mean, seed=seed, n_boot=n_boot))
             if "exact" in methods:
-                cce_ci["exact"] = bootstrap_ci(
-                    lambda i, lo=lo, hi=hi, c=c: certified_calibration_error(lo[i], hi[i], c[i], n_bins).value, m_,
-                    n_boot=n_boot, seed=seed)
+                iv = ci(boot((b.lower, b.upper, cf), _cce_statistic(n_bins), seed=seed, n_boot=n_boot))
+                if iv is not None:
+                    cce_ci["exact"] = iv
         rows.append(RadiusRow(float(r), ca, int(mask.sum()), certified_brier_score(b.lower, b.upper, c), cce,
                               expected_calibration_error(b.mean, c, n_bins), ca_ci, cbs_ci, cce_ci))
     return CertifiedCalibrationCurve(sigma=certificate.sigma, bound=bound, n_bins=n_bins,
                                      n=int(y.shape[0]), rows=tuple(rows))
 
 
-def bootstrap_ci(statistic: Callable[[np.ndarray], float], n: int, *, n_boot: int = 200, seed: int = 0,
-                 confidence: float = 0.95) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``statistic(indices)`` over ``n`` inputs resampled with replacement."""
-    check_positive_int("n", n)
-    check_positive_int("n_boot", n_boot)
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
-    rng = np.random.default_rng(seed)
-    vals = np.array([statistic(rng.integers(0, n, n)) for _ in range(n_boot)], dtype=np.float64)
-    vals = vals[np.isfinite(vals)]
-    if vals.size == 0:
-        return float("nan"), float("nan")
-    lo, hi = np.percentile(vals, [50 * (1 - confidence), 100 - 50 * (1 - confidence)])
-    return float(lo), float(hi)
+def _labels(certificate: CertifyResult, labels: Any) -> np.ndarray:
+    return check_labels("labels", labels, n_classes=certificate.n_classes, length=int(certificate.prediction.shape[0]))
+
+
+def _radii(radii: Sequence[float]) -> np.ndarray:
+    try:
+        arr = np.asarray(list(radii), dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"radii must be a sequence of numbers, got {radii!r}") from None
+    if arr.ndim != 1 or arr.size == 0 or not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"radii must be a non-empty sequence of finite radii >= 0, got {list(arr)!r}")
+    return arr
 
 
 @dataclass(frozen=True)
@@ -159,18 +165,18 @@ class CommonSetCurve:
 
     On a fixed set the confidence intervals nest as the radius grows (lower bound falls, upper bound rises),
     so the worst cases CBS and CCE are non-decreasing in the radius exactly (paper §4: both are maxima over
-    the certified confidence box). Intervals: percentile bootstrap over the fixed inputs, the same resampled
-    indices at every radius.
+    the certified confidence box). Intervals: BCa bootstrap over the fixed inputs, the same resampled inputs at
+    every radius; None where the BCa interval could not contain its estimate.
     """
 
     radii: tuple[float, ...]
     n_inputs: int
     cbs: tuple[float, ...]
-    cbs_ci: tuple[tuple[float, float], ...]
+    cbs_ci: tuple[tuple[float, float] | None, ...]
     cce: tuple[float, ...]
-    cce_ci: tuple[tuple[float, float], ...]
-    diff_cbs_ci: tuple[float, float]   # bootstrap interval of CBS(r_max) - CBS(r_min)
-    diff_cce_ci: tuple[float, float]   # bootstrap interval of CCE(r_max) - CCE(r_min)
+    cce_ci: tuple[tuple[float, float] | None, ...]
+    diff_cbs_ci: tuple[float, float] | None   # bootstrap interval of CBS(r_max) - CBS(r_min)
+    diff_cce_ci: tuple[float, float] | None   # bootstrap interval of CCE(r_max) - CCE(r_min)
 
     @property
     def cbs_increase(self) -> float:
@@ -185,6 +191,8 @@ class CommonSetCurve:
     @property
     def increase_separated(self) -> bool:
         """True when the bootstrap intervals of both increases (CBS and CCE) lie strictly above 0."""
+        if self.diff_cbs_ci is None or self.diff_cce_ci is None:
+            return False
         return bool(min(self.diff_cbs_ci[0], self.diff_cce_ci[0]) > 0)
 
     def to_dict(self) -> dict[str, Any]:
@@ -194,41 +202,39 @@ class CommonSetCurve:
 
 def common_set_curve(certificate: CertifyResult, labels: Any, radii: Sequence[float], *, bound: str = "cdf",
                      n_bins: int = 15, n_boot: int = 200, seed: int = 0) -> CommonSetCurve:
-    """CBS and exact CCE across ``radii`` on the inputs certified at ``max(radii)``, with bootstrap intervals."""
+    """CBS and exact CCE across ``radii`` on the inputs certified at ``max(radii)``, with BCa bootstrap
+    intervals (robustsuite_common) of each value and of the increase from the smallest to the largest radius
+    (the same resampled inputs for every radius: the increase is a paired difference)."""
     if not isinstance(certificate, CertifyResult) or certificate.scores is None:
         raise TypeError("certificate must be a CertifyResult from certify(..., return_scores=True)")
     check_choice("bound", bound, BOUND_METHODS)
-    check_positive_int("n_bins", n_bins)
-    check_positive_int("n_boot", n_boot)
-    y = np.asarray(labels)
-    if y.shape != certificate.prediction.shape:
-        raise ValueError(f"labels must have shape {certificate.prediction.shape}, got {y.shape}")
-    rr = sorted(float(r) for r in radii)
-    if not rr or rr[0] < 0:
-        raise ValueError("radii must be a non-empty sequence of non-negative radii")
+    check_int("n_bins", n_bins, ge=1)
+    check_int("n_boot", n_boot, ge=1)
+    y = _labels(certificate, labels)
+    rr = sorted(float(r) for r in _radii(radii))
     mask = certificate.certified_at(rr[-1])
     if not mask.any():
         raise ValueError(f"no input is certified at the largest radius {rr[-1]}; lower the radii")
-    c = certificate.prediction[mask] == y[mask]
+    c = (certificate.prediction[mask] == y[mask]).astype(np.float64)
     bounds = [confidence_bounds(certificate.scores[mask], certificate.sigma, r, alpha=certificate.alpha,
                                 method=bound) for r in rr]  # type: ignore[arg-type]
     cbs = [certified_brier_score(b.lower, b.upper, c) for b in bounds]
     cce = [certified_calibration_error(b.lower, b.upper, c, n_bins).value for b in bounds]
-    rng = np.random.default_rng(seed)
-    m = int(mask.sum())
-    boot = rng.integers(0, m, (n_boot, m))
-    cbs_b = np.array([[certified_brier_score(b.lower[i], b.upper[i], c[i]) for b in bounds] for i in boot])
-    cce_b = np.array([[certified_calibration_error(b.lower[i], b.upper[i], c[i], n_bins).value for b in bounds]
-                      for i in boot])
+    stat = _cce_statistic(n_bins)
+    cbs_ci = tuple(ci(boot((_brier_terms(b.lower, b.upper, c),), _mean, seed=seed, n_boot=n_boot)) for b in bounds)
+    cce_ci = tuple(ci(boot((b.lower, b.upper, c), stat, seed=seed, n_boot=n_boot)) for b in bounds)
+    first, last = bounds[0], bounds[-1]
+    diff_cbs = ci(boot((_brier_terms(last.lower, last.upper, c) - _brier_terms(first.lower, first.upper, c),), _mean,
+                       seed=seed, n_boot=n_boot, bounds=(-1.0, 1.0)))
 
-    def pct(v: np.ndarray) -> tuple[float, float]:
-        lo, hi = np.percentile(v, [2.5, 97.5])
-        return float(lo), float(hi)
+    def increase(lo0: np.ndarray, up0: np.ndarray, lo1: np.ndarray, up1: np.ndarray, cc: np.ndarray) -> float:
+        return stat(lo1, up1, cc) - stat(lo0, up0, cc)
 
-    return CommonSetCurve(radii=tuple(rr), n_inputs=m, cbs=tuple(float(v) for v in cbs),
-                          cbs_ci=tuple(pct(cbs_b[:, j]) for j in range(len(rr))),
-                          cce=tuple(float(v) for v in cce), cce_ci=tuple(pct(cce_b[:, j]) for j in range(len(rr))),
-                          diff_cbs_ci=pct(cbs_b[:, -1] - cbs_b[:, 0]), diff_cce_ci=pct(cce_b[:, -1] - cce_b[:, 0]))
+    diff_cce = ci(boot((first.lower, first.upper, last.lower, last.upper, c), increase, seed=seed, n_boot=n_boot,
+                       bounds=(-1.0, 1.0)))
+    return CommonSetCurve(radii=tuple(rr), n_inputs=int(mask.sum()), cbs=tuple(float(v) for v in cbs),
+                          cbs_ci=cbs_ci, cce=tuple(float(v) for v in cce), cce_ci=cce_ci, diff_cbs_ci=diff_cbs,
+                          diff_cce_ci=diff_cce)
 
 
 @dataclass(frozen=True)
@@ -263,10 +269,8 @@ def certificate_widths(certificate: CertifyResult, radii: Sequence[float], *,
     ``alpha``: the certificates' confidence level (default: the certificate's own ``alpha``)."""
     if not isinstance(certificate, CertifyResult) or certificate.scores is None:
         raise TypeError("certificate must be a CertifyResult from certify(..., return_scores=True)")
-    rr = [float(r) for r in radii]
-    if not rr or any(not np.isfinite(r) or r < 0 for r in rr):
-        raise ValueError(f"radii must be a non-empty sequence of finite non-negative radii, got {list(radii)!r}")
-    a = certificate.alpha if alpha is None else alpha
+    rr = [float(r) for r in _radii(radii)]
+    a = certificate.alpha if alpha is None else check_probability("alpha", alpha)
     ok = certificate.certified_at(0.0)
     if not ok.any():
         return None

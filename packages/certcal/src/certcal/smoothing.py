@@ -10,10 +10,12 @@ Where the noise comes from (``certify(..., stream=)``):
   on the inputs before it and on ``batch_size``.
 - ``"per_input"``: input number ``first_index + i`` gets its own noise, drawn in blocks of
   :data:`NOISE_BLOCK` draws, each block from a generator seeded by ``SeedSequence([seed, index, phase,
-  block])``. An input's certificate then depends only on the seed, its global index and its pixels, never on
-  the batch size or on the other inputs of the call: certifying a dataset in shards (``first_index`` = the
-  shard's offset) and concatenating (:meth:`CertifyResult.concatenate`) equals certifying it in one call,
-  which is what lets a long certification run as many independent tasks.
+  block])``, and every forward pass holds whole noise blocks of one input. An input's certificate then depends
+  only on the seed, its global index, its pixels and ``batch_size``, never on the other inputs of the call:
+  certifying a dataset in shards (``first_index`` = the shard's offset) and concatenating
+  (:meth:`CertifyResult.concatenate`) equals certifying it in one call, bit for bit, which is what lets a long
+  certification run as many independent tasks. (Its counts do not depend on ``batch_size`` either; its scores
+  can differ in the last float bits, because a model's arithmetic can depend on the size of the batch.)
 """
 
 from __future__ import annotations
@@ -25,14 +27,21 @@ import numpy as np
 import torch
 
 from ._validation import (
-    as_logits,
+    as_model_input,
+    check_choice,
+    check_float,
     check_images,
+    check_int,
+    check_labels,
     check_model,
-    check_positive_float,
-    check_positive_int,
+    check_outputs,
     check_probability,
+    evaluating,
     make_generator,
     model_device,
+    model_dtype,
+    model_logits,
+    num_classes,
 )
 
 __all__ = [
@@ -42,6 +51,7 @@ __all__ = [
     "PredictResult",
     "certify",
     "clopper_pearson_lower",
+    "max_certifiable_radius",
     "predict",
     "sample_counts",
 ]
@@ -92,12 +102,27 @@ def clopper_pearson_lower(successes: Any, trials: int, alpha: float) -> np.ndarr
     """
     from scipy.stats import beta
 
-    trials = check_positive_int("trials", trials)
+    trials = check_int("trials", trials, ge=1)
     check_probability("alpha", alpha)
     k = _as_counts("successes", successes, trials)
     with np.errstate(invalid="ignore"):
         out = beta.ppf(alpha, k, trials - k + 1)
     return np.where(k > 0, out, 0.0)
+
+
+def max_certifiable_radius(sigma: float, n: int, alpha: float = 0.001) -> float:
+    """The largest L2 radius CERTIFY can return with ``n`` draws at level ``alpha``: the radius at
+    p_lower = the one-sided Clopper-Pearson bound with all ``n`` draws on one class, alpha^(1/n) (the
+    Beta(alpha; n, 1) quantile), i.e. sigma * Phi^-1(alpha^(1/n)). No input, however robust, is certified
+    beyond it, so a comparison at a larger radius cannot be decided by this draw budget (n = 400 at
+    alpha = 0.001 caps sigma = 0.25 at about 0.53; the paper's n = 100,000 at about 0.95)."""
+    from scipy.stats import norm
+
+    sigma = check_float("sigma", sigma, gt=0)
+    n = check_int("n", n, ge=1)
+    alpha = check_probability("alpha", alpha)
+    p = float(clopper_pearson_lower(n, n, alpha))
+    return float(sigma * norm.ppf(p)) if p > 0.5 else 0.0
 
 
 def _as_counts(name: str, value: Any, trials: int) -> np.ndarray:
@@ -134,6 +159,7 @@ def sample_counts(
     generator: torch.Generator,
     score_classes: torch.Tensor | None = None,
     progress: bool = False,
+    outputs: str = "logits",
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Class counts (B, K) of the base model's argmax under ``num`` Gaussian draws per input.
 
@@ -146,23 +172,28 @@ def sample_counts(
     """
     check_model(model)
     check_images("x", x)
-    check_positive_float("sigma", sigma)
-    check_positive_int("num", num)
-    check_positive_int("batch_size", batch_size)
+    check_float("sigma", sigma, gt=0)
+    check_int("num", num, ge=1)
+    check_int("batch_size", batch_size, ge=1)
+    check_outputs(outputs)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
-    return _sample_counts(model, x, sigma, num, batch_size=batch_size, generator=generator,
-                          score_classes=score_classes, progress=progress)
+    with evaluating(model):
+        k = num_classes(model, x, outputs)
+        if score_classes is not None:
+            check_labels("score_classes", score_classes, n_classes=k, length=int(x.shape[0]))
+        return _sample_counts(model, x, sigma, num, batch_size=batch_size, generator=generator,
+                              score_classes=score_classes, progress=progress, outputs=outputs)
 
 
 @torch.no_grad()
 def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes=None, progress=False,
-                   noise=None):
+                   noise=None, outputs="logits"):
     """``sample_counts`` without the argument checks (callers have made them); ``noise(start, stop, shape)``
     (a :class:`_PerInputNoise`) replaces the draws from ``generator`` when given."""
     device = model_device(model)
     b = x.shape[0]
-    xd = x.to(device)
+    xd = as_model_input(model, x)  # the model's device and dtype (float64 / half inputs are cast)
     total = b * num
     counts: torch.Tensor | None = None
     finite = torch.ones((), dtype=torch.bool, device=device)
@@ -172,14 +203,20 @@ def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes
         if cls.shape != (b,):
             raise ValueError(f"score_classes must have shape ({b},), got {tuple(cls.shape)}")
         scores = torch.empty(total, dtype=torch.float32, device=device)
-    iterator = range(0, total, batch_size)
+    if noise is None:
+        chunks = [(start, min(start + batch_size, total)) for start in range(0, total, batch_size)]
+    else:
+        # per-input noise: each forward pass holds whole noise blocks of ONE input, so an input's logits never
+        # depend on which other inputs share the call (float arithmetic can differ with a batch's make-up)
+        step = max(NOISE_BLOCK, batch_size // NOISE_BLOCK * NOISE_BLOCK)
+        chunks = [(i * num + j, i * num + min(num, j + step)) for i in range(b) for j in range(0, num, step)]
+    iterator: Any = chunks
     if progress:
         from tqdm.auto import tqdm
 
-        iterator = tqdm(iterator, desc="smoothing", unit="batch", leave=False)
-    steps = torch.arange(batch_size, device=device)
-    for start in iterator:
-        stop = min(start + batch_size, total)
+        iterator = tqdm(chunks, desc="smoothing", unit="batch", leave=False)
+    steps = torch.arange(max(stop - start for start, stop in chunks), device=device)
+    for start, stop in iterator:
         owner = (steps[: stop - start] + start).div_(num, rounding_mode="floor")
         batch = xd.index_select(0, owner)
         if noise is None:
@@ -187,7 +224,7 @@ def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes
         else:
             noisy = noise(start, stop, tuple(batch.shape[1:]))
         noisy.mul_(sigma).add_(batch)
-        logits = as_logits(model(noisy), stop - start)
+        logits = model_logits(model(noisy), stop - start, outputs, first=start == 0)
         finite &= torch.isfinite(logits).all()
         if counts is None:
             counts = torch.zeros(b, logits.shape[1], dtype=torch.int64, device=device)
@@ -200,6 +237,9 @@ def _sample_counts(model, x, sigma, num, *, batch_size, generator, score_classes
     assert counts is not None  # total >= 1: x is non-empty and num >= 1
     if not bool(finite):
         raise ValueError("model returned non-finite logits (NaN or inf) under noise: nothing can be certified")
+    if counts.shape[1] < 2:
+        raise ValueError(f"model must return logits for at least 2 classes, got {counts.shape[1]}: a smoothed "
+                         "classifier needs a runner-up class")
     return counts.cpu().numpy(), (None if scores is None else scores.view(b, num).cpu().numpy())
 
 
@@ -230,9 +270,57 @@ class CertifyResult:
         """Boolean mask of inputs whose prediction is certified at L2 ``radius``."""
         return (self.prediction >= 0) & (self.radius >= radius)
 
+    @property
+    def n_classes(self) -> int:
+        """The number of classes the base model returns (the width of ``counts``)."""
+        return int(self.counts.shape[1])
+
     def certified_accuracy(self, labels: Any, radius: float = 0.0) -> float:
-        y = np.asarray(labels)
+        """Fraction of all inputs whose prediction is certified at L2 ``radius`` (>= 0) and equals the label
+        (``labels``: one class index in [0, ``n_classes``) per input)."""
+        radius = check_float("radius", radius, ge=0)
+        y = check_labels("labels", labels, n_classes=self.n_classes, length=int(self.prediction.shape[0]))
         return float(np.mean(self.certified_at(radius) & (self.prediction == y)))
+
+    # --- saving: a certificate is the expensive part of every experiment (n draws per input) ---
+
+    _ARRAYS = ("prediction", "radius", "p_lower", "counts", "scores")
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """The result as named numpy arrays (``scores`` only when kept), with the scalars as 0-d arrays:
+        what :meth:`save` writes and :meth:`from_arrays` reads (the ``NUMPY`` codec of a checkpoint store)."""
+        out = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS if getattr(self, k) is not None}
+        out.update(sigma=np.float64(self.sigma), n0=np.int64(self.n0), n=np.int64(self.n),
+                   alpha=np.float64(self.alpha))
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays: Any) -> CertifyResult:
+        missing = [k for k in ("prediction", "radius", "p_lower", "counts", "sigma", "n0", "n", "alpha")
+                   if k not in arrays]
+        if missing:
+            raise ValueError(f"arrays lack {missing} (written by CertifyResult.to_arrays?)")
+        return cls(prediction=np.asarray(arrays["prediction"]), radius=np.asarray(arrays["radius"]),
+                   p_lower=np.asarray(arrays["p_lower"]), counts=np.asarray(arrays["counts"]),
+                   sigma=float(arrays["sigma"]), n0=int(arrays["n0"]), n=int(arrays["n"]),
+                   alpha=float(arrays["alpha"]),
+                   scores=np.asarray(arrays["scores"]) if "scores" in arrays else None)
+
+    def save(self, path: Any) -> Any:
+        """Write the result as a compressed ``.npz`` (atomically: a killed run leaves no half file)."""
+        import io
+
+        from robustsuite_common.io import write_bytes
+
+        buf = io.BytesIO()
+        np.savez_compressed(buf, **self.to_arrays())
+        return write_bytes(path, buf.getvalue())
+
+    @classmethod
+    def load(cls, path: Any) -> CertifyResult:
+        """Read a result written by :meth:`save` (plain arrays, no pickles)."""
+        with np.load(path, allow_pickle=False) as f:
+            return cls.from_arrays({k: f[k] for k in f.files})
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -274,9 +362,9 @@ class CertifyResult:
 def _check_common(model: Any, x: Any, sigma: Any, alpha: Any, batch_size: Any) -> None:
     check_model(model)
     check_images("x", x)
-    check_positive_float("sigma", sigma)
+    check_float("sigma", sigma, gt=0)
     check_probability("alpha", alpha)
-    check_positive_int("batch_size", batch_size)
+    check_int("batch_size", batch_size, ge=1)
 
 
 def certify(
@@ -294,6 +382,7 @@ def certify(
     progress: bool = False,
     stream: str = "batch",
     first_index: int = 0,
+    outputs: str = "logits",
 ) -> CertifyResult:
     """CERTIFY for a batch of inputs ``x`` (N, C, H, W) in [0, 1].
 
@@ -304,12 +393,18 @@ def certify(
     ``stream="per_input"`` gives every input noise of its own, keyed by ``seed`` and its global index
     ``first_index + i`` (see the module doc), so shards of a dataset certified separately and concatenated
     equal one call; ``"batch"`` (default) draws all noise from one generator (``seed`` or ``generator``).
+
+    The model is evaluated in eval mode and given back as it came (mode, buffers, ``requires_grad``); its
+    outputs may be a tensor, a tuple (first element), a dict with ``"logits"`` or a ``ModelOutput``
+    (``outputs="probabilities"`` if it returns softmax probabilities). Refused before any noise is drawn:
+    images outside [0, 1] (the observed range is named), non-finite or empty batches, a single image without
+    batch dimension, and a model with fewer than two outputs (one forward pass on ``x[:1]`` reads them).
     """
     _check_common(model, x, sigma, alpha, batch_size)
-    check_positive_int("n0", n0)
-    check_positive_int("n", n)
-    if stream not in NOISE_STREAMS:
-        raise ValueError(f"stream must be one of {NOISE_STREAMS}, got {stream!r}")
+    check_int("n0", n0, ge=1)
+    check_int("n", n, ge=1)
+    check_outputs(outputs)
+    check_choice("stream", stream, NOISE_STREAMS)
     if isinstance(first_index, bool) or not isinstance(first_index, int | np.integer) or first_index < 0:
         raise ValueError(f"first_index must be an integer >= 0, got {first_index!r}")
     if stream == "per_input":
@@ -320,25 +415,24 @@ def certify(
             raise ValueError(f"seed must be an integer >= 0 with stream='per_input', got {seed!r}")
     elif first_index:
         raise ValueError("first_index only applies to stream='per_input' (the batch stream cannot start mid-way)")
-    was_training = model.training
-    model.eval()
-    try:
+    with evaluating(model):
+        num_classes(model, x, outputs)  # one input: refuses a one-output model before any noise is drawn
         device = model_device(model)
+        dtype = model_dtype(model)
         if stream == "per_input":
             gen = None
-            noise0 = _PerInputNoise(int(seed), int(first_index), 0, n0, device, x.dtype)
-            noise1 = _PerInputNoise(int(seed), int(first_index), 1, n, device, x.dtype)
+            noise0 = _PerInputNoise(int(seed), int(first_index), 0, n0, device, dtype)
+            noise1 = _PerInputNoise(int(seed), int(first_index), 1, n, device, dtype)
         else:
             gen = make_generator(seed, generator, device)
             noise0 = noise1 = None
         counts0, _ = _sample_counts(model, x, sigma, n0, batch_size=batch_size, generator=gen, progress=progress,
-                                    noise=noise0)
+                                    noise=noise0, outputs=outputs)
         top = counts0.argmax(axis=1)
         counts, scores = _sample_counts(
             model, x, sigma, n, batch_size=batch_size, generator=gen,
-            score_classes=torch.as_tensor(top) if return_scores else None, progress=progress, noise=noise1)
-    finally:
-        model.train(was_training)
+            score_classes=torch.as_tensor(top) if return_scores else None, progress=progress, noise=noise1,
+            outputs=outputs)
     from scipy.stats import norm
 
     n_a = counts[np.arange(counts.shape[0]), top]
@@ -378,18 +472,18 @@ def predict(
     *,
     generator: torch.Generator | None = None,
     progress: bool = False,
+    outputs: str = "logits",
 ) -> PredictResult:
     """PREDICT: top-two counts n1, n2 of n draws; abstain unless the two-sided binomial test of n1 out of
     n1 + n2 at p = 1/2 has p-value <= alpha (then the error probability is at most alpha)."""
     _check_common(model, x, sigma, alpha, batch_size)
-    check_positive_int("n", n)
-    was_training = model.training
-    model.eval()
-    try:
+    check_int("n", n, ge=1)
+    check_outputs(outputs)
+    with evaluating(model):
+        num_classes(model, x, outputs)
         gen = make_generator(seed, generator, model_device(model))
-        counts, _ = _sample_counts(model, x, sigma, n, batch_size=batch_size, generator=gen, progress=progress)
-    finally:
-        model.train(was_training)
+        counts, _ = _sample_counts(model, x, sigma, n, batch_size=batch_size, generator=gen, progress=progress,
+                                   outputs=outputs)
     order = np.argsort(-counts, axis=1, kind="stable")
     n1 = counts[np.arange(len(counts)), order[:, 0]]
     n2 = counts[np.arange(len(counts)), order[:, 1]] if counts.shape[1] > 1 else np.zeros_like(n1)

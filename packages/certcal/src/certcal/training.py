@@ -38,15 +38,19 @@ import torch.nn.functional as F
 
 from ._pgd import ascent_direction, project
 from ._validation import (
-    as_logits,
+    as_model_input,
     check_choice,
+    check_float,
+    check_int,
+    check_label_range,
     check_labelled_images,
-    check_positive_float,
-    check_positive_int,
+    evaluating,
     make_generator,
     model_device,
+    model_logits,
+    num_classes,
 )
-from .calibration_error import ADMMConfig, certified_calibration_error
+from .cce import ADMMConfig, certified_calibration_error
 
 __all__ = ["TRAINING_METHODS", "TrainingResult", "adversarial_calibration_training", "gaussian_noise_training"]
 
@@ -68,10 +72,11 @@ class TrainingResult:
                 "config": dict(self.config)}
 
 
-def _smoothed_logprob(model: torch.nn.Module, x: torch.Tensor, noise: torch.Tensor) -> torch.Tensor:
+def _smoothed_logprob(model: torch.nn.Module, x: torch.Tensor, noise: torch.Tensor,
+                      outputs: str = "logits") -> torch.Tensor:
     """log((1/m) sum_i softmax(f(x + delta_i))): (B, K), from noise (B, m, C, H, W)."""
     b, m = noise.shape[:2]
-    logits = as_logits(model((x[:, None] + noise).flatten(0, 1)), b * m)
+    logits = model_logits(model((x[:, None] + noise).flatten(0, 1)), b * m, outputs, first=False)
     logp = torch.log_softmax(logits, dim=1).view(b, m, -1)
     return torch.logsumexp(logp, dim=1) - np.log(m)
 
@@ -140,17 +145,19 @@ def adversarial_calibration_training(
     """
     yt = check_labelled_images(model, x, y)
     check_choice("method", method, TRAINING_METHODS)
-    check_positive_float("sigma", sigma)
-    check_positive_float("epsilon", epsilon, allow_zero=True)
+    check_float("sigma", sigma, gt=0)
+    check_float("epsilon", epsilon, ge=0)
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("num_noise", num_noise),
                     ("attack_steps", attack_steps), ("n_bins", n_bins)):
-        check_positive_int(name, v)
-    check_positive_int("warmup_epochs", warmup_epochs, minimum=0)
-    check_positive_float("lr", lr)
-    check_positive_float("attack_step_factor", attack_step_factor)
-    check_positive_float("weight_decay", weight_decay, allow_zero=True)
+        check_int(name, v, ge=1)
+    check_int("warmup_epochs", warmup_epochs, ge=0)
+    check_float("lr", lr, gt=0)
+    check_float("attack_step_factor", attack_step_factor, gt=0)
+    check_float("weight_decay", weight_decay, ge=0)
     if admm is not None and not isinstance(admm, ADMMConfig):
         raise TypeError(f"admm must be an ADMMConfig, got {type(admm).__name__}")
+    with evaluating(model):  # reads the number of classes on x[:2]; the caller's model is not changed
+        check_label_range("y", yt, num_classes(model, x))
     # ACCE-ACT's adversary uses the ADMM learning rate of a, the rho schedule and the gradient clip; its number
     # of steps is ``attack_steps`` (one ADMM step per PGD step, App. F.2)
     admm_cfg = admm or ADMMConfig()
@@ -161,7 +168,7 @@ def adversarial_calibration_training(
     cpu_gen = make_generator(seed + 1, None, torch.device("cpu"))
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
     sched = torch.optim.lr_scheduler.StepLR(opt, step_size=4, gamma=0.1)
-    xs, ys = x.to(device), yt.to(device)
+    xs, ys = as_model_input(net, x), yt.to(device)
     history = []
     iterator = range(epochs)
     if progress:
@@ -211,7 +218,7 @@ def _outer_loss(net: torch.nn.Module, method: str, x_adv: torch.Tensor, y: torch
     """
     if method == "gaussian":
         b, m = noise.shape[:2]
-        logits = as_logits(net((x_adv[:, None] + noise).flatten(0, 1)), b * m)
+        logits = model_logits(net((x_adv[:, None] + noise).flatten(0, 1)), b * m, first=False)
         return F.cross_entropy(logits, y.repeat_interleave(m))
     return -_smoothed_logprob(net, x_adv, noise).gather(1, y[:, None]).mean()
 

@@ -122,6 +122,9 @@ def unit_identity(method: str, params: dict, seed: int | None, *, limit: int | N
     from ..loaders import local_path
 
     cache = {} if cache is None else cache
+    # a declarative runner's units are identified by their complete resolved config (preset + overrides), here
+    # as in every worker that recomputes a planned unit's identity (run-unit, Ray)
+    params = getattr(runners.get(method), "resolve_params", lambda p: p)(params)
     local, data = {}, {}
     for spec in sorted(set(strings(params))):
         path = local_path(spec)
@@ -254,9 +257,8 @@ def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
             unit_params = {**params, "model": target[0], "dataset": target[1]}
             if labels is not None:
                 unit_params["labels"] = [str(v) for v in labels]
-            resolved = getattr(mod, "resolve_params", lambda p: p)(unit_params)  # a declarative runner's full config
             for s in [seed] if deterministic else range(seed, seed + n_seeds):
-                ident = unit_identity(name, resolved, None if deterministic else s, limit=limit, cache=cache)
+                ident = unit_identity(name, unit_params, None if deterministic else s, limit=limit, cache=cache)
                 units.append(Unit(name, target[0], target[1], unit_params, s, ident, allowed, deterministic))
     log.info("planned %d units", len(units))
     return units

@@ -23,8 +23,8 @@ from ._validation import (
     as_unit_interval,
     check_bounds,
     check_choice,
-    check_positive_float,
-    check_positive_int,
+    check_float,
+    check_int,
 )
 from .metrics import _bin_index
 
@@ -81,9 +81,9 @@ class ADMMConfig:
     clip_z: bool = True
 
     def __post_init__(self) -> None:
-        check_positive_int("ADMMConfig.steps", self.steps)
+        check_int("ADMMConfig.steps", self.steps, ge=1)
         for name in ("lr_a", "lr_z", "rho_init", "rho_max", "grad_clip"):
-            check_positive_float(f"ADMMConfig.{name}", getattr(self, name))
+            check_float(f"ADMMConfig.{name}", getattr(self, name), gt=0)
         if self.rho_growth < 1.0:
             raise ValueError(f"ADMMConfig.rho_growth must be >= 1, got {self.rho_growth}")
         if not self.inits or any(i not in ("clean", "brier") for i in self.inits):
@@ -101,7 +101,7 @@ def admm_grid(steps: int = 3000, *, polish: bool = True) -> tuple[ADMMConfig, ..
     over all runs. The paper's text lost the grid's numbers; ours are reconstructed from App. G.2 (learning
     rates 1e-3 and 1e-2, "larger are preferred"; rho growing 0.2 % or 0.4 % per step, within the range the
     paper found effective). Pass the result as ``admm=`` to ``certified_calibration_error``."""
-    check_positive_int("steps", steps)
+    check_int("steps", steps, ge=1)
     return tuple(ADMMConfig(steps=steps, lr_z=lz, lr_a=la, rho_growth=gr, inits=("clean", "brier"), polish=polish)
                  for lz in ADMM_GRID_LR_Z for la in ADMM_GRID_LR_A for gr in ADMM_GRID_RHO_GROWTH)
 
@@ -117,9 +117,9 @@ class DECEConfig:
     inits: tuple[str, ...] = ("clean", "brier")
 
     def __post_init__(self) -> None:
-        check_positive_int("DECEConfig.steps", self.steps)
+        check_int("DECEConfig.steps", self.steps, ge=1)
         for name in ("lr", "tau_start", "tau_end"):
-            check_positive_float(f"DECEConfig.{name}", getattr(self, name))
+            check_float(f"DECEConfig.{name}", getattr(self, name), gt=0)
         if not self.inits or any(i not in ("clean", "brier") for i in self.inits):
             raise ValueError(f"DECEConfig.inits must be a non-empty subset of ('clean', 'brier'), got {self.inits}")
 
@@ -184,7 +184,7 @@ def certified_calibration_error(
     sequence of configurations: ADMM then runs each and keeps the largest value (the paper evaluates the
     ACCE as the maximum over a grid of 16 runs, App. I.1).
     """
-    check_positive_int("n_bins", n_bins)
+    check_int("n_bins", n_bins, ge=1)
     check_choice("method", method, CCE_METHODS)
     lo, up, c = check_bounds(lower, upper, correct)
     if lo.shape[0] == 0:
