@@ -107,7 +107,7 @@ def test_bad_inputs_raise_named_errors():
         zp.perturb(TEXT, "truncate", 0.5, seed=1.5)
     with pytest.raises(TypeError, match="texts must be a sequence"):
         zp.perturb_batch(TEXT, "truncate", 0.5)
-    with pytest.raises(TypeError, match="item 1"):
+    with pytest.raises(TypeError, match="texts .*position 1"):
         zp.perturb_batch(["a", 3], "truncate", 0.5)
     with pytest.raises(ValueError, match="phi"):
         zp.Visual(phi=2.0)

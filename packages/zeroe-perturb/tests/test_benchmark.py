@@ -16,7 +16,7 @@ POSITIVE = {"good", "great", "wonderful", "excellent", "brilliant", "lovely", "e
 
 def keyword_classifier(texts: list[str]) -> np.ndarray:
     """Exact-word lookup: positive iff a positive word occurs verbatim (brittle to any misspelling)."""
-    return np.array([[0.0, 1.0] if POSITIVE & set(t.split()) else [1.0, 0.0] for t in texts])
+    return np.array([[0.0, 2.0] if POSITIVE & set(t.split()) else [2.0, 0.0] for t in texts])
 
 
 def test_evaluate_matches_independent_computation(corpus):
@@ -63,7 +63,7 @@ def test_ranking_table_and_json():
 
 
 def test_bad_benchmark_inputs():
-    with pytest.raises(ValueError, match="labels must have one entry per text"):
+    with pytest.raises(ValueError, match="labels must have one label per input"):
         evaluate(keyword_classifier, ["a", "b"], [1])
     with pytest.raises(ValueError, match="attacks must be names from"):
         evaluate(keyword_classifier, ["a"], [1], attacks=["typo"])
