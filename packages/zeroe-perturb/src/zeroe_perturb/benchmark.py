@@ -368,67 +368,38 @@ def evaluate_seeds(classifier: TextClassifier, texts: Sequence[str], labels: Any
     return [evaluate(classifier, texts, labels, seed=s, **kwargs) for s in seeds]
 
 
-def relative_intervals(results: Sequence[BenchmarkResult], *, confidence: float = 0.95, n_boot: int = 2000,
-                       seed: int = 0) -> dict[tuple[str, float], tuple[float, float, float]]:
-    """``(attack, p) -> (mean s*(p), low, high)`` over the seeds: percentile bootstrap of the mean
-    (seeded ``numpy`` Generator; a single seed gives a zero-width interval)."""
-    if not results:
-        raise ValueError("results must not be empty")
-    rng = np.random.default_rng(seed)
-    out = {}
-    for s in results[0].scores:
-        v = np.array([r.relative(s.attack, s.p) for r in results], dtype=np.float64)
-        boots = v[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(axis=1)
-        lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
-        out[(s.attack, s.p)] = (float(v.mean()), float(lo), float(hi))
-    return out
-
-
 def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | None = None, ax=None):
-    """The paper's s*(p) figure: mean relative score per attacker against p (p = 0 is 1 by Eq. 1), with
-    bootstrap intervals across the seeds and the chance line ``chance / s(0)`` (dashed red)."""
+    """s*(p) per attacker against p (p = 0 is 1 by Eq. 1), the mean over the attack seeds of ``results``, with a
+    Student-t interval over the seeds when there are at least three (``robustsuite_common.intervals.seed_interval``;
+    it covers the attack's randomness only — :mod:`zeroe_perturb.experiment` gives intervals over the texts), and
+    the chance line ``chance / s(0)`` (dashed red)."""
     try:
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("plotting needs matplotlib: pip install 'zeroe-perturb[plot]'") from e
-    ci = relative_intervals(results)
+    from robustsuite_common.intervals import seed_interval
+
+    if not results or not all(isinstance(r, BenchmarkResult) for r in results):
+        raise TypeError("results must be a non-empty sequence of BenchmarkResult (one per attack seed)")
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=(6, 4))
     cmap = plt.get_cmap("tab10")
     levels = sorted(results[0].levels)
     for k, a in enumerate(results[0].attacks):
-        m = [1.0] + [ci[(a, p)][0] for p in levels]
-        lo = [0.0] + [ci[(a, p)][0] - ci[(a, p)][1] for p in levels]
-        hi = [0.0] + [ci[(a, p)][2] - ci[(a, p)][0] for p in levels]
-        ax.errorbar([0.0, *levels], m, yerr=[lo, hi], color=cmap(k % 10), marker="o", ms=3, capsize=2, label=a)
+        per = [[r.relative(a, p) for r in results] for p in levels]
+        m = [1.0] + [float(np.mean(v)) for v in per]
+        ax.plot([0.0, *levels], m, color=cmap(k % 10), marker="o", ms=3, label=a)
+        ivs = [seed_interval(v, bounds=(0.0, None)) for v in per]
+        if all(iv is not None for iv in ivs):
+            ax.fill_between([0.0, *levels], [1.0] + [iv.low for iv in ivs], [1.0] + [iv.high for iv in ivs],
+                            color=cmap(k % 10), alpha=0.15, lw=0)
     if chance is not None:
         s0 = float(np.mean([r.clean_score for r in results]))
         ax.axhline(chance / s0, color="red", ls="--", lw=1, label="chance")
     ax.set_xlabel("perturbation probability p")
     ax.set_ylabel("relative score s*(p)")
-    ax.set_title(f"s*(p), mean and 95% interval over {len(results)} seeds")
+    band = "95% Student-t interval over the seeds" if len(results) >= 3 else "no interval (fewer than 3 seeds)"
+    ax.set_title(f"s*(p), mean over {len(results)} attack seed(s); {band}", fontsize=9)
     ax.legend(fontsize=7, ncol=2)
     return fig if fig is not None else ax.figure
-
-
-def mean_relative_interval(results: Sequence[BenchmarkResult], p: float, *, confidence: float = 0.95,
-                           n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """``(mean, low, high)`` of the attacker-averaged s*(p) (Eq. 1, :meth:`BenchmarkResult.mean_relative`) over
-    attack seeds: its mean over ``results`` (one per seed) and a percentile-bootstrap interval of that mean
-    (``n_boot`` resamples of the seeds, seeded ``numpy`` Generator; a single seed gives a zero-width interval)."""
-    if not results:
-        raise ValueError("results must not be empty")
-    _check_interval_args(confidence, n_boot)
-    per_seed = np.array([r.mean_relative(p) for r in results], dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    boots = per_seed[rng.integers(0, len(per_seed), size=(n_boot, len(per_seed)))].mean(axis=1)
-    lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(per_seed.mean()), float(lo), float(hi)
-
-
-def _check_interval_args(confidence: float, n_boot: int) -> None:
-    if not isinstance(confidence, float | int) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1); got {confidence!r}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive int; got {n_boot!r}")

@@ -64,21 +64,30 @@ def attack_pairs(pairs: Sequence[tuple[str, str]], attack: str | Attacker, p: fl
     """Perturb sentence pairs: the hypothesis (item seed ``item_seed(seed, i)``) and, with
     ``target="both"``, the premise too (its own stream ``item_seed(seed + 1, i)``).  Returns the pairs
     and the character edit distance per pair."""
+    out, dist, _ = attack_pairs_report(pairs, attack, p, seed=seed, target=target)
+    return out, dist
+
+
+def attack_pairs_report(pairs: Sequence[tuple[str, str]], attack: str | Attacker, p: float, *, seed: int,
+                        target: str = "hypothesis") -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """:func:`attack_pairs` plus the share of the attacked sentences' words changed, per pair."""
     if target not in PAIR_TARGETS:
         raise ValueError(f"target must be one of {', '.join(PAIR_TARGETS)}; got {target!r}")
     pairs = _check_pairs(pairs)
     att = resolve_attacks([attack])[0][1]
     p = check_p(p)
-    out, dist = [], []
+    out, dist, frac = [], [], []
     for i, (pre, hyp) in enumerate(pairs):
         h = att(hyp, p, seed=item_seed(seed, i))
-        d = h.edit_distance
+        d, changed, words = h.edit_distance, h.n_attacked, h.n_tokens
         if target == "both":
             r = att(pre, p, seed=item_seed(seed + 1, i))
             pre, d = r.perturbed, d + r.edit_distance
+            changed, words = changed + r.n_attacked, words + r.n_tokens
         out.append((pre, h.perturbed))
         dist.append(d)
-    return out, np.asarray(dist, dtype=np.float64)
+        frac.append(changed / words if words else 0.0)
+    return out, np.asarray(dist, dtype=np.float64), np.asarray(frac, dtype=np.float64)
 
 
 def _finite_logits(z: Any, n: int, what: str, outputs: str = "logits") -> np.ndarray:
