@@ -85,3 +85,23 @@ def softmax_confidence(z: np.ndarray) -> np.ndarray:
     """Max softmax probability per row (the record's ``confidence``), computed stably."""
     z = z - z.max(axis=1, keepdims=True)
     return 1.0 / np.exp(z).sum(axis=1)
+
+
+def _is_module(obj: Any) -> bool:
+    return type(obj).__module__.split(".")[0] != "builtins" and hasattr(obj, "training") and \
+        callable(getattr(obj, "modules", None)) and callable(getattr(obj, "buffers", None))
+
+
+def call_model(model: Any, batch: Any) -> Any:
+    """``model(batch)``; a torch module (or a wrapper whose ``.model`` is one, e.g. a TextAttack
+    ``HuggingFaceModelWrapper``) is run in eval mode without gradients and handed back exactly as it came (mode,
+    buffers, ``requires_grad``: ``robustsuite_common.models.evaluating``)."""
+    module = model if _is_module(model) else getattr(model, "model", None)
+    if module is None or not _is_module(module):
+        return model(batch)
+    import torch
+
+    from robustsuite_common.models import evaluating
+
+    with evaluating(module), torch.no_grad():
+        return model(batch)

@@ -16,7 +16,7 @@ import numpy as np
 from robustsuite_common.checks import check_int, check_labels, check_texts
 
 from ._api import ATTACKS, get_attacker, perturb_batch
-from ._outputs import as_logits, check_outputs
+from ._outputs import as_logits, call_model, check_outputs
 from .attackers import Attacker
 from .protocol import LEVELS, check_p
 
@@ -101,7 +101,8 @@ def predict_logits(classifier: TextClassifier, texts: Sequence[str], *, batch_si
     out = []
     for s in range(0, len(texts), batch_size):
         chunk = texts[s : s + batch_size]
-        out.append(as_logits(classifier(chunk), len(chunk), "classifier", outputs=outputs, multilabel=multilabel,
+        out.append(as_logits(call_model(classifier, chunk), len(chunk), "classifier", outputs=outputs,
+                             multilabel=multilabel,
                              first_text=lambda i, s=s: texts[s + i]))
     return np.concatenate(out) if out else np.zeros((0, 0))
 

@@ -26,6 +26,13 @@ def _reference(task: str | dict[str, int]) -> dict[str, int]:
     return PAPER_TABLE5[task]
 
 
+def _check_result(result) -> None:
+    from .benchmark import BenchmarkResult
+
+    if not isinstance(result, BenchmarkResult):
+        raise TypeError(f"result must be a zeroe_perturb.BenchmarkResult (from evaluate), got {type(result).__name__}")
+
+
 def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[float, float]:
     """Kendall's τ-b between ``result``'s s*(p) and the paper's Table 5 ranks for ``task`` (a
     :class:`~zeroe_perturb.benchmark.BenchmarkResult`); returns (τ, two-sided p-value). τ = 1: same order."""
@@ -34,6 +41,7 @@ def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "T
     except ImportError as e:
         raise ImportError("kendall_tau_vs_paper needs scipy: pip install 'zeroe-perturb[stats]'") from e
 
+    _check_result(result)
     ref = _reference(task)
     common = [a for a in result.attacks if a in ref]
     if len(common) < 3:
@@ -48,6 +56,7 @@ def ranking_table(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> 
     """Table 5 beside the measurement: ``result``'s harmfulness ranking at level ``p``
     (:meth:`~zeroe_perturb.benchmark.BenchmarkResult.ranking`, s* rounded to 4 decimals) with the paper's rank
     for ``task`` ("-" for an attacker the paper does not rank there, e.g. segment in the POS column)."""
+    _check_result(result)
     ref = _reference(task)
     rows = [[k, a, round(v, 4), ref.get(a, "-")] for k, a, v in result.ranking(p)]
     return ["rank", "attack", "s*", "paper rank"], rows

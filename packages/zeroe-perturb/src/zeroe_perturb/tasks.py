@@ -25,7 +25,7 @@ import numpy as np
 from robustsuite_common.checks import check_texts
 
 from ._api import ATTACKS
-from ._outputs import as_logits, check_outputs
+from ._outputs import as_logits, call_model, check_outputs
 from .attackers import Attacker, Segment, Visual, sample
 from .benchmark import (
     AttackScore,
@@ -110,12 +110,12 @@ def evaluate_pairs(classifier: PairClassifier, pairs: Sequence[tuple[str, str]],
     levels = _check_levels(levels)
     name, fn = resolve_metric(metric)
     check_outputs(outputs)
-    s0 = fn(y, _finite_logits(classifier(list(pairs)), len(pairs), "classifier", outputs))
+    s0 = fn(y, _finite_logits(call_model(classifier, list(pairs)), len(pairs), "classifier", outputs))
     scores = []
     for a, att in resolved:
         for p in levels:
             adv, dist = attack_pairs(pairs, att, p, seed=level_seed(seed, a, p), target=target)
-            s = fn(y, _finite_logits(classifier(adv), len(pairs), "classifier", outputs))
+            s = fn(y, _finite_logits(call_model(classifier, adv), len(pairs), "classifier", outputs))
             scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"), float(dist.mean()),
                                       float("nan")))
     return BenchmarkResult(f"{name} (pairs, {target})", float(s0), len(pairs), int(seed), tuple(scores), levels)
@@ -202,7 +202,7 @@ def _check_tags(tags: Any) -> list[list[int]]:
 
 
 def _tag(tagger: Tagger, sents: list[list[str]], outputs: str = "logits") -> list[np.ndarray]:
-    out = tagger(sents)
+    out = call_model(tagger, sents)
     if isinstance(out, tuple) or isinstance(out, dict):  # (logits_list, ...) or {"logits": logits_list}
         out = out[0] if isinstance(out, tuple) else out.get("logits")
     if out is None or len(out) != len(sents):

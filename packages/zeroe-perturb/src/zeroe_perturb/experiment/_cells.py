@@ -23,7 +23,7 @@ from robustsuite_common.config import config_hash
 from robustsuite_common.experiment import Codec, Split, cached
 
 from .._edit import levenshtein
-from .._outputs import as_logits, softmax_confidence
+from .._outputs import as_logits, call_model, softmax_confidence
 from ..benchmark import attack_texts, check_targets, level_seed, predict_logits
 from ..tasks import (
     TAGGING_ATTACKS,
@@ -91,6 +91,9 @@ def build_task(key: str, kind: str, label: str, model: Any, model_name: str, spl
                seed: int, metric: str, attacks: Sequence[str], target: str | None = None) -> Task:
     """The task's seeded subset of ``split``, its inputs and labels checked (before any model call)."""
     what = f"data.{kind}"
+    if isinstance(split.x, str | bytes):
+        items = {"pairs": "(premise, hypothesis) pairs", "tagging": "token lists"}.get(kind, "strings")
+        raise TypeError(f"{what}.x must be a list of {items}, got a single {type(split.x).__name__}")
     idx = subset(len(split), n, seed)
     sel = split.select(idx)
     y_raw = sel.y
@@ -132,7 +135,7 @@ def _outputs(task: Task, inputs: list, batch_size: int) -> dict[str, Any]:
     if task.kind == "tagging":
         pred, conf = [], []
         for chunk in _chunks(inputs, batch_size):
-            out = task.model(chunk)
+            out = call_model(task.model, chunk)
             if isinstance(out, tuple | dict):
                 out = out[0] if isinstance(out, tuple) else out.get("logits")
             if out is None or len(out) != len(chunk):
@@ -144,7 +147,8 @@ def _outputs(task: Task, inputs: list, batch_size: int) -> dict[str, Any]:
                 conf.append(float(softmax_confidence(z).mean()) if len(s) else float("nan"))
         return {"pred": pred, "conf": conf}
     if task.kind == "pairs":
-        rows = [as_logits(task.model(chunk), len(chunk), "models.pairs") for chunk in _chunks(inputs, batch_size)]
+        rows = [as_logits(call_model(task.model, chunk), len(chunk), "models.pairs")
+                for chunk in _chunks(inputs, batch_size)]
         z = np.concatenate(rows)
     else:
         z = predict_logits(task.model, inputs, batch_size=batch_size, multilabel=task.kind == "multilabel")

@@ -129,6 +129,8 @@ def figures(result: ExperimentResult) -> list[Figure]:
     """The section's figures, from ``result``'s tables and metrics only: clean against attacked score per attacker
     with intervals (first), s*(p) per attacker as small multiples with the chance line, and the edit distance
     against s*(p) with its least-squares line (paper Fig. 5)."""
+    if not isinstance(result, ExperimentResult) or "task_summary" not in result.tables:
+        raise TypeError(f"result must be the Result of zeroe_perturb.experiment.run, got {type(result).__name__}")
     summary = {r["task"]: r for r in result.tables["task_summary"].records()}
     out = [Figure("clean-vs-attacked", "Clean score s(0) (black line, grey band: its interval) against the attacked "
                                        "score s(p) per attacker and level (bars: mean over the attack seeds with "
