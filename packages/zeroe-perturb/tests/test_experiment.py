@@ -327,7 +327,21 @@ def test_skipped_task_types_are_noted(toy):
     res = ex.run(ex.Models(classifier=models.classifier, skipped={"pairs": "not loaded here"}),
                  ex.Data(classification=data.classification), small(), progress=False)
     assert list(res.records) == ["classification"]
-    assert any("pairs (not loaded here)" in n for n in res.notes) and "Skipped" in res.summary
+    assert any("pairs (not loaded here)" in n for n in res.notes) and "Skipped: pairs" in res.summary
+    assert any("tagging (models.tagger and data.tagging not given)" in n for n in res.notes)
+    assert "tagging" not in res.summary  # a task type simply not given is a note, not news
+
+
+def test_ragged_token_lists_and_tag_lists(toy):
+    """Sentences of different lengths with per-sentence tag lists (not a padded matrix)."""
+    models, data = toy()
+    sents = [s[: 3 + k % 4] for k, s in enumerate(data.tagging.x)]
+    tags = [t[: len(s)] for s, t in zip(sents, data.tagging.y, strict=True)]
+    res = ex.run(ex.Models(tagger=models.tagger), ex.Data(tagging=Split(sents, tags, label_names=data.tagging.label_names)),
+                 small(), progress=False)
+    rows = res.records["tagging"]
+    assert {len(r["tokens"]) for r in rows} == {3, 4, 5, 6}
+    assert all(len(r["label"]) == len(r["tokens"]) == len(r["perturbed_tokens"]) for r in rows)
 
 
 def test_figures_lead_with_clean_vs_attacked_and_show_ten_attackers_as_small_multiples(toy):

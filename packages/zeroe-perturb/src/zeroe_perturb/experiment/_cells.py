@@ -107,7 +107,8 @@ def build_task(key: str, kind: str, label: str, model: Any, model_name: str, spl
         raise ValueError(f"{what} must hold at least one item")
     if kind == "tagging":
         arr = y_raw.detach().cpu().numpy() if hasattr(y_raw, "detach") else y_raw
-        rows = [list(arr[i])[: len(s)] for i, s in enumerate(items)] if np.ndim(arr) == 2 else list(arr)
+        padded = isinstance(arr, np.ndarray) and arr.ndim == 2  # (N, max_len) padded with -1
+        rows = [list(arr[i])[: len(s)] for i, s in enumerate(items)] if padded else list(arr)
         y = _check_tags(rows)
         if len(y) != len(items) or any(len(t) != len(s) for t, s in zip(y, items, strict=True)):
             raise ValueError(f"{what}.y must hold one tag per token of every sentence")

@@ -59,11 +59,11 @@ def _clean_vs_attacked(result: ExperimentResult, summary: dict[str, dict]) -> An
         if s.get("chance") is not None:
             ax.axhline(s["chance"], color="tab:red", ls="--", lw=1.2, label="chance (majority share; 0.5 for AUROC)")
         flag = "" if s.get("in headline") else "  [left out of the headline: " + str(s.get("left out because")) + "]"
-        ax.set_title(f"{task}: clean vs attacked {s['metric']}{flag}", fontsize=9, loc="left")
+        ax.set_title(f"{task}: clean vs attacked {s['metric']}{flag}", fontsize=9, loc="left", pad=18)
         ax.set_xticks(x, attacks, rotation=30, ha="right", fontsize=8)
         ax.set_ylabel(s["metric"])
         ax.set_ylim(0, 1.02)
-        ax.legend(fontsize=7, ncol=len(levels) + 2, loc="lower left")
+        ax.legend(fontsize=7, ncol=len(levels) + 2, loc="lower right", bbox_to_anchor=(1.0, 1.0), frameon=False)
     fig.tight_layout()
     return fig
 

@@ -243,7 +243,7 @@ def summary(measures: Sequence[TaskMeasure], config: Config, skipped: Sequence[s
                         "attackers above chance.")
         parts.append(s)
     if skipped:
-        parts.append("Skipped (no model or data given): " + ", ".join(skipped) + ".")
+        parts.append("Skipped: " + "; ".join(skipped) + ".")
     return " ".join(parts)
 
 

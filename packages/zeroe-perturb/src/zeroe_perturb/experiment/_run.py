@@ -135,7 +135,8 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
         mets.update(dmets)
         notes.append(dnote)
     return Result(experiment="zeroe_perturb", config=to_dict(config), tables=tabs, metrics=mets,
-                  summary=summary(measures, config, skipped), records=recs, notes=tuple(notes),
+                  summary=summary(measures, config, [s for s in skipped if "not given" not in s]), records=recs,
+                  notes=tuple(notes),
                   warnings=tuple(warnings_of(measures, config)))
 
 
