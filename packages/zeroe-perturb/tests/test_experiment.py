@@ -365,3 +365,23 @@ def test_figures_lead_with_clean_vs_attacked_and_show_ten_attackers_as_small_mul
     assert len(again) == 3
     for f in again:
         plt.close(f.figure)
+
+
+def test_intervals_are_paired_an_attack_that_changes_no_prediction_has_no_spread(toy):
+    """s*(p) resamples each text with its clean and attacked outcome together: an attacker that never changes a
+    prediction (truncate keeps the word count this classifier reads) gives s* = 1 on every resample, a zero-width
+    interval; resampling the clean and attacked scores apart would give a wide one."""
+    _, data = toy(n=80)
+
+    def by_length(texts):  # class = parity of the number of words
+        return np.array([[2.0, 0.0] if len(t.split()) % 2 else [0.0, 2.0] for t in texts])
+
+    cfg = small(**{"classification.n": 80, "attack.attacks": ["truncate", "segment"],
+                   "pairs.enabled": False, "multilabel.enabled": False, "tagging.enabled": False})
+    res = ex.run(ex.Models(classifier=by_length), ex.Data(classification=data.classification), cfg, progress=False)
+    cells = {(r["attack"], r["p"]): r for r in res.cells()}
+    for p in (0.2, 0.8):
+        c = cells[("truncate", p)]
+        assert c["s*(p)"] == 1.0 and c["s*(p)_ci_low"] == c["s*(p)_ci_high"] == 1.0
+        assert c["s(p)_ci_high"] - c["s(p)_ci_low"] > 0.1  # the score itself still varies with the texts drawn
+    assert cells[("segment", 0.8)]["s*(p)_ci_high"] > cells[("segment", 0.8)]["s*(p)_ci_low"]
