@@ -527,12 +527,14 @@ class Truncate(Attacker):
                 if text.isascii():
                     cand = [i for i in range(n) if len(parts[2 * i + 1]) >= 3]
                     cut = [w[:-1] for w in parts[1::2]]
+                    cut_len = None  # one character per truncated word
                 else:  # grapheme clusters (Truncate.eligible / perturb_word)
                     cand = [i for i in range(n) if self.eligible(parts[2 * i + 1])]
                     cut = [self.perturb_word(w, 0.0, rng) for w in parts[1::2]]
+                    cut_len = [len(w) - len(c) for w, c in zip(parts[1::2], cut, strict=True)]
                 entry = memo[text] = (parts, n, cand, len(cand), cut, _bit_steps(len(cand)),
-                                      _report_template(name, text, n))
-            parts, n, cand, nc, cut, steps, template = entry
+                                      _report_template(name, text, n), cut_len)
+            parts, n, cand, nc, cut, steps, template, cut_len = entry
             # §3.1 target p·n rounded at random (protocol.target_count), capped by the changeable words
             x = p * n
             k = int(x + 1e-9)  # = floor(x + 1e-9), x >= 0
@@ -568,8 +570,7 @@ class Truncate(Attacker):
                 report["perturbed"] = "".join(new)
                 report["attacked"] = tuple(picked)
                 # one deletion per truncated word (a cluster's code points without marks: one)
-                report["edit_distance"] = k if text.isascii() else sum(len(parts[2 * i + 1]) - len(cut[i])
-                                                                     for i in picked)
+                report["edit_distance"] = k if cut_len is None else sum(cut_len[i] for i in picked)
             obj = _NEW(Perturbation)
             _SET_DICT(obj, report)
             append(obj)
