@@ -30,6 +30,7 @@ def _direct(table: dict, seed: int, tmp_path):
     return experiment.run(models, data, cfg, progress=False)
 
 
+@pytest.mark.slow  # ~55 s here: the four shipped models are loaded twice (by the unit and for the direct run)
 def test_unit_section_equals_the_experiment_run_directly(tmp_path):
     table = {"config": SMALL}
     report = run_mod.execute({"seed": 3, "log_samples": "jsonl", "methods": {"zeroe_perturb": table}},
