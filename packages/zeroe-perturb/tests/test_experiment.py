@@ -385,3 +385,19 @@ def test_intervals_are_paired_an_attack_that_changes_no_prediction_has_no_spread
         assert c["s*(p)"] == 1.0 and c["s*(p)_ci_low"] == c["s*(p)_ci_high"] == 1.0
         assert c["s(p)_ci_high"] - c["s(p)_ci_low"] > 0.1  # the score itself still varies with the texts drawn
     assert cells[("segment", 0.8)]["s*(p)_ci_high"] > cells[("segment", 0.8)]["s*(p)_ci_low"]
+
+
+def test_the_offline_command_runs_and_refuses_bad_settings(tmp_path, capsys):
+    from zeroe_perturb.experiment.__main__ import main
+
+    assert main(["--quiet", "--out", str(tmp_path), "--set", "classification.n=40", "--set", "seeds.n_seeds=1",
+                 "--set", 'attack.attacks=["visual", "truncate", "intrude"]', "--set", "seeds.n_resamples=200"]) == 0
+    out = capsys.readouterr().out
+    assert "Text classification: clean accuracy" in out
+    saved = ex.Result.load(tmp_path / "result.json")
+    assert saved.value("n_test") == 40 and saved.config["attack"]["attacks"] == ["visual", "truncate", "intrude"]
+    for bad in (["--set", "attack.levels=[0]"], ["--set", "attack.attaks=[]"], ["--preset", "full"], ["--set", "x"]):
+        with pytest.raises(SystemExit) as e:
+            main(bad)
+        assert e.value.code == 2
+    assert "did you mean 'attacks'" in capsys.readouterr().err
