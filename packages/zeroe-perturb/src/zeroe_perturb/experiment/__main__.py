@@ -58,11 +58,12 @@ def main(argv: list[str] | None = None) -> int:
         result.save(args.out / "result.json")
         try:
             figs = figures(result)
-        except ImportError:
+        except ImportError as e:  # matplotlib is an extra
             figs = []
+            print(f"no figures: {e}")
         for f in figs:
             f.figure.savefig(args.out / f"{f.name}.png", dpi=110, bbox_inches="tight")
-        print(f"wrote {args.out / 'result.json'} and {len(figs)} figure(s)")
+        print(f"wrote {args.out / 'result.json'}" + (f" and {len(figs)} figures" if figs else ""))
     return 0
 
 
