@@ -1,10 +1,11 @@
-"""Print the Zéroe runner's demo numbers (its DEFAULTS: builtin:wordnet-roberta on builtin:wordnet-topics).
+"""Print the Zéroe section of robustsuite's demo as Markdown: the runner's demo inputs (``builtin:wordnet-roberta``
+on ``builtin:wordnet-topics`` and the three WordNet task models) through ``zeroe_perturb.experiment.run`` with the
+``demo`` preset, seed 0.
 
-    uv run python tools/zeroe_perturb/demo_numbers.py [RUN_DIR]
+    uv run python tools/zeroe_perturb/demo_numbers.py [RUN_DIR] [--set path=value ...]
 
-Runs ``robustsuite.runners.zeroe_perturb.run`` with seed 0 and per-sample logging (JSONL) into RUN_DIR
-(default: a fresh temporary directory) and prints the summary, metrics, the s*(p) / ranking tables and, as Markdown, the tables of the other task
-types (pairs, multi-label, POS tagging). Offline.
+RUN_DIR (default: a fresh temporary directory) keeps the checkpoints (a rerun resumes), ``result.json``, the
+per-sample records as JSONL and the figures. Offline.
 """
 
 import json
@@ -14,24 +15,55 @@ import time
 from pathlib import Path
 
 from robustsuite import runners
-from robustsuite.runners import zeroe_perturb as runner
+from robustsuite_common.config import override
+from robustsuite_common.experiment import DirStore
+from zeroe_perturb import experiment
 
+args = sys.argv[1:]
+changes = {}
+while "--set" in args:
+    i = args.index("--set")
+    path, _, value = args[i + 1].partition("=")
+    changes[path] = json.loads(value)
+    del args[i:i + 2]
+run_dir = Path(args[0]) if args else Path(tempfile.mkdtemp(prefix="zeroe-demo-"))
+run_dir.mkdir(parents=True, exist_ok=True)
 t0, c0 = time.time(), time.process_time()
-run_dir = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tempfile.mkdtemp(prefix="zeroe-demo-"))
-ctx = runners.RunContext(run_dir=run_dir, method=runner.NAME, seed=0, log_format="jsonl")
-sec = runner.run(ctx, dict(runner.DEFAULTS))
+runner = runners.get("zeroe_perturb")
+specs, cfg = runner.resolve({})
+cfg = override(cfg, changes) if changes else cfg
+ctx = runners.RunContext(run_dir=run_dir, method="zeroe_perturb", seed=cfg.seed)
+models, data = runner.module.inputs(ctx, specs, cfg)
+res = experiment.run(models, data, cfg, store=DirStore(run_dir / "store"), progress=True)
 print(f"wall {time.time() - t0:.0f} s, CPU (this process) {time.process_time() - c0:.0f} s")
-print(sec.summary)
-print(json.dumps(sec.metrics, indent=0))
-for t in sec.tables[:2]:
-    print(t.columns)
-    for r in t.rows:
-        print(r)
+res.save(run_dir / "result.json")
+for name, rows in res.records.items():
+    with open(run_dir / f"{name}.jsonl", "w", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+try:
+    for fig in experiment.figures(res):
+        fig.figure.savefig(run_dir / f"{fig.name}.png", dpi=110, bbox_inches="tight")
+except ImportError:
+    pass
+for w in res.warnings:
+    print("WARNING:", w)
+print(res.summary)
+for key, m in res.metrics.items():
+    ci = "" if m.interval is None else f" [{m.ci[0]:.3f}, {m.ci[1]:.3f}]"
+    print(f"{key}: {m.value!r}{ci}" + (f"  ({m.note})" if m.note else ""))
 
 
-def markdown(table, columns=None):
+def cell(v, digits=3):
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def markdown(table, columns=None, digits=3):
     """A table as Markdown, ``x [lo, hi]`` for the ``_ci_low`` / ``_ci_high`` column triples."""
-    cols = [c for c in table.columns if not c.endswith(("_ci_low", "_ci_high"))]
+    cols = [c for c in (columns or table.columns) if not c.endswith(("_ci_low", "_ci_high"))]
     idx = {c: k for k, c in enumerate(table.columns)}
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
@@ -39,16 +71,13 @@ def markdown(table, columns=None):
         cells = []
         for c in cols:
             v = r[idx[c]]
-            if f"{c}_ci_low" in idx:
-                v = f"{v:.3f} [{r[idx[c + '_ci_low']]:.3f}, {r[idx[c + '_ci_high']]:.3f}]"
-            elif isinstance(v, float):
-                v = f"{v:.3f}"
-            cells.append(str(v))
+            if f"{c}_ci_low" in idx and r[idx[c + "_ci_low"]] is not None:
+                v = f"{cell(v, digits)} [{cell(r[idx[c + '_ci_low']], digits)}, {cell(r[idx[c + '_ci_high']], digits)}]"
+            cells.append(cell(v, digits))
         print("| " + " | ".join(cells) + " |")
 
 
-for t in sec.tables:
-    if t.name in ("task_summary", "tasks"):
-        print(f"\n{t.name}: {t.title}")
-        markdown(t)
-print("per-sample rows:", [str(run_dir / s) for s in ctx.samples])
+for t in res.tables.values():
+    print(f"\n{t.name}: {t.title}\n")
+    markdown(t)
+print("\nrun directory:", run_dir)

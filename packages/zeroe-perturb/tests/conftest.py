@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import random
 
+import numpy as np
 import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -75,3 +76,91 @@ def tiny_bert(tmp_path_factory, corpus):
 def pytest_configure(config):
     # registered here too so the suite runs standalone (outside the workspace's pytest config)
     config.addinivalue_line("markers", "slow: longer tests (still run in CI)")
+
+
+# --- toy models and data of the four task types (the experiment's tests; no download, no torch) ----------------
+
+POSITIVE = set(POS)
+TOPICS = ("negative", "positive")
+
+
+class Toy:
+    """Keyword models: exact-word lookups, so any misspelling of the keyword changes the prediction. ``calls``
+    counts the model calls."""
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.calls = 0
+
+    def __call__(self, batch):
+        self.calls += 1
+        return self.fn(batch)
+
+
+def sentiment_logits(texts):
+    return np.array([[0.0, 2.0] if POSITIVE & set(t.split()) else [2.0, 0.0] for t in texts])
+
+
+def pair_logits(pairs):
+    return np.array([[0.0, 2.0] if set(hyp.split()) <= set(pre.split()) else [2.0, 0.0] for pre, hyp in pairs])
+
+
+LABELS_ML = ("toxic", "insult", "threat")
+
+
+def multilabel_logits(texts):
+    return np.array([[2.0 if w in t.split() else -2.0 for w in LABELS_ML] for t in texts])
+
+
+LEXICON = {"the": 0, "a": 0, "cat": 1, "dog": 1, "mat": 1, "park": 1, "sat": 2, "ran": 2, "slept": 2, "on": 3,
+           "in": 3}
+TAGS = ("DET", "NOUN", "VERB", "ADP", "PUNCT")
+
+
+def tagger_logits(sents):
+    return [2.0 * np.eye(5)[[LEXICON.get(t.lower(), 1) for t in s]] for s in sents]
+
+
+def toy_data(n: int = 60, seed: int = 0):
+    """``(Models, Data)`` for the four task types, the user's ids ``row-<k>`` and label names."""
+    from robustsuite_common.experiment import Split
+    from zeroe_perturb.experiment import Data, Models
+
+    rng = random.Random(seed)
+    texts, labels = make_corpus(n, seed)
+    ids = tuple(f"row-{k}" for k in range(n))
+    premises = [rng.choice(["the cat sat on the mat today", "a dog ran in the park early",
+                            "the child slept in the car"]) for _ in range(n)]
+    pairs, py = [], []
+    for pre in premises:
+        words = pre.split()
+        if rng.random() < 0.5:
+            pairs.append((pre, " ".join(rng.sample(words, 3))))
+            py.append(1)
+        else:
+            pairs.append((pre, "the ocean was purple"))
+            py.append(0)
+    ml_texts, ml_y = [], []
+    for _ in range(n):
+        on = [w for w in LABELS_ML if rng.random() < 0.4]
+        ml_texts.append(" ".join(rng.sample(on + ["some", "plain", "words", "here"], len(on) + 4)))
+        ml_y.append([int(w in on) for w in LABELS_ML])
+    sents, tags = [], []
+    for _ in range(n):
+        s = [rng.choice(["The", "A"]), rng.choice(["cat", "dog"]), rng.choice(["sat", "ran", "slept"]),
+             rng.choice(["on", "in"]), "the", rng.choice(["mat", "park"]), "."]
+        sents.append(s)
+        tags.append([LEXICON.get(t.lower(), 4) if t != "." else -1 for t in s])
+    models = Models(classifier=Toy(sentiment_logits), pairs=Toy(pair_logits), multilabel=Toy(multilabel_logits),
+                    tagger=Toy(tagger_logits), names={"classification": "keyword-sentiment"})
+    data = Data(classification=Split(texts, np.array(labels), ids, TOPICS),
+                pairs=Split(pairs, np.array(py), ids, ("unrelated", "entailed")),
+                multilabel=Split(ml_texts, np.array(ml_y), ids, LABELS_ML),
+                tagging=Split(sents, tags, ids, TAGS))
+    return models, data
+
+
+@pytest.fixture()
+def toy():
+    """The factory :func:`toy_data` (fresh models with zeroed call counters on every call)."""
+    return toy_data

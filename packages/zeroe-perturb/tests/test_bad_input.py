@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ LABELS = [1, 0, 1, 0]
 
 
 def _keyword(texts):
-    return np.array([[0.0, 1.0] if {"wonderful", "lovely"} & set(t.split()) else [1.0, 0.0] for t in texts])
+    return np.array([[0.0, 2.0] if {"wonderful", "lovely"} & set(t.split()) else [2.0, 0.0] for t in texts])
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
@@ -57,12 +59,13 @@ def test_map_dataset_supports_iterable_dataset_and_rejects_dataset_dict():
         map_dataset(datasets.DatasetDict({"train": ds}), "text", "intrude", 0.5)
 
 
-def test_cli_malformed_json_gives_a_clear_error(tmp_path):
+def test_cli_malformed_json_gives_a_clear_error_and_exit_2(tmp_path, capsys):
     src = tmp_path / "bad.jsonl"
-    src.write_text('{"text": "fine"}\n{"text": oops}\n', encoding="utf-8")
-    with pytest.raises(SystemExit, match="line 2: invalid JSON"):
-        main(["--attack", "truncate", "-i", str(src), "-o", str(tmp_path / "o.jsonl")])
-    src.write_text('["text"]\n', encoding="utf-8")
-    with pytest.raises(SystemExit, match="line 1: .*JSON object"):
-        main(["--attack", "truncate", "-i", str(src), "-o", str(tmp_path / "o.jsonl")])
+    for content, message in (('{"text": "fine"}\n{"text": oops}\n', "line 2: invalid JSON"),
+                             ('["text"]\n', "line 1: .*JSON object")):
+        src.write_text(content, encoding="utf-8")
+        with pytest.raises(SystemExit) as e:
+            main(["--attack", "truncate", "-i", str(src), "-o", str(tmp_path / "o.jsonl")])
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and re.search("zeroe-perturb: error: " + message, err), err
     assert not (tmp_path / "o.jsonl").exists()

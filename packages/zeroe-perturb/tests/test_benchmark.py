@@ -16,7 +16,7 @@ POSITIVE = {"good", "great", "wonderful", "excellent", "brilliant", "lovely", "e
 
 def keyword_classifier(texts: list[str]) -> np.ndarray:
     """Exact-word lookup: positive iff a positive word occurs verbatim (brittle to any misspelling)."""
-    return np.array([[0.0, 1.0] if POSITIVE & set(t.split()) else [1.0, 0.0] for t in texts])
+    return np.array([[0.0, 2.0] if POSITIVE & set(t.split()) else [2.0, 0.0] for t in texts])
 
 
 def test_evaluate_matches_independent_computation(corpus):
@@ -63,7 +63,7 @@ def test_ranking_table_and_json():
 
 
 def test_bad_benchmark_inputs():
-    with pytest.raises(ValueError, match="labels must have one entry per text"):
+    with pytest.raises(ValueError, match="labels must have one label per input"):
         evaluate(keyword_classifier, ["a", "b"], [1])
     with pytest.raises(ValueError, match="attacks must be names from"):
         evaluate(keyword_classifier, ["a"], [1], attacks=["typo"])
@@ -85,28 +85,32 @@ def test_plot_edit_distance_returns_figure(corpus):
     matplotlib.pyplot.close(fig)
 
 
-def test_seed_intervals_chance_line_and_figure(corpus):
+def test_seeds_chance_line_and_figure(corpus):
     pytest.importorskip("matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")
-    from zeroe_perturb.benchmark import chance_score, evaluate_seeds, plot_relative_scores, relative_intervals
+    from robustsuite_common.intervals import seed_interval
+    from zeroe_perturb.benchmark import chance_score, evaluate_seeds, plot_relative_scores
 
     (_, _), (texts, labels) = corpus
     texts, labels = texts[:80], labels[:80]
     res = evaluate_seeds(keyword_classifier, texts, labels, seeds=[0, 1, 2], attacks=["visual", "truncate"],
                          levels=[0.2, 0.8])
     assert [r.seed for r in res] == [0, 1, 2]
-    ci = relative_intervals(res)
-    for (a, p), (m, lo, hi) in ci.items():
-        vals = [r.relative(a, p) for r in res]
-        assert m == pytest.approx(np.mean(vals)) and min(vals) - 1e-12 <= lo <= m <= hi <= max(vals) + 1e-12
     # the keyword model is wiped out by visual at p = 0.8: s* at the chance line, far below truncate at 0.2
     ch = chance_score(labels)
     assert ch == pytest.approx(max(np.mean(labels), 1 - np.mean(labels)))
-    assert ci[("visual", 0.8)][2] < ci[("truncate", 0.2)][1]
+    vis = seed_interval([r.relative("visual", 0.8) for r in res], bounds=(0.0, None))
+    trunc = seed_interval([r.relative("truncate", 0.2) for r in res], bounds=(0.0, None))
+    assert vis.high < trunc.low
     fig = plot_relative_scores(res, chance=ch)
     assert any(line.get_linestyle() == "--" for line in fig.axes[0].lines)
+    assert len(fig.axes[0].collections) == 2  # one interval band per attacker (three seeds)
+    matplotlib.pyplot.close(fig)
+    fig = plot_relative_scores(res[:2], chance=ch)
+    assert not fig.axes[0].collections and "fewer than 3 seeds" in fig.axes[0].get_title()
+    matplotlib.pyplot.close(fig)
     with pytest.raises(ValueError, match="seeds"):
         evaluate_seeds(keyword_classifier, texts, labels, seeds=[1, 1])
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -34,15 +35,32 @@ def test_cli_jsonl_files_with_report(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
-def test_cli_bad_arguments(tmp_path, capsys):
-    with pytest.raises(SystemExit):
-        main(["--attack", "typo"])
-    with pytest.raises(SystemExit):
-        main(["--attack", "truncate", "--p", "3"])
+def _exit_2(capsys, argv, message):
+    """The CLI prints ``zeroe-perturb: error: <message>`` and exits with status 2, no traceback."""
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "Traceback" not in err, err
+    assert re.search(message, err), err
+
+
+def test_cli_bad_arguments_and_missing_files_exit_2(tmp_path, capsys):
+    _exit_2(capsys, ["--attack", "typo"], "invalid choice: 'typo'")
+    _exit_2(capsys, ["--attack", "truncate", "--p", "3"], "p must be in")
+    _exit_2(capsys, ["--attack", "truncate", "--p", "x"], "invalid float value")
+    _exit_2(capsys, ["--attack", "truncate", "-i", str(tmp_path / "missing.txt")], "missing.txt: no such file")
+    _exit_2(capsys, ["--attack", "truncate", "-i", str(tmp_path)], "no such file")  # a directory
+    src = tmp_path / "in.txt"
+    src.write_text("hello world\n", encoding="utf-8")
+    _exit_2(capsys, ["--attack", "truncate", "-i", str(src), "-o", str(tmp_path / "nodir" / "o.txt")],
+            "directory .*nodir does not exist")
+    src.write_bytes(b"caf\xe9\n")  # Latin-1, not UTF-8
+    _exit_2(capsys, ["--attack", "truncate", "-i", str(src), "-o", str(tmp_path / "o.txt")], "not UTF-8")
+    assert not (tmp_path / "o.txt").exists()
     src = tmp_path / "bad.jsonl"
     src.write_text('{"body": "x"}\n', encoding="utf-8")
-    with pytest.raises(SystemExit, match="field 'text' missing"):
-        main(["--attack", "truncate", "-i", str(src), "-o", str(tmp_path / "o.jsonl")])
+    _exit_2(capsys, ["--attack", "truncate", "-i", str(src), "-o", str(tmp_path / "o.jsonl")],
+            "line 1: field 'text' missing")
     assert not (tmp_path / "o.jsonl").exists() and not list(tmp_path.glob(".*.tmp"))
     assert main(["--list"]) == 0
     assert capsys.readouterr().out.split() == list(zp.ATTACKS)

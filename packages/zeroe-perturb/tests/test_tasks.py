@@ -17,7 +17,7 @@ VOCAB = {"a", "an", "is", "music", "animal", "running", "people", "prepare", "fo
 
 def pair_model(pairs):
     """Entailment iff the hypothesis words all occur verbatim in the vocabulary or the premise."""
-    return np.array([[0.0, 1.0] if all(w in VOCAB or w in pre.split() for w in hyp.split()) else [1.0, 0.0]
+    return np.array([[0.0, 2.0] if all(w in VOCAB or w in pre.split() for w in hyp.split()) else [2.0, 0.0]
                      for pre, hyp in pairs])
 
 
@@ -53,7 +53,7 @@ def test_tagging_benchmark_token_accuracy_drops_under_attack():
     lexicon = {"the": 0, "a": 0, "cat": 1, "dog": 1, "mat": 1, "sat": 2, "ran": 2, "on": 3, ".": 4}
 
     def tagger(sents):  # lookup tagger: unknown (perturbed) tokens get tag 1
-        return [np.eye(5)[[lexicon.get(t.lower(), 1) for t in s]] for s in sents]
+        return [2 * np.eye(5)[[lexicon.get(t.lower(), 1) for t in s]] for s in sents]
 
     sents = [["The", "cat", "sat", "on", "the", "mat", "."], ["A", "dog", "ran", "on", "a", "mat", "."]] * 10
     tags = [[lexicon[t.lower()] for t in s] for s in sents]
@@ -101,7 +101,7 @@ def test_attack_sentences_are_the_ones_evaluate_tagging_scores():
 
     def tagger(batch):  # records what it is asked to tag; logits from the token lengths
         seen.append([list(s) for s in batch])
-        return [np.eye(4)[[len(t) % 4 for t in s]] for s in batch]
+        return [2 * np.eye(4)[[len(t) % 4 for t in s]] for s in batch]
 
     evaluate_tagging(tagger, sents, tags, attacks=["visual"], levels=[0.8], seed=5)
     assert seen[1] == attack_sentences(sents, "visual", 0.8, seed=5)

@@ -28,8 +28,6 @@ from .benchmark import (
     chance_score,
     evaluate,
     evaluate_seeds,
-    mean_relative_interval,
-    relative_intervals,
 )
 from .natural_noise import (
     load_codespell_lexicon,
@@ -41,12 +39,23 @@ from .natural_noise import (
 )
 from .phonetic import PhoneticRespeller, phonetic_similarity
 from .protocol import LEVELS, Perturbation, item_seed, select_tokens, target_count
-from .ranking import PAPER_TABLE5, ranking_agreement, ranking_table
-from .summary import SeedSummary, summarize_seeds
+from .ranking import PAPER_TABLE5, kendall_tau_vs_paper, ranking_table
 from .tasks import TAGGING_ATTACKS, attack_sentences, evaluate_pairs, evaluate_tagging, tagging_chance_score
 from .visual import load_neighbours
 
 __version__ = _version("zeroe-perturb")
+
+
+def __getattr__(name: str):
+    """``zeroe_perturb.experiment`` (the paper's experiment: typed config, presets, ``run``) is imported on first
+    use, so ``import zeroe_perturb`` stays light (no pydantic, no scipy)."""
+    if name == "experiment":
+        import importlib
+
+        return importlib.import_module(".experiment", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "ATTACKS",
     "Attacker",
@@ -63,7 +72,6 @@ __all__ = [
     "Perturbation",
     "Phonetic",
     "PhoneticRespeller",
-    "SeedSummary",
     "Segment",
     "TAGGING_ATTACKS",
     "Truncate",
@@ -75,25 +83,23 @@ __all__ = [
     "evaluate_pairs",
     "evaluate_seeds",
     "evaluate_tagging",
+    "experiment",
     "get_attacker",
     "item_seed",
+    "kendall_tau_vs_paper",
     "levenshtein",
     "load_codespell_lexicon",
     "load_default_lexicon",
     "load_lexicon",
     "load_natural_lexicon",
     "load_neighbours",
-    "mean_relative_interval",
     "parse_codespell",
     "parse_lexicon",
     "perturb",
     "perturb_batch",
     "phonetic_similarity",
-    "ranking_agreement",
     "ranking_table",
-    "relative_intervals",
     "select_tokens",
-    "summarize_seeds",
     "tagging_chance_score",
     "target_count",
 ]

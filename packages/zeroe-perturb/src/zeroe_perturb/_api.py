@@ -7,6 +7,8 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
+from robustsuite_common.checks import check_texts
+
 from .attackers import ATTACKER_CLASSES, Attacker
 from .protocol import Perturbation, SeedLike, check_p
 
@@ -81,11 +83,9 @@ def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: 
     ``perturb_batch(texts, a, p, s)[i] == perturb(texts[i], a, p, seed=item_seed(s, start + i))``.
     ``seed=None`` draws fresh entropy once for the whole batch.
     """
-    if isinstance(texts, str) or not isinstance(texts, Sequence):
-        raise TypeError("texts must be a sequence of str (use perturb() for a single text)")
-    bad = [i for i, t in enumerate(texts) if not isinstance(t, str)]
-    if bad:
-        raise TypeError(f"texts must contain only str; item {bad[0]} is {type(texts[bad[0]]).__name__}")
+    if isinstance(texts, str):
+        raise TypeError("texts must be a sequence of str, got a single str (use perturb() for a single text)")
+    texts = check_texts("texts", texts, allow_empty=True)
     p = check_p(p)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
         raise TypeError(f"seed must be an int or None for a batch, got {type(seed).__name__}")

@@ -20,14 +20,14 @@ from typing import ClassVar
 
 from rapidfuzz.distance.Levenshtein import distance as _levenshtein
 
-from ._tokens import _SPLIT_RE, WORD_RE, match_case, split_parts
+from ._tokens import WORD_RE, clusters, match_case, split_parts
 from .protocol import Perturbation, SeedLike, check_p, make_rng
 
 VOWELS = frozenset("aeiouAEIOU")
 _DROP_VOWELS = str.maketrans("", "", "aeiouAEIOU")
 _MEMO_MAX = 200_000  # eligibility memo entries per attacker before it is cleared
 _TEXT_MEMO_MAX = 50_000  # per-text memo entries (tokenisation + changeable words) before it is cleared
-_SPLIT = _SPLIT_RE.split
+_SPLIT = split_parts  # one C call for ASCII text; combining marks stay on their letters
 
 try:  # the SHA-512 that random.Random.seed uses for str seeds (_sha2 or _sha512 by CPython version)
     from random import _sha512  # type: ignore[attr-defined]
@@ -337,28 +337,37 @@ def _shuffle_changed(chars: list[str], rng: random.Random, ensure_change: bool) 
 
 class InnerShuffle(Attacker):
     """Shuffle all letters except the first and last; words of length ≥ 3 (§3.2, Rayner et al.) whose
-    inner letters are not all the same (``the``, ``wood`` cannot change and are not attacked)."""
+    inner letters are not all the same (``the``, ``wood`` cannot change and are not attacked). Letters are
+    grapheme clusters: an accent moves with its letter."""
 
     name = "inner-shuffle"
 
     def eligible(self, word: str) -> bool:
+        if not word.isascii():
+            cl = clusters(word)
+            return len(cl) >= 4 and len(set(cl[1:-1])) > 1
         return len(word) >= 4 and len(set(word[1:-1])) > 1
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
+        if not word.isascii():
+            cl = clusters(word)
+            return cl[0] + "".join(_shuffle_changed(cl[1:-1], rng, self.ensure_change)) + cl[-1]
         mid = _shuffle_changed(list(word[1:-1]), rng, self.ensure_change)
         return word[0] + "".join(mid) + word[-1]
 
 
 class FullShuffle(Attacker):
-    """Shuffle all letters of words of length ≥ 2 (§3.2) that are not one repeated letter."""
+    """Shuffle all letters of words of length ≥ 2 (§3.2) that are not one repeated letter (letters: grapheme
+    clusters)."""
 
     name = "full-shuffle"
 
     def eligible(self, word: str) -> bool:
-        return len(word) >= 2 and len(set(word)) > 1
+        cl = word if word.isascii() else clusters(word)
+        return len(cl) >= 2 and len(set(cl)) > 1
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        return "".join(_shuffle_changed(list(word), rng, self.ensure_change))
+        return "".join(_shuffle_changed(list(word) if word.isascii() else clusters(word), rng, self.ensure_change))
 
 
 class Intrude(Attacker):
@@ -375,7 +384,7 @@ class Intrude(Attacker):
         self.symbols = tuple(symbols)
 
     def eligible(self, word: str) -> bool:
-        return len(word) >= 3
+        return len(word if word.isascii() else clusters(word)) >= 3
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
         m = len(self.symbols)  # self.symbols[rng.randrange(m)], randbelow inlined
@@ -384,6 +393,8 @@ class Intrude(Attacker):
         while j >= m:
             j = rng.getrandbits(b)
         sym = self.symbols[j]
+        if not word.isascii():  # symbols go between grapheme clusters, never between a letter and its accent
+            word = clusters(word)  # a list of clusters: the code below indexes and joins it alike
         m = len(word) - 1
         if not self.ensure_change or m == 0 or phi <= 0.0:
             slots = char_hits(m, phi, rng, self.ensure_change)
@@ -400,7 +411,8 @@ class Intrude(Attacker):
             first = 0
         else:
             first = min(int(math.log1p(-rand() * (1.0 - (1.0 - phi) ** m)) / math.log1p(-phi)), m - 1)
-        out = [word[:first + 1], sym, word[first + 1]]
+        head = word[:first + 1]
+        out = [head if type(head) is str else "".join(head), sym, word[first + 1]]
         for c in word[first + 2:]:
             if rand() < phi:
                 out.append(sym)
@@ -413,18 +425,24 @@ class Intrude(Attacker):
 
 
 class Disemvowel(Attacker):
-    """Remove the vowels a, e, i, o, u; words of length ≤ 3 and all-vowel words are skipped (§3.2)."""
+    """Remove the vowels a, e, i, o, u; words of length ≤ 3 and all-vowel words are skipped (§3.2).
+
+    Letters are grapheme clusters: a vowel carrying a combining accent (``"e\u0301"``) is kept like the
+    precomposed ``"é"``, so an accent is never left on the preceding consonant."""
 
     name = "disemvowel"
 
     def eligible(self, word: str) -> bool:
-        if len(word) <= 3:
+        cl = word if word.isascii() else clusters(word)
+        if len(cl) <= 3:
             return False
-        n_vowels = sum(c in VOWELS for c in word)
-        return 0 < n_vowels < len(word)
+        n_vowels = sum(c in VOWELS for c in cl)
+        return 0 < n_vowels < len(cl)
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        return word.translate(_DROP_VOWELS)
+        if word.isascii():
+            return word.translate(_DROP_VOWELS)
+        return "".join(c for c in clusters(word) if c not in VOWELS)
 
     @staticmethod
     def word_distance(a: str, b: str) -> int:  # deletions only
@@ -446,19 +464,20 @@ def _bit_steps(n: int) -> tuple[tuple[int, int, int], ...]:
 
 
 class Truncate(Attacker):
-    """Cut the last letter of words of length ≥ 3 (§3.2)."""
+    """Cut the last letter of words of length ≥ 3 (§3.2); the letter is a grapheme cluster (its combining
+    accents go with it: ``"cafe\u0301"`` becomes ``"caf"``)."""
 
     name = "truncate"
 
     def eligible(self, word: str) -> bool:
-        return len(word) >= 3
+        return len(word if word.isascii() else clusters(word)) >= 3
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        return word[:-1]
+        return word[:-1] if word.isascii() else "".join(clusters(word)[:-1])
 
     @staticmethod
-    def word_distance(a: str, b: str) -> int:  # one deletion
-        return 1
+    def word_distance(a: str, b: str) -> int:  # deletions only: one cluster (one character without marks)
+        return len(a) - len(b)
 
     def _specialised(self) -> bool:
         """Whether :meth:`_run` applies (a subclass overriding the per-word rules takes the general path)."""
@@ -505,11 +524,17 @@ class Truncate(Attacker):
             if entry is None:  # per-text memo: tokens, candidates, their truncations, the sample's draws
                 parts = _SPLIT(text)
                 n = len(parts) // 2
-                cand = [i for i in range(n) if len(parts[2 * i + 1]) >= 3]
-                cut = [w[:-1] for w in parts[1::2]]
+                if text.isascii():
+                    cand = [i for i in range(n) if len(parts[2 * i + 1]) >= 3]
+                    cut = [w[:-1] for w in parts[1::2]]
+                    cut_len = None  # one character per truncated word
+                else:  # grapheme clusters (Truncate.eligible / perturb_word)
+                    cand = [i for i in range(n) if self.eligible(parts[2 * i + 1])]
+                    cut = [self.perturb_word(w, 0.0, rng) for w in parts[1::2]]
+                    cut_len = [len(w) - len(c) for w, c in zip(parts[1::2], cut, strict=True)]
                 entry = memo[text] = (parts, n, cand, len(cand), cut, _bit_steps(len(cand)),
-                                      _report_template(name, text, n))
-            parts, n, cand, nc, cut, steps, template = entry
+                                      _report_template(name, text, n), cut_len)
+            parts, n, cand, nc, cut, steps, template, cut_len = entry
             # §3.1 target p·n rounded at random (protocol.target_count), capped by the changeable words
             x = p * n
             k = int(x + 1e-9)  # = floor(x + 1e-9), x >= 0
@@ -544,7 +569,8 @@ class Truncate(Attacker):
                 picked.sort()
                 report["perturbed"] = "".join(new)
                 report["attacked"] = tuple(picked)
-                report["edit_distance"] = k  # one deletion per truncated word
+                # one deletion per truncated word (a cluster's code points without marks: one)
+                report["edit_distance"] = k if cut_len is None else sum(cut_len[i] for i in picked)
             obj = _NEW(Perturbation)
             _SET_DICT(obj, report)
             append(obj)

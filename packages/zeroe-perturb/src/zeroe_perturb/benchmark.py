@@ -13,7 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.checks import check_int, check_labels, check_texts
+
 from ._api import ATTACKS, get_attacker, perturb_batch
+from ._outputs import as_logits, call_model, check_outputs
 from .attackers import Attacker
 from .protocol import LEVELS, check_p
 
@@ -78,19 +81,39 @@ def resolve_metric(metric: str | Metric) -> tuple[str, Metric]:
     return metric, METRICS[metric]
 
 
-def predict_logits(classifier: TextClassifier, texts: Sequence[str], *, batch_size: int = 64) -> np.ndarray:
-    """Run ``classifier`` over ``texts`` in batches and stack the (N, K) logits."""
+def _check_classifier(classifier: Any, name: str = "classifier") -> Any:
+    if not callable(classifier):
+        raise TypeError(f"{name} must be a callable list[str] -> logits (N, K), got {type(classifier).__name__}")
+    return classifier
+
+
+def predict_logits(classifier: TextClassifier, texts: Sequence[str], *, batch_size: int = 64,
+                   outputs: str = "logits", multilabel: bool = False) -> np.ndarray:
+    """Run ``classifier`` over ``texts`` in batches and stack the (N, K) logits.
+
+    The classifier may return a numpy array, a tensor, a tuple (first element), a dict with ``"logits"`` or a
+    ``ModelOutput``; probabilities are refused unless ``outputs="probabilities"`` (``multilabel``: per-label
+    scores, no such check). Non-finite outputs raise a ``ValueError`` naming the first affected text."""
+    _check_classifier(classifier)
+    texts = check_texts("texts", texts, allow_empty=True)
+    batch_size = check_int("batch_size", batch_size, ge=1)
+    check_outputs(outputs)
     out = []
     for s in range(0, len(texts), batch_size):
-        z = np.asarray(classifier(list(texts[s : s + batch_size])), dtype=np.float64)
-        if z.ndim != 2 or z.shape[0] != len(texts[s : s + batch_size]):
-            raise ValueError(f"classifier must return logits of shape (N, K); got {z.shape}")
-        if not np.isfinite(z).all():
-            bad = int(np.flatnonzero(~np.isfinite(z).all(axis=1))[0]) + s
-            raise ValueError(f"classifier returned non-finite logits (NaN or inf), first for text {bad}: "
-                             f"{texts[bad]!r}")
-        out.append(z)
+        chunk = texts[s : s + batch_size]
+        out.append(as_logits(call_model(classifier, chunk), len(chunk), "classifier", outputs=outputs,
+                             multilabel=multilabel,
+                             first_text=lambda i, s=s: texts[s + i]))
     return np.concatenate(out) if out else np.zeros((0, 0))
+
+
+def _check_levels(levels: Any) -> tuple[float, ...]:
+    if isinstance(levels, str) or not isinstance(levels, Sequence | np.ndarray):
+        raise TypeError(f"levels must be a sequence of perturbation probabilities, got {type(levels).__name__}")
+    out = tuple(check_p(p, "levels") for p in levels)
+    if not out:
+        raise ValueError("levels must hold at least one perturbation probability")
+    return out
 
 
 def level_seed(seed: int, attack: str | Attacker, p: float) -> int:
@@ -104,6 +127,7 @@ def attack_texts(texts: Sequence[str], attack: str | Attacker, p: float, *,
                  seed: int) -> tuple[list[str], np.ndarray, np.ndarray]:
     """Perturb ``texts`` for one benchmark cell (a name of :data:`ATTACKS` or a configured
     :class:`Attacker`); returns (texts, edit distances, changed-word fractions)."""
+    texts = check_texts("texts", texts, allow_empty=True)
     attacker = get_attacker(attack)
     base = level_seed(seed, attack, p)
     # = [attacker(t, p, seed=item_seed(base, i)) for i, t in enumerate(texts)], through the batch loops
@@ -224,15 +248,27 @@ class BenchmarkResult:
         }
 
 
+def check_targets(name: str, labels: Any, n: int, *, matrix: bool = True) -> np.ndarray:
+    """Integer class labels (1-D, one per item) or, with ``matrix``, a 0/1 label matrix (N, K) of a multi-label
+    task; ``ValueError``/``TypeError`` naming ``name`` otherwise."""
+    if isinstance(labels, str | bytes) or labels is None:
+        raise TypeError(f"{name} must be integer class labels or a 0/1 label matrix, got {type(labels).__name__}")
+    arr = labels.detach().cpu().numpy() if hasattr(labels, "detach") else np.asarray(labels)
+    if matrix and arr.ndim == 2:
+        if arr.shape[0] != n:
+            raise ValueError(f"{name} must have one row per item ({n}), got {arr.shape[0]}")
+        if arr.dtype == bool:
+            arr = arr.astype(np.int64)
+        if not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)) or \
+                not np.isin(arr, (0, 1)).all():
+            raise ValueError(f"{name} as a label matrix must hold only 0 and 1")
+        return arr.astype(np.int64)
+    return check_labels(name, arr, length=n)
+
+
 def _check_data(texts: Sequence[str], labels: Any) -> np.ndarray:
-    if isinstance(texts, str) or not isinstance(texts, Sequence) or not all(isinstance(t, str) for t in texts):
-        raise TypeError("texts must be a sequence of str")
-    y = np.asarray(labels)
-    if len(y) != len(texts):
-        raise ValueError(f"labels must have one entry per text: {len(y)} labels for {len(texts)} texts")
-    if len(texts) == 0:
-        raise ValueError("texts must not be empty")
-    return y
+    texts = check_texts("texts", texts)
+    return check_targets("labels", labels, len(texts))
 
 
 def _check_attacks(attacks: Sequence[str]) -> tuple[str, ...]:
@@ -273,18 +309,24 @@ def evaluate(
     seed: int = 0,
     batch_size: int = 64,
     progress: bool = False,
+    outputs: str = "logits",
 ) -> BenchmarkResult:
     """Score ``classifier`` on clean ``texts`` (s(0)) and under every attacker and level (s(p), s*(p)).
 
     Same ``seed`` → same perturbed texts (each cell uses its own seed stream, each text its item seed).
+    ``labels``: integer classes, or a 0/1 matrix (N, K) for multi-label with ``metric="auroc"``. ``outputs``:
+    what the classifier returns (see :func:`predict_logits`).
     """
+    _check_classifier(classifier)
     y = _check_data(texts, labels)
+    texts = list(texts)
     resolved = resolve_attacks(attacks)
-    levels = tuple(check_p(p, "levels") for p in levels)
+    levels = _check_levels(levels)
     name, fn = resolve_metric(metric)
-    if not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
-    s0 = fn(y, predict_logits(classifier, texts, batch_size=batch_size))
+    batch_size = check_int("batch_size", batch_size, ge=1)
+    check_outputs(outputs)
+    pred = dict(batch_size=batch_size, outputs=outputs, multilabel=y.ndim == 2)
+    s0 = fn(y, predict_logits(classifier, texts, **pred))
     cells = [(a, p) for a in resolved for p in levels]
     it = cells
     if progress:
@@ -297,7 +339,7 @@ def evaluate(
     scores = []
     for (a, attacker), p in it:
         adv, dist, frac = attack_texts(texts, attacker, p, seed=seed)
-        s = fn(y, predict_logits(classifier, adv, batch_size=batch_size))
+        s = fn(y, predict_logits(classifier, adv, **pred))
         scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"),
                                   float(dist.mean()), float(frac.mean())))
     return BenchmarkResult(name, float(s0), len(texts), int(seed), tuple(scores), levels)
@@ -307,11 +349,14 @@ def chance_score(labels: Any, metric: str | Metric = "accuracy") -> float:
     """Score of a constant guess (the red "lower bound" line of the paper's figures): the majority-class
     share for accuracy, 0.5 for AUROC."""
     name, _ = resolve_metric(metric)
+    y = check_targets("labels", labels, len(labels) if hasattr(labels, "__len__") else -1, matrix=name == "auroc")
+    if y.size == 0:
+        raise ValueError("labels must hold at least one label")
     if name == "auroc":
         return 0.5
     if name != "accuracy":
         raise ValueError(f"no chance level known for metric {name!r}")
-    _, counts = np.unique(np.asarray(labels), return_counts=True)
+    _, counts = np.unique(y, return_counts=True)
     return float(counts.max() / counts.sum())
 
 
@@ -324,67 +369,38 @@ def evaluate_seeds(classifier: TextClassifier, texts: Sequence[str], labels: Any
     return [evaluate(classifier, texts, labels, seed=s, **kwargs) for s in seeds]
 
 
-def relative_intervals(results: Sequence[BenchmarkResult], *, confidence: float = 0.95, n_boot: int = 2000,
-                       seed: int = 0) -> dict[tuple[str, float], tuple[float, float, float]]:
-    """``(attack, p) -> (mean s*(p), low, high)`` over the seeds: percentile bootstrap of the mean
-    (seeded ``numpy`` Generator; a single seed gives a zero-width interval)."""
-    if not results:
-        raise ValueError("results must not be empty")
-    rng = np.random.default_rng(seed)
-    out = {}
-    for s in results[0].scores:
-        v = np.array([r.relative(s.attack, s.p) for r in results], dtype=np.float64)
-        boots = v[rng.integers(0, len(v), size=(n_boot, len(v)))].mean(axis=1)
-        lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
-        out[(s.attack, s.p)] = (float(v.mean()), float(lo), float(hi))
-    return out
-
-
 def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | None = None, ax=None):
-    """The paper's s*(p) figure: mean relative score per attacker against p (p = 0 is 1 by Eq. 1), with
-    bootstrap intervals across the seeds and the chance line ``chance / s(0)`` (dashed red)."""
+    """s*(p) per attacker against p (p = 0 is 1 by Eq. 1), the mean over the attack seeds of ``results``, with a
+    Student-t interval over the seeds when there are at least three (``robustsuite_common.intervals.seed_interval``;
+    it covers the attack's randomness only — :mod:`zeroe_perturb.experiment` gives intervals over the texts), and
+    the chance line ``chance / s(0)`` (dashed red)."""
     try:
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ImportError("plotting needs matplotlib: pip install 'zeroe-perturb[plot]'") from e
-    ci = relative_intervals(results)
+    from robustsuite_common.intervals import seed_interval
+
+    if not results or not all(isinstance(r, BenchmarkResult) for r in results):
+        raise TypeError("results must be a non-empty sequence of BenchmarkResult (one per attack seed)")
     fig = None
     if ax is None:
         fig, ax = plt.subplots(figsize=(6, 4))
     cmap = plt.get_cmap("tab10")
     levels = sorted(results[0].levels)
     for k, a in enumerate(results[0].attacks):
-        m = [1.0] + [ci[(a, p)][0] for p in levels]
-        lo = [0.0] + [ci[(a, p)][0] - ci[(a, p)][1] for p in levels]
-        hi = [0.0] + [ci[(a, p)][2] - ci[(a, p)][0] for p in levels]
-        ax.errorbar([0.0, *levels], m, yerr=[lo, hi], color=cmap(k % 10), marker="o", ms=3, capsize=2, label=a)
+        per = [[r.relative(a, p) for r in results] for p in levels]
+        m = [1.0] + [float(np.mean(v)) for v in per]
+        ax.plot([0.0, *levels], m, color=cmap(k % 10), marker="o", ms=3, label=a)
+        ivs = [seed_interval(v, bounds=(0.0, None)) for v in per]
+        if all(iv is not None for iv in ivs):
+            ax.fill_between([0.0, *levels], [1.0] + [iv.low for iv in ivs], [1.0] + [iv.high for iv in ivs],
+                            color=cmap(k % 10), alpha=0.15, lw=0)
     if chance is not None:
         s0 = float(np.mean([r.clean_score for r in results]))
         ax.axhline(chance / s0, color="red", ls="--", lw=1, label="chance")
     ax.set_xlabel("perturbation probability p")
     ax.set_ylabel("relative score s*(p)")
-    ax.set_title(f"s*(p), mean and 95% interval over {len(results)} seeds")
+    band = "95% Student-t interval over the seeds" if len(results) >= 3 else "no interval (fewer than 3 seeds)"
+    ax.set_title(f"s*(p), mean over {len(results)} attack seed(s); {band}", fontsize=9)
     ax.legend(fontsize=7, ncol=2)
     return fig if fig is not None else ax.figure
-
-
-def mean_relative_interval(results: Sequence[BenchmarkResult], p: float, *, confidence: float = 0.95,
-                           n_boot: int = 2000, seed: int = 0) -> tuple[float, float, float]:
-    """``(mean, low, high)`` of the attacker-averaged s*(p) (Eq. 1, :meth:`BenchmarkResult.mean_relative`) over
-    attack seeds: its mean over ``results`` (one per seed) and a percentile-bootstrap interval of that mean
-    (``n_boot`` resamples of the seeds, seeded ``numpy`` Generator; a single seed gives a zero-width interval)."""
-    if not results:
-        raise ValueError("results must not be empty")
-    _check_interval_args(confidence, n_boot)
-    per_seed = np.array([r.mean_relative(p) for r in results], dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    boots = per_seed[rng.integers(0, len(per_seed), size=(n_boot, len(per_seed)))].mean(axis=1)
-    lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return float(per_seed.mean()), float(lo), float(hi)
-
-
-def _check_interval_args(confidence: float, n_boot: int) -> None:
-    if not isinstance(confidence, float | int) or not 0 < confidence < 1:
-        raise ValueError(f"confidence must lie in (0, 1); got {confidence!r}")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive int; got {n_boot!r}")

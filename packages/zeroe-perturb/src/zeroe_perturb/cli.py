@@ -5,6 +5,9 @@
 
 Line ``i`` (0-based) uses ``item_seed(seed, i)``: output is reproducible and equals
 ``perturb_batch(lines, attack, p, seed)``.
+
+A bad argument, a missing or unreadable file and malformed JSONL print ``zeroe-perturb: error: ...`` and exit
+with status 2 (no traceback); nothing is written to ``--output`` then.
 """
 
 from __future__ import annotations
@@ -36,7 +39,28 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+class _InputError(Exception):
+    """Bad input data (reported as ``zeroe-perturb: error: ...``, exit status 2)."""
+
+
+def _fail(message: str) -> None:
+    print(f"zeroe-perturb: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except _InputError as e:
+        _fail(str(e))
+    except UnicodeDecodeError as e:
+        _fail(f"the input is not UTF-8 text ({e.reason} at byte {e.start})")
+    except OSError as e:  # a missing input file, an output directory that does not exist, no permission
+        _fail(f"{e.strerror or type(e).__name__}: {e.filename}" if e.filename else str(e))
+    return 2  # pragma: no cover - _fail raises
+
+
+def _main(argv: list[str] | None) -> int:
     args = _parser().parse_args(argv)
     if args.list:
         print("\n".join(ATTACKS))
@@ -49,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         _parser().error(str(e))
     attacker = get_attacker(args.attack)
     jsonl = args.jsonl or (args.input is not None and args.input.suffix == ".jsonl")
+    if args.input is not None and not args.input.is_file():
+        _parser().error(f"--input {args.input}: no such file")
+    if args.output is not None and not args.output.parent.is_dir():
+        _parser().error(f"--output {args.output}: directory {args.output.parent} does not exist")
     src = open(args.input, encoding="utf-8") if args.input else sys.stdin  # noqa: SIM115
     tmp = None
     if args.output:
@@ -64,11 +92,11 @@ def main(argv: list[str] | None = None) -> int:
                 try:
                     obj = json.loads(line)
                 except json.JSONDecodeError as e:
-                    raise SystemExit(f"line {i + 1}: invalid JSON ({e.msg} at column {e.colno})") from None
+                    raise _InputError(f"line {i + 1}: invalid JSON ({e.msg} at column {e.colno})") from None
                 if not isinstance(obj, dict):
-                    raise SystemExit(f"line {i + 1}: expected a JSON object, got {type(obj).__name__}")
+                    raise _InputError(f"line {i + 1}: expected a JSON object, got {type(obj).__name__}")
                 if args.field not in obj or not isinstance(obj[args.field], str):
-                    raise SystemExit(f"line {i + 1}: field {args.field!r} missing or not a string")
+                    raise _InputError(f"line {i + 1}: field {args.field!r} missing or not a string")
                 r = attacker(obj[args.field], p, seed=item_seed(args.seed, i))
                 obj[args.output_field or args.field] = r.perturbed
                 if args.report:

@@ -98,6 +98,15 @@ def _transformation_class() -> type:
     return ZeroeWordSwap
 
 
+def import_textattack():
+    """``textattack``, imported offline (a project-written stopword list stands in for NLTK's download; cache under
+    ``$ZEROE_PERTURB_CACHE``, default ``~/.cache/zeroe_perturb``); ``ImportError`` naming the extra
+    ``zeroe-perturb[textattack]`` when it is missing. Import TextAttack's submodules after calling it."""
+    from ._textattack_compat import import_textattack as _import
+
+    return _import()
+
+
 def textattack_transformation(attack: str | Attacker, *, phi: float = 0.5, n_candidates: int = 1,
                               seed: int = 0) -> Any:
     """A ``textattack.transformations.WordSwap`` applying ``attack`` to single words.

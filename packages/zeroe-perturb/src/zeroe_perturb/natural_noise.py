@@ -25,6 +25,15 @@ from pathlib import Path
 from ._tokens import WORD_RE
 
 
+def _check_lines(lines: object) -> None:
+    """``lines`` must be an iterable of lines; a bare string (a whole file's text) is refused: iterating it would
+    read one character per line (pass ``text.splitlines()``)."""
+    if isinstance(lines, str | bytes):
+        raise TypeError("lines must be an iterable of lines, got a single string (use text.splitlines())")
+    if not hasattr(lines, "__iter__"):
+        raise TypeError(f"lines must be an iterable of lines, got {type(lines).__name__}")
+
+
 def parse_lexicon(lines: Iterable[str], *, lowercase: bool = True) -> dict[str, tuple[str, ...]]:
     """Parse lexicon lines into ``word -> misspellings``.
 
@@ -32,6 +41,7 @@ def parse_lexicon(lines: Iterable[str], *, lowercase: bool = True) -> dict[str, 
     can never be matched and are dropped; misspellings equal to the word are dropped; entries of
     repeated words are merged in order.
     """
+    _check_lines(lines)
     out: dict[str, list[str]] = {}
     for line in lines:
         line = line.strip()
@@ -92,6 +102,7 @@ def parse_codespell(lines: Iterable[str]) -> dict[str, tuple[str, ...]]:
     entries with apostrophes cannot be matched by the tokenizer); a misspelling with several
     possible corrections is listed under each of them.
     """
+    _check_lines(lines)
     inv: dict[str, set[str]] = {}
     for line in lines:
         line = line.strip()

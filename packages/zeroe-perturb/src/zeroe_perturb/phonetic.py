@@ -29,6 +29,9 @@ from ._seq2seq import Seq2Seq
 
 def phonetic_similarity(pron_a: Sequence[str], pron_b: Sequence[str]) -> float:
     """Appendix Eq. 3: ``1 - d(π1, π2) / min(|π1|, |π2|)`` (1 = same pronunciation; can be < 0)."""
+    for name, pron in (("pron_a", pron_a), ("pron_b", pron_b)):
+        if isinstance(pron, str) or not isinstance(pron, Sequence) or not all(isinstance(x, str) for x in pron):
+            raise TypeError(f"{name} must be a sequence of phoneme strings (e.g. ['K', 'AE1', 'T']), got {pron!r:.60}")
     a, b = list(pron_a), list(pron_b)
     m = min(len(a), len(b))
     if m == 0:
@@ -87,6 +90,8 @@ class PhoneticRespeller:
 
     def respellings(self, word: str) -> tuple[str, ...]:
         """Kept respellings of ``word`` (lower case), most similar first; empty if none."""
+        if not isinstance(word, str):
+            raise TypeError(f"word must be a str, got {type(word).__name__}")
         key = word.lower()
         hit = self._cache.get(key)
         if hit is not None:
@@ -104,6 +109,8 @@ class PhoneticRespeller:
 
     def scored(self, word: str) -> list[tuple[str, float]]:
         """Respellings of an out-of-table word with their Eq. 3 similarity (model path, unfiltered)."""
+        if not isinstance(word, str) or not word:
+            raise TypeError(f"word must be a non-empty str, got {word!r:.40}")
         g2p, p2g = load_models()
         key = word.lower()
         pron = g2p.greedy([list(key)])[0]

@@ -8,20 +8,14 @@ both rankings contain.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
+from ._reference import table5
+
 # Table 5 (paper appendix), attack level high: attacker -> rank (1 = most harmful). NLI ranks Visual and Intrude
-# jointly first; the POS column has no Segment (segmentation is not applicable to token tagging).
-PAPER_TABLE5: dict[str, dict[str, int]] = {
-    "POS": {"intrude": 1, "visual": 2, "full-shuffle": 3, "keyboard-typo": 4, "disemvowel": 5,
-            "natural-noise": 6, "inner-shuffle": 7, "truncate": 8, "phonetic": 9},
-    "NLI": {"visual": 1, "intrude": 1, "full-shuffle": 3, "disemvowel": 4, "keyboard-typo": 5,
-            "inner-shuffle": 6, "natural-noise": 7, "segment": 8, "truncate": 9, "phonetic": 10},
-    "TC": {"visual": 1, "intrude": 2, "full-shuffle": 3, "disemvowel": 4, "inner-shuffle": 5, "truncate": 6,
-           "keyboard-typo": 7, "natural-noise": 8, "segment": 9, "phonetic": 10},
-}
+# jointly first; the POS column has no Segment (segmentation is not applicable to token tagging). Kept as data in
+# data/paper_reference.json.
+PAPER_TABLE5: dict[str, dict[str, int]] = table5()
 
 
 def _reference(task: str | dict[str, int]) -> dict[str, int]:
@@ -32,6 +26,13 @@ def _reference(task: str | dict[str, int]) -> dict[str, int]:
     return PAPER_TABLE5[task]
 
 
+def _check_result(result) -> None:
+    from .benchmark import BenchmarkResult
+
+    if not isinstance(result, BenchmarkResult):
+        raise TypeError(f"result must be a zeroe_perturb.BenchmarkResult (from evaluate), got {type(result).__name__}")
+
+
 def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[float, float]:
     """Kendall's τ-b between ``result``'s s*(p) and the paper's Table 5 ranks for ``task`` (a
     :class:`~zeroe_perturb.benchmark.BenchmarkResult`); returns (τ, two-sided p-value). τ = 1: same order."""
@@ -40,6 +41,7 @@ def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "T
     except ImportError as e:
         raise ImportError("kendall_tau_vs_paper needs scipy: pip install 'zeroe-perturb[stats]'") from e
 
+    _check_result(result)
     ref = _reference(task)
     common = [a for a in result.attacks if a in ref]
     if len(common) < 3:
@@ -50,24 +52,11 @@ def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "T
     return float(res.statistic), float(res.pvalue)
 
 
-def ranking_agreement(results: Sequence, p: float = 0.8, task: str | dict[str, int] = "TC", *,
-                      confidence: float = 0.95, n_boot: int = 2000, seed: int = 0) -> dict:
-    """τ (:func:`kendall_tau_vs_paper`) per attack seed, their mean and a percentile-bootstrap interval of the
-    mean over the seeds (seeded Generator; one seed gives a zero-width interval)."""
-    if not results:
-        raise ValueError("results must not be empty")
-    taus = np.array([kendall_tau_vs_paper(r, p, task)[0] for r in results], dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    boots = taus[rng.integers(0, len(taus), size=(n_boot, len(taus)))].mean(axis=1)
-    lo, hi = np.quantile(boots, [(1 - confidence) / 2, (1 + confidence) / 2])
-    return {"tau": float(taus.mean()), "tau_ci_low": float(lo), "tau_ci_high": float(hi),
-            "taus": [float(t) for t in taus]}
-
-
 def ranking_table(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[list[str], list[list]]:
     """Table 5 beside the measurement: ``result``'s harmfulness ranking at level ``p``
     (:meth:`~zeroe_perturb.benchmark.BenchmarkResult.ranking`, s* rounded to 4 decimals) with the paper's rank
     for ``task`` ("-" for an attacker the paper does not rank there, e.g. segment in the POS column)."""
+    _check_result(result)
     ref = _reference(task)
     rows = [[k, a, round(v, 4), ref.get(a, "-")] for k, a, v in result.ranking(p)]
     return ["rank", "attack", "s*", "paper rank"], rows

@@ -22,9 +22,21 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.checks import check_texts
+
 from ._api import ATTACKS
+from ._outputs import as_logits, call_model, check_outputs
 from .attackers import Attacker, Segment, Visual, sample
-from .benchmark import AttackScore, BenchmarkResult, level_seed, resolve_attacks, resolve_metric
+from .benchmark import (
+    AttackScore,
+    BenchmarkResult,
+    _check_classifier,
+    _check_levels,
+    check_targets,
+    level_seed,
+    resolve_attacks,
+    resolve_metric,
+)
 from .protocol import LEVELS, SeedLike, check_p, item_seed, make_rng
 
 PairClassifier = Callable[[list[tuple[str, str]]], np.ndarray]
@@ -36,7 +48,7 @@ TAGGING_ATTACKS: tuple[str, ...] = tuple(a for a in ATTACKS if a != "segment")
 
 def _check_pairs(pairs: Any) -> list[tuple[str, str]]:
     if isinstance(pairs, str) or not isinstance(pairs, Sequence):
-        raise TypeError("pairs must be a sequence of (premise, hypothesis) string pairs")
+        raise TypeError(f"pairs must be a sequence of (premise, hypothesis) string pairs, got {type(pairs).__name__}")
     out = []
     for i, pr in enumerate(pairs):
         if not (isinstance(pr, tuple | list) and len(pr) == 2 and all(isinstance(x, str) for x in pr)):
@@ -52,52 +64,58 @@ def attack_pairs(pairs: Sequence[tuple[str, str]], attack: str | Attacker, p: fl
     """Perturb sentence pairs: the hypothesis (item seed ``item_seed(seed, i)``) and, with
     ``target="both"``, the premise too (its own stream ``item_seed(seed + 1, i)``).  Returns the pairs
     and the character edit distance per pair."""
+    out, dist, _ = attack_pairs_report(pairs, attack, p, seed=seed, target=target)
+    return out, dist
+
+
+def attack_pairs_report(pairs: Sequence[tuple[str, str]], attack: str | Attacker, p: float, *, seed: int,
+                        target: str = "hypothesis") -> tuple[list[tuple[str, str]], np.ndarray, np.ndarray]:
+    """:func:`attack_pairs` plus the share of the attacked sentences' words changed, per pair."""
     if target not in PAIR_TARGETS:
         raise ValueError(f"target must be one of {', '.join(PAIR_TARGETS)}; got {target!r}")
     pairs = _check_pairs(pairs)
     att = resolve_attacks([attack])[0][1]
     p = check_p(p)
-    out, dist = [], []
+    out, dist, frac = [], [], []
     for i, (pre, hyp) in enumerate(pairs):
         h = att(hyp, p, seed=item_seed(seed, i))
-        d = h.edit_distance
+        d, changed, words = h.edit_distance, h.n_attacked, h.n_tokens
         if target == "both":
             r = att(pre, p, seed=item_seed(seed + 1, i))
             pre, d = r.perturbed, d + r.edit_distance
+            changed, words = changed + r.n_attacked, words + r.n_tokens
         out.append((pre, h.perturbed))
         dist.append(d)
-    return out, np.asarray(dist, dtype=np.float64)
+        frac.append(changed / words if words else 0.0)
+    return out, np.asarray(dist, dtype=np.float64), np.asarray(frac, dtype=np.float64)
 
 
-def _finite_logits(z: Any, n: int, what: str) -> np.ndarray:
-    z = np.asarray(z, dtype=np.float64)
-    if z.ndim != 2 or z.shape[0] != n:
-        raise ValueError(f"{what} must return logits of shape (N, K); got {z.shape}")
-    if not np.isfinite(z).all():
-        raise ValueError(f"{what} returned non-finite logits (NaN or inf)")
-    return z
+def _finite_logits(z: Any, n: int, what: str, outputs: str = "logits") -> np.ndarray:
+    return as_logits(z, n, what, outputs=outputs)
 
 
 def evaluate_pairs(classifier: PairClassifier, pairs: Sequence[tuple[str, str]], labels: Any, *,
                    target: str = "hypothesis", attacks: Sequence[str | Attacker] = ATTACKS,
                    levels: Sequence[float] = tuple(LEVELS.values()), metric: str = "accuracy",
-                   seed: int = 0) -> BenchmarkResult:
-    """§4 benchmark for sentence-pair inference (SNLI): s(0), s(p) and s*(p) = s(p)/s(0) (Eq. 1)."""
+                   seed: int = 0, outputs: str = "logits") -> BenchmarkResult:
+    """§4 benchmark for sentence-pair inference (SNLI): s(0), s(p) and s*(p) = s(p)/s(0) (Eq. 1). The classifier
+    takes ``list[(premise, hypothesis)]`` and returns logits in any form :func:`~zeroe_perturb.benchmark.predict_logits`
+    accepts."""
+    _check_classifier(classifier)
     pairs = _check_pairs(pairs)
     if target not in PAIR_TARGETS:
         raise ValueError(f"target must be one of {', '.join(PAIR_TARGETS)}; got {target!r}")
-    y = np.asarray(labels)
-    if len(y) != len(pairs):
-        raise ValueError(f"labels must have one entry per pair: {len(y)} labels for {len(pairs)} pairs")
+    y = check_targets("labels", labels, len(pairs), matrix=False)
     resolved = resolve_attacks(attacks)
-    levels = tuple(check_p(p, "levels") for p in levels)
+    levels = _check_levels(levels)
     name, fn = resolve_metric(metric)
-    s0 = fn(y, _finite_logits(classifier(list(pairs)), len(pairs), "classifier"))
+    check_outputs(outputs)
+    s0 = fn(y, _finite_logits(call_model(classifier, list(pairs)), len(pairs), "classifier", outputs))
     scores = []
     for a, att in resolved:
         for p in levels:
             adv, dist = attack_pairs(pairs, att, p, seed=level_seed(seed, a, p), target=target)
-            s = fn(y, _finite_logits(classifier(adv), len(pairs), "classifier"))
+            s = fn(y, _finite_logits(call_model(classifier, adv), len(pairs), "classifier", outputs))
             scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"), float(dist.mean()),
                                       float("nan")))
     return BenchmarkResult(f"{name} (pairs, {target})", float(s0), len(pairs), int(seed), tuple(scores), levels)
@@ -106,8 +124,7 @@ def evaluate_pairs(classifier: PairClassifier, pairs: Sequence[tuple[str, str]],
 def perturb_tokens(tokens: Sequence[str], attack: str | Attacker, p: float, seed: SeedLike = None) -> list[str]:
     """Attack a token list for a tagging task: the output has one token per input token (§3.1 over the
     tokens; visual: every letter with probability p).  Segment is refused (it would merge tagged tokens)."""
-    if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not all(isinstance(t, str) for t in tokens):
-        raise TypeError("tokens must be a sequence of str")
+    tokens = check_texts("tokens", tokens, allow_empty=True)
     att = resolve_attacks([attack])[0][1]
     if isinstance(att, Segment):
         raise ValueError("segment cannot be applied to token tagging (the joined tokens would have no tag; §3.2)")
@@ -134,6 +151,7 @@ def attack_sentences(sentences: Sequence[Sequence[str]], attack: str | Attacker,
     """Perturb token lists for one tagging benchmark cell, exactly as :func:`evaluate_tagging` does under the
     same ``seed``: sentence i uses :func:`perturb_tokens` with ``item_seed(level_seed(seed, attack, p), i)``
     (e.g. to log the perturbed sentences the benchmark scored)."""
+    sentences = _check_sentences(sentences)
     att = resolve_attacks([attack])[0]
     base = level_seed(seed, att[0], p)
     return [perturb_tokens(s, att[1], p, seed=item_seed(base, i)) for i, s in enumerate(sentences)]
@@ -155,35 +173,62 @@ def tagging_chance_score(tags: Sequence[Sequence[int]]) -> float:
     """Token accuracy of a constant guess (the paper's red chance line, for POS tagging): the share of the most
     frequent tag among the scored tokens (negative tags are not scored, as in :func:`token_accuracy`); NaN when
     no token is scored."""
-    if isinstance(tags, str) or not hasattr(tags, "__iter__"):
-        raise TypeError(f"tags must be a sequence of per-sentence tag lists; got {type(tags).__name__}")
-    flat = np.array([int(t) for ts in tags for t in ts if int(t) >= 0], dtype=np.int64)
+    tags = _check_tags(tags)
+    flat = np.array([t for ts in tags for t in ts if t >= 0], dtype=np.int64)
     return float(np.bincount(flat).max() / len(flat)) if len(flat) else float("nan")
 
 
-def _tag(tagger: Tagger, sents: list[list[str]]) -> list[np.ndarray]:
-    out = tagger(sents)
-    if len(out) != len(sents):
-        raise ValueError(f"tagger must return one logits array per sentence; got {len(out)} for {len(sents)}")
-    res = []
-    for s, z in zip(sents, out, strict=True):
-        res.append(_finite_logits(z, len(s), "tagger"))
-    return res
+def _check_sentences(sentences: Any) -> list[list[str]]:
+    if isinstance(sentences, str) or not isinstance(sentences, Sequence):
+        raise TypeError(f"sentences must be a sequence of token lists (list[list[str]]), got {type(sentences).__name__}")
+    out = []
+    for i, s in enumerate(sentences):
+        if isinstance(s, str) or not isinstance(s, Sequence) or not all(isinstance(t, str) for t in s):
+            raise TypeError(f"sentences must be token lists (list[str]); item {i} is {s!r:.60}")
+        out.append(list(s))
+    return out
+
+
+def _check_tags(tags: Any) -> list[list[int]]:
+    if isinstance(tags, str) or not hasattr(tags, "__iter__"):
+        raise TypeError(f"tags must be a sequence of per-sentence tag lists; got {type(tags).__name__}")
+    out = []
+    for i, ts in enumerate(tags):
+        arr = np.asarray(ts)
+        if arr.ndim != 1 or not (np.issubdtype(arr.dtype, np.integer) or arr.size == 0):
+            raise TypeError(f"tags must hold integer tag ids per token (-1: not scored); item {i} is {ts!r:.60}")
+        out.append([int(t) for t in arr])
+    return out
+
+
+def _tag(tagger: Tagger, sents: list[list[str]], outputs: str = "logits") -> list[np.ndarray]:
+    out = call_model(tagger, sents)
+    if isinstance(out, tuple) or isinstance(out, dict):  # (logits_list, ...) or {"logits": logits_list}
+        out = out[0] if isinstance(out, tuple) else out.get("logits")
+    if out is None or len(out) != len(sents):
+        raise ValueError(f"tagger must return one logits array per sentence; got "
+                         f"{'nothing' if out is None else len(out)} for {len(sents)}")
+    return [as_logits(z, len(s), "tagger", outputs=outputs) for s, z in zip(sents, out, strict=True)]
 
 
 def evaluate_tagging(tagger: Tagger, sentences: Sequence[Sequence[str]], tags: Sequence[Sequence[int]], *,
                      attacks: Sequence[str | Attacker] = TAGGING_ATTACKS,
-                     levels: Sequence[float] = tuple(LEVELS.values()), seed: int = 0) -> BenchmarkResult:
+                     levels: Sequence[float] = tuple(LEVELS.values()), seed: int = 0,
+                     outputs: str = "logits") -> BenchmarkResult:
     """§4 benchmark for token tagging (UD POS): token accuracy clean and under every attacker and level,
-    the perturbation aligned to the tokens (:func:`perturb_tokens`)."""
-    sents = [list(s) for s in sentences]
-    if not sents or any(not all(isinstance(t, str) for t in s) for s in sents):
-        raise TypeError("sentences must be a non-empty sequence of token lists (str)")
+    the perturbation aligned to the tokens (:func:`perturb_tokens`). The tagger returns one ``(n_i, K)`` logits
+    array (or tensor) per sentence."""
+    _check_classifier(tagger, "tagger")
+    sents = _check_sentences(sentences)
+    if not sents:
+        raise ValueError("sentences must hold at least one token list")
+    tags = _check_tags(tags)
     if len(tags) != len(sents) or any(len(t) != len(s) for t, s in zip(tags, sents, strict=False)):
         raise ValueError("tags must have one tag per token of every sentence")
     resolved = resolve_attacks(attacks)
-    levels = tuple(check_p(p, "levels") for p in levels)
-    s0 = token_accuracy(tags, _tag(tagger, sents))
+    levels = _check_levels(levels)
+    check_outputs(outputs)
+    s0 = token_accuracy(tags, _tag(tagger, sents, outputs))
     scores = []
     for a, att in resolved:
         for p in levels:
@@ -191,7 +236,7 @@ def evaluate_tagging(tagger: Tagger, sentences: Sequence[Sequence[str]], tags: S
             changed = [sum(x != y for x, y in zip(s, t, strict=True)) / max(len(s), 1) for s, t in zip(sents, adv,
                                                                                                   strict=True)]
             dist = [sum(_lev(x, y) for x, y in zip(s, t, strict=True)) for s, t in zip(sents, adv, strict=True)]
-            s = token_accuracy(tags, _tag(tagger, adv))
+            s = token_accuracy(tags, _tag(tagger, adv, outputs))
             scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"), float(np.mean(dist)),
                                       float(np.mean(changed))))
     return BenchmarkResult("token_accuracy", float(s0), len(sents), int(seed), tuple(scores), levels)
