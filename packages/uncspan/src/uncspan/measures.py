@@ -14,7 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validation import check_images, check_positive_int, check_seed
+from robustsuite_common.checks import check_images
+from robustsuite_common.models import evaluating, logits_from
+
+from ._validation import check_int, check_seed
 
 __all__ = [
     "entropy",
@@ -108,7 +111,7 @@ class _BMAModel(nn.Module):
     @torch.no_grad()
     def decompose(self, x: torch.Tensor) -> EpistemicDecomposition:
         """Epistemic decomposition of the members' predictions on ``x``."""
-        check_images(x)
+        check_images("x", x)
         return epistemic_decomposition(self.member_log_probs(x).exp())
 
 
@@ -117,7 +120,8 @@ _MC_DROPOUT_LAYERS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d)
 
 class MCDropoutModel(_BMAModel):
     """MC-dropout (Gal & Ghahramani) wrapper: ``n_samples`` passes, each with its own dropout masks, every
-    other layer (batch norm included) in eval mode; the wrapper itself starts in eval mode.
+    other layer (batch norm included) in eval mode; the wrapper itself starts in eval mode (the wrapped model's
+    own mode is left as the caller set it: each call runs it in eval mode and restores it).
 
     The masks are drawn per MC sample from ``(seed, layer, sample index)`` with private generators (global
     RNG untouched) and shared by all inputs of a call, so an input's estimate depends on that input alone,
@@ -138,13 +142,13 @@ class MCDropoutModel(_BMAModel):
             raise ValueError(f"model has dropout layers MC-dropout does not support: {other}; supported: "
                              f"{[c.__name__ for c in _MC_DROPOUT_LAYERS]}")
         self.model = model
-        self.n_samples = check_positive_int(n_samples, "n_samples")
+        self.n_samples = check_int("n_samples", n_samples, ge=1)
         self.seed = check_seed(seed) or 0
         self.fixed_masks = bool(fixed_masks)
         self._calls = 0
         self._layers = layers
         self._masks: dict[tuple, torch.Tensor] = {}
-        self.eval()
+        self.training = False  # the wrapper only: the caller's model keeps its mode
 
     def _mask(self, layer: int, sample: int, out: torch.Tensor, call_seed: int) -> torch.Tensor:
         mod = self._layers[layer]
@@ -165,34 +169,44 @@ class MCDropoutModel(_BMAModel):
         call_seed = self.seed if self.fixed_masks else self.seed + self._calls
         self._calls += 1
         state = {"sample": 0}
-        was_training = self.model.training
-        self.model.eval()  # dropout layers become the identity; the hooks below apply the masks
-        hooks = [layer.register_forward_hook(lambda mod, inp, out, i=i: out * self._mask(i, state["sample"], out,
-                                                                                          call_seed))
-                 for i, layer in enumerate(self._layers)]
-        try:
-            outs = []
-            for m in range(self.n_samples):
-                state["sample"] = m
-                outs.append(F.log_softmax(self.model(x), dim=-1))
-        finally:
-            for h in hooks:
-                h.remove()
-            self.model.train(was_training)
+        # eval mode (dropout layers become the identity; the hooks below apply the masks), every module's mode
+        # and every buffer given back afterwards
+        with evaluating(self.model):
+            hooks = [layer.register_forward_hook(lambda mod, inp, out, i=i: out * self._mask(i, state["sample"], out,
+                                                                                              call_seed))
+                     for i, layer in enumerate(self._layers)]
+            try:
+                outs = []
+                for m in range(self.n_samples):
+                    state["sample"] = m
+                    outs.append(F.log_softmax(logits_from(self.model(x), n=x.shape[0]), dim=-1))
+            finally:
+                for h in hooks:
+                    h.remove()
         return torch.stack(outs)
 
 
 class DeepEnsemble(_BMAModel):
     """Deep ensemble (Lakshminarayanan et al.): members' softmax outputs averaged (BMA, Eq. 2). The wrapper
-    and its members start in eval mode."""
+    starts in eval mode; in eval mode every member runs in eval mode (batch norm on running statistics) and gets
+    its own mode back after each call, so the caller's members are never changed."""
 
     def __init__(self, members: Sequence[nn.Module]):
         super().__init__()
         members = list(members)
-        if len(members) < 2 or not all(isinstance(m, nn.Module) for m in members):
+        if not all(isinstance(m, nn.Module) for m in members):
+            raise TypeError("members must be torch.nn.Module classifiers")
+        if len(members) < 2:
             raise ValueError("members must be a sequence of at least two torch.nn.Module classifiers")
         self.members = nn.ModuleList(members)
-        self.eval()  # members in eval mode (batch norm on running statistics); call .train() to undo
+        self.training = False  # the wrapper only: the caller's members keep their modes
 
     def member_log_probs(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.stack([F.log_softmax(m(x), dim=-1) for m in self.members])
+        outs = []
+        for m in self.members:
+            if self.training:
+                outs.append(F.log_softmax(logits_from(m(x), n=x.shape[0]), dim=-1))
+            else:
+                with evaluating(m):
+                    outs.append(F.log_softmax(logits_from(m(x), n=x.shape[0]), dim=-1))
+        return torch.stack(outs)
