@@ -117,22 +117,31 @@ def eps_sweep(
     seed = check_seed(seed)
     seed = 0 if seed is None else seed
     yn = yt.numpy()
-    rows, spans = [], {}
+    spans = {}
     with using(model, outputs) as net:
         check_label_range("y", yt, n_classes(net, next(iter_batches(x, None, 1))[0]))
         for e in budgets:
             spans[e] = uncertainty_span(net, x, e, norm, steps if e > 0 else 0, seed, optimizer=optimizer,
                                         restarts=restarts if e > 0 else 0, under_objective=under_objective,
                                         batch_size=batch_size, progress=progress)
-    for e in budgets:
+    return sweep_from_spans(spans, yn, norm=norm, steps=steps, n_bins=n_bins, n_boot=n_boot, seed=seed)
+
+
+def sweep_from_spans(spans: Mapping[float, UncertaintySpan], y: object, *, norm: str, steps: int, n_bins: int = 15,
+                     n_boot: int = 2000, seed: int = 0) -> EpsSweep:
+    """The :class:`EpsSweep` of spans computed elsewhere (one per budget, on the same points with labels ``y``):
+    the rows :func:`eps_sweep` gives for them."""
+    yn = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
+    rows = []
+    for e in sorted(spans):
         sp = spans[e]
         iv = sp.mus_ci(seed=seed, n_boot=n_boot)
-        lo, hi = iv.low, iv.high
         sece = {k: signed_ece(getattr(sp, f"conf_{k}"), getattr(sp, f"pred_{k}") == yn, n_bins)
                 for k in ("clean", "over", "under")}
-        rows.append(EpsSweepRow(e, sp.mus.mean, lo, hi, float(sp.entropy_clean.mean()), float(sp.entropy_over.mean()),
-                                float(sp.entropy_under.mean()), sece["clean"], sece["over"], sece["under"]))
-    return EpsSweep(norm, steps, int(yn.size), tuple(rows), spans)
+        rows.append(EpsSweepRow(float(e), sp.mus.mean, iv.low, iv.high, float(sp.entropy_clean.mean()),
+                                float(sp.entropy_over.mean()), float(sp.entropy_under.mean()), sece["clean"],
+                                sece["over"], sece["under"]))
+    return EpsSweep(norm, steps, int(yn.size), tuple(rows), {float(e): spans[e] for e in sorted(spans)})
 
 
 def plot_eps_sweep(sweeps: EpsSweep | Mapping[str, EpsSweep]):
