@@ -4,14 +4,14 @@ entries with their declared adversarial training, Table V's datasets) and refuse
 
 import pytest
 import torch
-from robustsuite_common.config import from_dict
-from robustsuite_common.experiment import Split
 
 from robustsuite import run as run_mod
 from robustsuite.errors import ConfigError
 from robustsuite.loaders import load_dataset, load_model
 from robustsuite.runners import RunContext
 from robustsuite.runners import uncspan as runner
+from robustsuite_common.config import from_dict
+from robustsuite_common.experiment import Split
 from uncspan import experiment
 
 DIGITS = {"model": "builtin:digits-cnn", "model_adversarially_trained": False, "dataset": "builtin:digits",

@@ -8,13 +8,13 @@ import json
 import numpy as np
 import pytest
 import torch
-from robustsuite_common.config import ConfigError, from_dict, override, to_dict
-from robustsuite_common.experiment import MemoryStore, Split
-from robustsuite_common.intervals import mean_interval
 from sklearn.metrics import average_precision_score, roc_auc_score
 from torch import nn
 
 import uncspan
+from robustsuite_common.config import ConfigError, from_dict, override, to_dict
+from robustsuite_common.experiment import MemoryStore, Split
+from robustsuite_common.intervals import mean_interval
 from uncspan import experiment
 from uncspan._demo import digits_experiment, load_digits_split, train_digits_model
 from uncspan.experiment import protocol

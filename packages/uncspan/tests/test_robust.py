@@ -5,9 +5,9 @@ paired gap flags a PGD number that overstates robustness."""
 import numpy as np
 import pytest
 import torch
-from robustsuite_common.testing import snapshot
 
 import uncspan
+from robustsuite_common.testing import snapshot
 from uncspan import AutoAttack, MisclassificationAttack, RobustOutcome, pgd_gap, rank_models, robust_accuracy
 
 N, EPS, SEED = 10, 0.1, 3

@@ -7,8 +7,9 @@ from collections.abc import Iterable, Iterator
 
 import numpy as np
 import torch
-from robustsuite_common.checks import check_images, check_labels
 from torch import nn
+
+from robustsuite_common.checks import check_images, check_labels
 
 
 def model_device(model: nn.Module, fallback: torch.device) -> torch.device:

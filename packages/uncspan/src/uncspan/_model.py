@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import torch
+from torch import nn
+
 from robustsuite_common.models import OUTPUT_FORMS, as_model_input, evaluating, logits_from
 from robustsuite_common.models import check_model as _check_model
-from torch import nn
 
 from ._validation import check_choice
 

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import torch
+
 from robustsuite_common.checks import check_choice, check_int
 from robustsuite_common.checks import check_seed as _check_seed
 

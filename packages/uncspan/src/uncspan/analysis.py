@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
+
+from robustsuite_common.checks import check_labels
 from robustsuite_common.intervals import Interval
 from robustsuite_common.intervals import paired_difference as _paired_difference
 
@@ -184,9 +186,7 @@ class SpanSignedECE:
 def span_signed_ece(span: UncertaintySpan, y: object, *, n_bins: int = 15) -> SpanSignedECE:
     """Tables II–III for one model: s-ECE under / clean / over from a span and the true labels ``y``."""
     sp = _span(span)
-    yn = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
-    if yn.shape != sp.pred_clean.shape:
-        raise ValueError(f"y must hold one label per sample of the span ({sp.pred_clean.size}); got shape {yn.shape}")
+    yn = check_labels("y", y, length=sp.pred_clean.size)
     n_bins = check_int("n_bins", n_bins, ge=1)
     vals = {}
     for kind in ("under", "clean", "over"):

@@ -20,10 +20,11 @@ from typing import ClassVar
 import numpy as np
 import torch
 import torch.nn.functional as F
-from robustsuite_common.checks import check_bool, check_float, check_labels
-from robustsuite_common.models import as_model_input
 from torch import nn
 from tqdm.auto import tqdm
+
+from robustsuite_common.checks import check_bool, check_float, check_labels
+from robustsuite_common.models import as_model_input
 
 from . import _optim
 from ._data import check_data, check_label_range, is_loader, iter_batches, model_device, per_sample_seed

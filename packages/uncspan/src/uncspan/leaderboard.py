@@ -14,9 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from torch import nn
+
+from robustsuite_common.checks import check_labels
 from robustsuite_common.experiment import chance_rate
 from robustsuite_common.intervals import at_chance, proportion
-from torch import nn
 
 from ._data import check_data, labels_of
 from ._model import check_model, check_outputs, n_classes, using
@@ -155,11 +157,13 @@ def leaderboard_row(name: str, span: UncertaintySpan, y: object, robust: RobustO
     """Table IV row from a span, the true labels and the per-sample outcome of the robust-accuracy attack
     (``pgd``: this package's PGD beside it, for the paired gap); the MUS and gap intervals are BCa bootstraps
     with ``n_boot`` resamples drawn with ``seed``."""
-    y_np = np.asarray(y.cpu().numpy() if isinstance(y, torch.Tensor) else y)
+    if not isinstance(span, UncertaintySpan):
+        raise TypeError(f"span must be an UncertaintySpan (from uncertainty_span), got {type(span).__name__}")
+    y_np = check_labels("y", y, length=span.pred_clean.size)
     if not isinstance(robust, RobustOutcome) or (pgd is not None and not isinstance(pgd, RobustOutcome)):
         raise TypeError("robust and pgd must be RobustOutcome objects (from uncspan.robust_accuracy)")
-    if y_np.shape != span.pred_clean.shape or np.shape(robust.robust) != y_np.shape:
-        raise ValueError("y and the robust outcomes must have one entry per sample of the span")
+    if np.shape(robust.robust) != y_np.shape or (pgd is not None and np.shape(pgd.robust) != y_np.shape):
+        raise ValueError("robust and pgd must have one outcome per sample of the span")
     n_boot = check_int("n_boot", n_boot, ge=1)
     n = int(y_np.size)
     k_clean = int(np.sum(span.pred_clean == y_np))
@@ -297,7 +301,12 @@ def load_robustbench_models(
     For the other entries RobustBench's own loader calls ``torch.load`` on the checkpoint files; only use a
     ``model_dir`` you trust.
     """
-    from robustsuite_common.robustbench import DATASETS, THREAT_MODELS, checkpoint_path, load_robustbench_model
+    from robustsuite_common.robustbench import (
+        DATASETS,
+        THREAT_MODELS,
+        checkpoint_path,
+        load_robustbench_model,
+    )
 
     check_choice("dataset", dataset, DATASETS)
     check_choice("threat_model", threat_model, THREAT_MODELS)
@@ -340,6 +349,8 @@ def robustbench_leaderboard(
     4/255, L∞, 150 steps, 8000 test points), with the strongest under-confidence attack by default, robust
     accuracy by standard AutoAttack (PGD beside it) and 95 % intervals. Models without a checkpoint are listed
     in ``skipped``; nothing is downloaded."""
+    check_data(x, reiterable=True)  # the data first: nothing is loaded for points that would be refused
+    labels_of(x, y)
     models, skipped = load_robustbench_models(names, model_dir, dataset=dataset, threat_model=threat_model, device=device)
     if not models:
         return Leaderboard(float(eps), threat_model, steps, (), {}, skipped)

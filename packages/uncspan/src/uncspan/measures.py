@@ -15,7 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from robustsuite_common.checks import check_images
-from robustsuite_common.models import evaluating, logits_from
+from robustsuite_common.models import as_model_input, evaluating, logits_from
 
 from ._validation import check_int, check_seed
 
@@ -42,6 +42,17 @@ def _as_tensor(values: object, name: str) -> torch.Tensor:
     return t
 
 
+def _probabilities(values: object, name: str) -> torch.Tensor:
+    p = _as_tensor(values, name)
+    if p.numel() == 0:
+        raise ValueError(f"{name} must hold at least one probability vector; got shape {tuple(p.shape)}")
+    if not torch.isfinite(p).all() or (p < 0).any() or not torch.allclose(p.sum(-1), torch.ones((), dtype=p.dtype),
+                                                                          atol=1e-4):
+        raise ValueError(f"{name} must be finite, non-negative and sum to 1 over the last axis (probabilities, not "
+                         "logits)")
+    return p
+
+
 def entropy(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
     """Shannon entropy in nats, ``-sum_c p_c log p_c`` over the last axis (Eq. 3), with ``0 log 0 = 0``.
 
@@ -49,15 +60,18 @@ def entropy(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
     non-negative and sum to 1 (within 1e-4).
     """
     is_np = not isinstance(probs, torch.Tensor)
-    p = _as_tensor(probs, "probs")
-    if (p < 0).any() or not torch.allclose(p.sum(-1), torch.ones((), dtype=p.dtype), atol=1e-4):
-        raise ValueError("probs must be non-negative and sum to 1 over the last axis")
+    p = _probabilities(probs, "probs")
     h = -torch.special.xlogy(p, p).sum(-1)
     return h.numpy() if is_np else h
 
 
 def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
-    """Entropy (Eq. 3) computed stably from logits through ``log_softmax`` (differentiable)."""
+    """Entropy (Eq. 3) computed stably from logits through ``log_softmax`` (differentiable), over the last axis.
+    Checked for type and shape only (it runs inside every attack step): non-finite logits give NaN."""
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError(f"logits must be a torch.Tensor of shape (..., K), got {type(logits).__name__}")
+    if logits.dim() < 1 or logits.shape[-1] < 2:
+        raise ValueError(f"logits must have a class dimension of size >= 2 as its last axis; got {tuple(logits.shape)}")
     logp = F.log_softmax(logits, dim=-1)
     return -(logp.exp() * logp).sum(-1)
 
@@ -65,7 +79,7 @@ def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
 def max_softmax_probability(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
     """Maximum softmax probability (MSP), the confidence ``max_c f_c(x)`` used by Eq. 7 and the reliability bins."""
     is_np = not isinstance(probs, torch.Tensor)
-    p = _as_tensor(probs, "probs")
+    p = _probabilities(probs, "probs")
     m = p.max(-1).values
     return m.numpy() if is_np else m
 
@@ -86,7 +100,7 @@ class EpistemicDecomposition:
 def epistemic_decomposition(member_probs: torch.Tensor | np.ndarray) -> EpistemicDecomposition:
     """Split the predictive entropy of a Bayesian model average (Eq. 2) from member probabilities of shape
     (M, N, K) — M MC-dropout passes or ensemble members — into expected entropy and mutual information."""
-    p = _as_tensor(member_probs, "member_probs").detach().to(torch.float64).cpu()
+    p = _probabilities(member_probs, "member_probs").detach().to(torch.float64).cpu()
     if p.dim() != 3:
         raise ValueError(f"member_probs must have shape (M, N, K); got {tuple(p.shape)}")
     mean = p.mean(0)
@@ -112,7 +126,7 @@ class _BMAModel(nn.Module):
     def decompose(self, x: torch.Tensor) -> EpistemicDecomposition:
         """Epistemic decomposition of the members' predictions on ``x``."""
         check_images("x", x)
-        return epistemic_decomposition(self.member_log_probs(x).exp())
+        return epistemic_decomposition(self.member_log_probs(as_model_input(self, x)).exp())
 
 
 _MC_DROPOUT_LAYERS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d)

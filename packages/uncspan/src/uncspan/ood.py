@@ -14,10 +14,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from torch import nn
+
 from robustsuite_common.checks import check_images, check_labels
 from robustsuite_common.intervals import Interval, bootstrap
 from robustsuite_common.models import logits_from
-from torch import nn
 
 from ._model import check_model, check_outputs, using
 from ._validation import check_eps, check_int, check_norm, check_seed

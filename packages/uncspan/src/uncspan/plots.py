@@ -12,6 +12,8 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
+from robustsuite_common.checks import check_labels
+
 from ._validation import check_int
 from .calibration import reliability_bins
 from .span import UncertaintySpan
@@ -77,10 +79,8 @@ def plot_reliability_diagrams(
     """One column per model: reliability curve (accuracy per bin against the bin centre, identity line
     dashed) above the confidence histogram, for clean / over / under (Figs. 4–5). ``y``: true labels."""
     spans = _as_mapping(spans)
-    y = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
-    for name, sp in spans.items():
-        if y.shape != sp.pred_clean.shape:
-            raise ValueError(f"y must have one label per sample of span {name!r} ({sp.pred_clean.size}); got {y.shape}")
+    for sp in spans.values():
+        y = check_labels("y", y, length=sp.pred_clean.size)
     n_bins = check_int("n_bins", n_bins, ge=1)
     fig, axes = _figure(2, len(spans), 2.8, 2.6)
     for c, (name, sp) in enumerate(spans.items()):

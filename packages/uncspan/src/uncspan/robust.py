@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
+
 from robustsuite_common.checks import check_labels
 from robustsuite_common.intervals import Interval, paired_difference, proportion_of
 from robustsuite_common.models import forward_logits
-from torch import nn
 
 from ._data import check_data, is_loader, iter_batches, labels_of
 from ._model import check_model, check_outputs, n_classes, using

@@ -5,6 +5,7 @@ the ε-sweep. matplotlib (the ``plot`` extra) is imported when called."""
 from __future__ import annotations
 
 import numpy as np
+
 from robustsuite_common.experiment import Figure
 
 from ..span import UncertaintySpan

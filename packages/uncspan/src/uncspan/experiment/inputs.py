@@ -7,10 +7,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import torch
+from torch import nn
+
 from robustsuite_common.checks import check_images, check_labels
 from robustsuite_common.experiment import Split
 from robustsuite_common.models import check_model
-from torch import nn
 
 __all__ = ["Models", "Data"]
 

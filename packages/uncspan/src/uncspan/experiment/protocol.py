@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 import torch
+from torch import nn
+
 from robustsuite_common.checks import check_bool, check_labels
 from robustsuite_common.config import config_hash, to_dict
 from robustsuite_common.experiment import JSON, Metric, Split, Store, Table, cached, chance_rate
 from robustsuite_common.intervals import Interval, proportion
-from torch import nn
 
 from .._model import n_classes, using
 from ..analysis import adversarial_training_effect, entropy_widening, span_signed_ece
@@ -171,7 +172,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     osr_in, outliers, known_names, known = _table5_inputs(r)
     # labels against every model's classes (one forward pass each), before any attack
     osr_models: dict[str, nn.Module] = {}
-    for name, m in models.ranked.items():
+    for m in models.ranked.values():
         with using(m) as net:
             k = n_classes(net, x)
         check_labels("data.test.y", labels(sweep_split) if sweep_split is not None and len(sweep_split) > len(test)

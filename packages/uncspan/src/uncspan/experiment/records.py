@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
 from robustsuite_common.experiment import Split
 
 from ..leaderboard import Leaderboard
