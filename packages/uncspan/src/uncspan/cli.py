@@ -77,8 +77,8 @@ def _print(res) -> None:
     print(res.summary)
     span = res.tables["span"]
     print(f"\n{span.title}; [95 % intervals]")
-    print(f"{'model':<24}{'clean':>22}{'robust (' + span.records()[0]['robust_attack'].split(' (')[0] + ')':>28}"
-          f"{'PGD':>22}{'MUS':>22}{'MSUS':>8}")
+    robust = "robust (" + span.records()[0]["robust_attack"].split(" ")[0] + ")"
+    print(f"{'model':<24}{'clean':>22}{robust:>28}{'PGD':>22}{'MUS':>22}{'MSUS':>8}")
     for r in span.records():
         cells = ["–" if r[c] is None else f"{r[c]:.3f} [{r[c + '_ci_low']:.3f},{r[c + '_ci_high']:.3f}]"
                  for c in ("clean_acc", "robust_acc", "pgd_robust_acc", "mus_mean")]
