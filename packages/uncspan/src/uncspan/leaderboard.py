@@ -20,7 +20,7 @@ from robustsuite_common.checks import check_labels
 from robustsuite_common.experiment import chance_rate
 from robustsuite_common.intervals import at_chance, proportion
 
-from ._data import check_data, labels_of
+from ._data import check_data, check_label_range, iter_batches, labels_of
 from ._model import check_model, check_outputs, n_classes, using
 from ._validation import OPTIMIZERS, check_choice, check_eps, check_int, check_norm, check_seed
 from .attacks import STRONGEST_UNDER_OBJECTIVES, MisclassificationAttack, UnderConfidenceAttack
@@ -251,8 +251,8 @@ def rank_models(
     rows, spans, robust, beside = [], {}, {}, {}
     for name, model in models.items():
         with using(model, outputs) as net:
-            first = x[:1] if isinstance(x, torch.Tensor) else next(iter(_first_batch(x)))
-            _check_range(y, n_classes(net, first))  # labels against the model's classes, before any attack
+            first = next(iter_batches(x, None, 1))[0]
+            check_label_range("y", y, n_classes(net, first))  # labels against the model's classes, before any attack
             sp = uncertainty_span(net, x, e, norm, steps, seed, optimizer=optimizer, restarts=restarts,
                                   under_objective=under_objective, batch_size=batch_size, progress=progress)
             yx = y if isinstance(x, torch.Tensor) else None
@@ -269,20 +269,6 @@ def rank_models(
             beside[name] = extra
     rows.sort(key=lambda r: r.mus_mean)
     return Leaderboard(e, norm, steps, tuple(rows), spans, {}, robust, beside)
-
-
-def _first_batch(x: Iterable) -> Iterable[torch.Tensor]:
-    from ._data import iter_batches
-
-    for xb, _ in iter_batches(x, None, 1):
-        yield xb
-        return
-
-
-def _check_range(y: torch.Tensor, k: int) -> None:
-    from ._data import check_label_range
-
-    check_label_range("y", y, k)
 
 
 def load_robustbench_models(
