@@ -251,8 +251,14 @@ def test_a_pgd_number_that_overstates_robustness_is_flagged(inputs, monkeypatch)
     gap = res.metric("digits_cnn_pgd_minus_autoattack")
     assert gap.value == pytest.approx(0.75) and gap.interval.low > 0
     monkeypatch.setattr(protocol, "robust_accuracy", lambda *a, attack, **k: fake(*a, attack="pgd", **k))
-    same = experiment.run(one, experiment.Data(test=data.test), cfg, progress=False)
+    # a model the paper evaluated (by its RobustBench spec) gets the paper's Table IV row beside ours
+    spec = "robustbench:cifar10/Linf/Peng2023Robust"
+    same = experiment.run(experiment.Models({spec: models.ranked["digits-cnn"]}), experiment.Data(test=data.test),
+                          cfg, progress=False)
     assert not any(w.startswith("PGD leaves") for w in same.warnings)
+    (ref,) = same.tables["paper_reference"].records()
+    assert (ref["model"], ref["paper_id"], ref["paper_mus_mean"], ref["robustbench_rank"]) == (spec, "C11", 0.368, 1)
+    assert ref["mus_mean"] == same.row(spec)["mus_mean"]
 
 
 def test_the_papers_effects_on_the_digits_models(inputs):
