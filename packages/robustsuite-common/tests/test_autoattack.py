@@ -72,3 +72,18 @@ def test_bad_arguments_are_refused_before_any_work():
         autoattack(nn.Sequential(nn.Flatten(), nn.Linear(16, 3)), x, torch.zeros(4, dtype=torch.long), eps=0.1)
     with pytest.raises(ValueError, match="^version"):
         autoattack(model, x, torch.zeros(4, dtype=torch.long), eps=0.1, version="fast")
+
+
+def test_a_strided_batch_gives_the_result_of_its_contiguous_copy():
+    """pyautoattack reshapes the input gradient with ``.view`` (APGD's DLR losses), which refuses the gradient of a
+    transposed (non-contiguous) batch."""
+    g = torch.Generator().manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3, padding=1), nn.Flatten(), nn.Linear(32, 10)).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.copy_(torch.randn(p.shape, generator=g))
+    x = torch.rand(6, 1, 4, 4, generator=g).transpose(2, 3)
+    assert not x.is_contiguous()
+    y = model(x).argmax(1)
+    kw = {"eps": 0.05, "seed": 0, "version": "custom", "attacks": ["apgd-ce", "apgd-t"], "n_iter": 5}
+    assert torch.equal(autoattack(model, x, y, **kw).robust, autoattack(model, x.contiguous(), y, **kw).robust)

@@ -99,6 +99,23 @@ def test_bootstrap_is_paired_when_given_several_arrays():
     assert paired.width < unpaired_se  # an independent-samples interval would be ~4 se wide
 
 
+def test_bootstrap_of_independent_groups_resamples_each_on_its_own():
+    """paired=False: groups of different sizes (e.g. in-distribution and outlier scores of an AUROC) are resampled
+    separately; the interval of a difference of means matches the two-sample normal theory."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(0.0, 1.0, 400), rng.normal(0.5, 2.0, 150)
+
+    def diff(a, b, axis):
+        return np.mean(b, axis=axis) - np.mean(a, axis=axis)
+
+    iv = bootstrap((a, b), diff, seed=0, paired=False)
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    assert iv.contains(b.mean() - a.mean())
+    assert iv.width == pytest.approx(2 * 1.96 * se, rel=0.15)
+    with pytest.raises(ValueError, match="same number of samples"):
+        bootstrap((a, b), diff, seed=0)  # paired (the default) needs equal lengths
+
+
 def test_bootstrap_of_constant_data_has_zero_width_and_bounds_clip():
     iv = bootstrap(np.ones(20), lambda x, axis: np.mean(x, axis=axis), seed=0)
     assert iv.low == iv.high == 1.0

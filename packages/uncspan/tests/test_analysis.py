@@ -9,6 +9,7 @@ import torch
 from sklearn.metrics import roc_auc_score
 
 import uncspan
+from robustsuite_common.intervals import Interval, mean_interval, paired_difference
 from uncspan import (
     Leaderboard,
     OODUnderAttack,
@@ -31,25 +32,28 @@ def _span(h_clean, h_over, h_under, pred=None, conf=None) -> UncertaintySpan:
 
 
 def test_paired_difference_sign_reads_the_interval():
-    assert PairedDifference(-1.0, -2.0, -0.1).sign == -1
-    assert PairedDifference(-1.0, -2.0, 0.0).sign == 0
-    assert PairedDifference(0.5, 0.0, 1.0).sign == 0  # an interval touching 0 includes it
-    assert PairedDifference(0.5, 0.1, 1.0).sign == 1
+    def diff(m, lo, hi):
+        return PairedDifference(Interval(m, lo, hi))
+
+    assert diff(-1.0, -2.0, -0.1).sign == -1
+    assert diff(-1.0, -2.0, 0.0).sign == 0
+    assert diff(0.5, 0.0, 1.0).sign == 0  # an interval touching 0 includes it
+    assert diff(0.5, 0.1, 1.0).sign == 1
+    assert diff(0.5, 0.1, 1.0).to_dict() == {"mean": 0.5, "ci_low": 0.1, "ci_high": 1.0}
 
 
 def test_entropy_widening_hand_case():
-    """under = mean(H_under − H_clean), over = mean(H_clean − H_over), each with paired_difference_ci's interval."""
+    """under = mean(H_under − H_clean), over = mean(H_clean − H_over), each with robustsuite_common's paired
+    bootstrap interval (BCa)."""
     sp = _span([1.0, 2.0, 0.5, 1.5], [1.0, 2.0, 0.5, 1.1], [2.0, 2.5, 1.5, 2.5])
     w = entropy_widening(sp, seed=3, n_boot=500)
     assert w.under.mean == pytest.approx((1.0 + 0.5 + 1.0 + 1.0) / 4)
     assert w.over.mean == pytest.approx((0.0 + 0.0 + 0.0 + 0.4) / 4)
-    assert (w.under.ci_low, w.under.ci_high) == uncspan.paired_difference_ci(
-        sp.entropy_under, sp.entropy_clean, seed=3, n_boot=500)[1:]
-    assert (w.over.ci_low, w.over.ci_high) == uncspan.paired_difference_ci(
-        sp.entropy_clean, sp.entropy_over, seed=3, n_boot=500)[1:]
+    assert w.under.interval == paired_difference(sp.entropy_under, sp.entropy_clean, seed=3, n_resamples=500)
+    assert w.over.interval == paired_difference(sp.entropy_clean, sp.entropy_over, seed=3, n_resamples=500)
     # every under-widening is >= 0.5, so every resampled mean is; three of four over-widenings are 0, so a resample
     # of zeros only has probability (3/4)^4 = 0.32, far above the 2.5 % quantile: the over interval starts at 0
-    assert w.under.ci_low >= 0.5 and w.over.ci_low == 0.0
+    assert w.under.ci_low >= 0.5 and w.over.ci_low == pytest.approx(0.0, abs=1e-12)
     assert w.under.sign == 1 and w.over.sign == 0 and w.both_move is False
     still = _span([1.0, 1.0], [1.0, 1.0], [1.0, 1.0])
     assert entropy_widening(still).under.sign == 0 and not entropy_widening(still).both_move
@@ -59,8 +63,12 @@ def test_entropy_widening_hand_case():
         entropy_widening(sp, n_boot=0)
 
 
+def _outcome(sp, y) -> uncspan.RobustOutcome:
+    return uncspan.RobustOutcome("pgd", "none", sp.pred_clean == np.asarray(y), sp.pred_clean, sp.conf_clean)
+
+
 def _board(spans: dict, flags: dict, y) -> Leaderboard:
-    rows = sorted((leaderboard_row(k, sp, y, sp.pred_clean, adversarially_trained=flags.get(k), n_boot=300)
+    rows = sorted((leaderboard_row(k, sp, y, _outcome(sp, y), adversarially_trained=flags.get(k), n_boot=300)
                    for k, sp in spans.items()), key=lambda r: r.mus_mean)
     return Leaderboard(0.1, "Linf", 5, tuple(rows), spans, {})
 
@@ -158,21 +166,29 @@ def linear_setup(make_linear):
 
 
 def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear_setup):
-    """rank_models keeps the span and the predictions under the misclassification attack of every model; ranking
-    the models one at a time and merging gives the joint ranking exactly; to_dict(per_sample=True) round-trips."""
+    """rank_models keeps the span and the per-sample outcomes of the robust-accuracy attacks of every model (standard
+    AutoAttack, with this package's PGD beside it); ranking the models one at a time and merging gives the joint
+    ranking exactly; to_dict(per_sample=True) round-trips."""
     models, x, y = linear_setup
-    kw = {"steps": 5, "seed": 0, "restarts": 0, "n_boot": 300}
+    # AutoAttack's cheapest configuration (APGD-CE and APGD-DLR, 2 iterations): what the board keeps is tested here
+    cheap = uncspan.AutoAttack(version="rand", n_iter=2, n_restarts=1)
+    kw = {"steps": 5, "seed": 0, "restarts": 0, "n_boot": 300, "attack": cheap}
     joint = uncspan.rank_models(models, x, y, 0.2, adversarially_trained={"a": False, "b": True}, **kw)
     for name, model in models.items():
         adv = uncspan.MisclassificationAttack(steps=5, keep_adv=False)(model, x, 0.2, seed=0, y=y)
-        np.testing.assert_array_equal(joint.pred_robust[name], adv.pred_adv)
-        np.testing.assert_array_equal(joint.conf_robust[name], adv.conf_adv)
+        np.testing.assert_array_equal(joint.pgd[name].pred_adv, adv.pred_adv)
+        np.testing.assert_array_equal(joint.pgd[name].conf_adv, adv.conf_adv)
+        aa = uncspan.robust_accuracy(model, x, y, 0.2, seed=0, attack=cheap)
+        np.testing.assert_array_equal(joint.robust[name].robust, aa.robust)
+        np.testing.assert_array_equal(joint.pred_robust[name], aa.pred_adv)
         row = next(r for r in joint.rows if r.model == name)
-        assert row.robust_acc == np.mean(adv.pred_adv == y.numpy())
+        assert row.robust_acc == np.mean(aa.robust) and row.robust_attack.startswith("AutoAttack rand, reduced budget")
+        assert row.pgd_robust_acc == np.mean(adv.pred_adv == y.numpy())
         sp = joint.spans[name]
         assert (row.entropy_clean, row.entropy_over, row.entropy_under) == (
             sp.entropy_clean.mean(), sp.entropy_over.mean(), sp.entropy_under.mean())
-        assert (row.mus_mean_ci_low, row.mus_mean_ci_high) == uncspan.bootstrap_mean_ci(sp.span, seed=0, n_boot=300)
+        iv = mean_interval(sp.span, seed=0, n_resamples=300, bounds=(0.0, None))
+        assert (row.mus_mean_ci_low, row.mus_mean_ci_high) == iv.ci
     parts = [uncspan.rank_models({k: m}, x, y, 0.2, adversarially_trained={k: k == "b"}, **kw)
              for k, m in models.items()]
     merged = Leaderboard.merge(*(Leaderboard.from_dict(json.loads(json.dumps(b.to_dict(per_sample=True))))
@@ -181,7 +197,9 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
     for name in models:
         np.testing.assert_array_equal(merged.spans[name].span, joint.spans[name].span)
         np.testing.assert_array_equal(merged.pred_robust[name], joint.pred_robust[name])
-    assert "spans" not in joint.to_dict() and joint.columns[-3:] == ["entropy_clean", "entropy_over", "entropy_under"]
+        np.testing.assert_array_equal(merged.pgd[name].robust, joint.pgd[name].robust)
+    assert "spans" not in joint.to_dict()
+    assert joint.columns[-4:] == ["entropy_clean", "entropy_over", "entropy_under", "at_chance"]
     with pytest.raises(ValueError, match="distinct"):
         Leaderboard.merge(parts[0], parts[0])
     other = uncspan.rank_models({"c": models["a"]}, x, y, 0.1, **kw)
@@ -193,8 +211,8 @@ def test_eps_sweep_per_sample_round_trip_and_n_boot(linear_setup):
     models, x, y = linear_setup
     sw = uncspan.eps_sweep(models["a"], x, y, [0.0, 0.2], steps=4, restarts=0, n_boot=250, seed=2)
     for r in sw.rows:
-        assert (r.mus_mean_ci_low, r.mus_mean_ci_high) == uncspan.bootstrap_mean_ci(sw.spans[r.eps].span, seed=2,
-                                                                                    n_boot=250)
+        iv = mean_interval(sw.spans[r.eps].span, seed=2, n_resamples=250, bounds=(0.0, None))
+        assert (r.mus_mean_ci_low, r.mus_mean_ci_high) == iv.ci
     back = uncspan.EpsSweep.from_dict(json.loads(json.dumps(sw.to_dict(per_sample=True))))
     assert back.rows == sw.rows and list(back.spans) == [0.0, 0.2]
     for e in (0.0, 0.2):
@@ -226,11 +244,15 @@ def test_ood_under_attack_keeps_the_scores_its_metrics_come_from(linear_setup):
         labels = np.r_[np.zeros(len(res.entropy_in)), np.ones(len(r.entropy_out))]
         assert r.metrics.auroc == pytest.approx(roc_auc_score(labels, np.r_[res.entropy_in, r.entropy_out]), abs=1e-15)
         assert r.mean_entropy_out == pytest.approx(r.entropy_out.mean(), abs=1e-15)
-        assert (r.auroc_ci_low, r.auroc_ci_high) == uncspan.auroc_ci(res.entropy_in, r.entropy_out, seed=0, n_boot=200)
+        assert (r.auroc_ci_low, r.auroc_ci_high) == uncspan.auroc_ci(res.entropy_in, r.entropy_out, seed=0,
+                                                                     n_boot=200).ci
+    assert res.auroc_change == uncspan.auroc_difference(res.entropy_in, res.rows[1].entropy_out,
+                                                        res.rows[0].entropy_out, seed=0, n_boot=200)
+    assert res.auroc_change.estimate == pytest.approx(res.rows[1].metrics.auroc - res.rows[0].metrics.auroc)
     assert res.table()[1] == [res.rows[1].to_dict()[c] for c in OODUnderAttack.COLUMNS]
     assert OODUnderAttack.COLUMNS[:4] == ("eps", "auroc", "auroc_ci_low", "auroc_ci_high")
     back = OODUnderAttack.from_dict(json.loads(json.dumps(res.to_dict(per_sample=True))))
-    assert back.table() == res.table()
+    assert back.table() == res.table() and back.auroc_change == res.auroc_change
     np.testing.assert_array_equal(back.rows[1].entropy_out, res.rows[1].entropy_out)
     np.testing.assert_array_equal(back.pred_in, res.pred_in)
     assert "entropy_in" not in res.to_dict() and "entropy_out" not in res.to_dict()["rows"][0]
@@ -238,13 +260,30 @@ def test_ood_under_attack_keeps_the_scores_its_metrics_come_from(linear_setup):
         uncspan.ood_under_attack(model, x, x_out, [0.0], n_boot=0)
 
 
-def test_auroc_falls_reads_the_first_and_last_intervals():
+def test_auroc_falls_reads_the_paired_change_or_else_the_first_and_last_intervals():
     m = uncspan.DetectionMetrics(0.5, 0.5, 0.5, 0.5)
 
-    def res(*bounds):
+    def res(*bounds, change=None):
         rows = tuple(uncspan.OODRow(float(i), m, 1.0, 1.0, lo, hi) for i, (lo, hi) in enumerate(bounds))
-        return OODUnderAttack("Linf", 5, rows)
+        return OODUnderAttack("Linf", 5, rows, auroc_change=change)
 
     assert res((0.8, 0.9), (0.85, 0.95), (0.5, 0.79)).auroc_falls is True
     assert res((0.8, 0.9), (0.5, 0.79), (0.5, 0.8)).auroc_falls is False  # touching intervals: not disjoint
     assert res((0.5, 0.6), (0.8, 0.9)).auroc_falls is False
+    # the paired change decides when it is there: overlapping row intervals, a change clearly below 0
+    assert res((0.6, 0.9), (0.55, 0.85), change=Interval(-0.05, -0.08, -0.02)).auroc_falls is True
+    assert res((0.8, 0.9), (0.5, 0.6), change=Interval(-0.3, -0.5, 0.01)).auroc_falls is False
+
+
+def test_auroc_difference_is_paired_over_the_same_outliers():
+    """The same outliers scored twice with a small shift: the paired interval of the AUROC change is much narrower
+    than the unpaired spread of either AUROC (resampling an outlier moves both of its scores)."""
+    rng = np.random.default_rng(0)
+    s_in, s_ref = rng.normal(0, 1, 200), rng.normal(1, 1, 150)
+    s_out = s_ref - 0.2 + rng.normal(0, 0.05, 150)
+    d = uncspan.auroc_difference(s_in, s_out, s_ref, seed=0, n_boot=400)
+    assert d.estimate == pytest.approx(uncspan.detection_metrics(s_in, s_out).auroc
+                                       - uncspan.detection_metrics(s_in, s_ref).auroc)
+    assert d.high < 0 and d.width < 0.5 * uncspan.auroc_ci(s_in, s_ref, seed=0, n_boot=400).width
+    with pytest.raises(ValueError, match="same outliers"):
+        uncspan.auroc_difference(s_in, s_out[:10], s_ref)

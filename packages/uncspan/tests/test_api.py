@@ -9,21 +9,27 @@ def test_public_names_pinned():
         "SpanStatistic", "uncertainty_span", "mus", "msus", "ReliabilityBins", "reliability_bins", "signed_ece",
         "expected_calibration_error", "plot_entropy_distributions", "plot_reliability_diagrams",
         "KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
-        "LeaderboardRow", "Leaderboard", "rank_models", "robustbench_checkpoint_path",
-        "load_robustbench_models", "robustbench_leaderboard", "STRONGEST_UNDER_OBJECTIVES", "clopper_pearson",
-        "bootstrap_mean_ci", "paired_difference_ci", "leaderboard_row", "robustbench_timm_name",
-        "open_set_split", "match_images", "auroc_ci", "EpsSweepRow", "EpsSweep", "eps_sweep", "plot_eps_sweep",
-        "PairedDifference", "paired_difference", "EntropyWidening", "entropy_widening", "mus_difference",
-        "TrainingComparison", "TrainingEffect", "adversarial_training_effect", "SpanSignedECE", "span_signed_ece",
+        "LeaderboardRow", "Leaderboard", "rank_models", "load_robustbench_models", "robustbench_leaderboard",
+        "STRONGEST_UNDER_OBJECTIVES", "leaderboard_row", "open_set_split", "match_images", "auroc_ci",
+        "auroc_difference", "EpsSweepRow", "EpsSweep", "eps_sweep", "plot_eps_sweep", "PairedDifference",
+        "paired_difference", "EntropyWidening", "entropy_widening", "mus_difference", "TrainingComparison",
+        "TrainingEffect", "adversarial_training_effect", "SpanSignedECE", "span_signed_ece", "ROBUST_ATTACKS",
+        "AutoAttack", "RobustOutcome", "robust_accuracy", "PGDGap", "pgd_gap", "experiment",
     ])
     for name in uncspan.__all__:
         assert hasattr(uncspan, name)
+    from uncspan import experiment
+
+    assert sorted(experiment.__all__) == sorted([
+        "Config", "AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "PRESETS", "preset",
+        "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures", "paper_reference", "paper_row"])
 
 
 def test_import_does_not_pull_heavy_optional_modules():
     import subprocess
     import sys
 
-    code = "import sys, uncspan; print(any(m in sys.modules for m in ('robustbench', 'sklearn', 'matplotlib')))"
+    code = ("import sys, uncspan; print(any(m in sys.modules for m in ('robustbench', 'sklearn', 'matplotlib', "
+            "'pydantic', 'uncspan.experiment', 'pyautoattack')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "False"

@@ -203,18 +203,21 @@ def test_misclassification_attack_lowers_accuracy(std_model, digits):
         MisclassificationAttack(steps=2)(std_model, x, 0.1)
 
 
-def test_zero_gradient_and_train_mode_warnings(make_linear):
+def test_zero_gradient_warning_and_a_model_in_train_mode_is_evaluated_in_eval_mode(make_linear):
     const = nn.Sequential(nn.Flatten(), nn.Linear(4, 3))
     with torch.no_grad():
         const[1].weight.zero_()
     x = torch.full((3, 1, 2, 2), 0.5)
     with pytest.warns(RuntimeWarning, match="gradients are zero"):
         OverConfidenceAttack(steps=2)(const.eval(), x, 0.1)
-    with pytest.warns(RuntimeWarning, match="training mode"):
-        OverConfidenceAttack(steps=2)(make_linear(4, 3, 0).train(), x, 0.1)
+    # issue 25: a model in train mode is attacked in eval mode (no warning needed) and given back in train mode
+    net = nn.Sequential(nn.Flatten(), nn.Linear(4, 3), nn.Dropout(0.5)).train()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        OverConfidenceAttack(steps=2)(make_linear(4, 3, 0).eval(), x, 0.1)
+        a = OverConfidenceAttack(steps=2)(net, x, 0.1)
+    assert net.training and net[2].training
+    b = OverConfidenceAttack(steps=2)(net.eval(), x, 0.1)
+    np.testing.assert_array_equal(a.entropy_adv, b.entropy_adv)
 
 
 @pytest.mark.parametrize(
@@ -229,7 +232,7 @@ def test_zero_gradient_and_train_mode_warnings(make_linear):
         ({}, {"eps": float("nan")}, ValueError, "eps"),
         ({}, {"eps": [0.1, 0.2]}, ValueError, "eps"),
         ({"random_start": True}, {}, ValueError, "seed"),
-        ({}, {"x": torch.full((2, 1, 2, 2), 2.0)}, ValueError, r"\[0, 1\]"),
+        ({}, {"x": torch.full((2, 1, 2, 2), 2.0)}, ValueError, r"x must lie in \[0.0, 1.0\]"),
         ({}, {"x": torch.zeros((2, 1, 2, 2), dtype=torch.int64)}, TypeError, "floating"),
         ({}, {"x": np.zeros((2, 1, 2, 2))}, TypeError, "x must be a torch.Tensor"),
         ({}, {"model": lambda t: t}, TypeError, "model"),

@@ -18,13 +18,13 @@ def test_figures_without_matplotlib_name_the_plot_extra(monkeypatch):
         uncspan.plot_eps_sweep({})
 
 
-def test_robustbench_binding_names_the_robustbench_extra(monkeypatch):
-    from uncspan._compat import import_robustbench
-
+def test_robustbench_loading_names_the_robustbench_extra(monkeypatch, tmp_path):
+    (tmp_path / "cifar10" / "Linf").mkdir(parents=True)
+    (tmp_path / "cifar10" / "Linf" / "M.pt").write_bytes(b"")
     monkeypatch.setitem(sys.modules, "robustbench", None)
     monkeypatch.setitem(sys.modules, "autoattack", None)
-    with pytest.raises(ImportError, match=r"pip install 'uncspan\[robustbench\]'"):
-        import_robustbench()
+    with pytest.raises(ImportError, match=r"uncspan\[robustbench\]"):
+        uncspan.load_robustbench_models(["M"], tmp_path)
 
 
 def test_import_uncspan_loads_no_extra():

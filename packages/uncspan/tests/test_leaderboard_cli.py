@@ -12,10 +12,10 @@ from uncspan.cli import main
 
 @pytest.fixture()
 def zoo(tmp_path, monkeypatch, registered_timm):
-    from uncspan._compat import import_robustbench
+    from robustsuite_common import import_robustbench
 
     try:
-        import_robustbench()
+        import_robustbench(extra="uncspan[robustbench]")
     except ImportError:
         pytest.skip("RobustBench extra not installed")
     TIMM_NAME, TinyTimmNet = registered_timm  # noqa: N806

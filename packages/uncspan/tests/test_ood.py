@@ -35,9 +35,9 @@ def test_auroc_ci_brackets_the_auroc_and_narrows_with_data():
     rng = np.random.default_rng(0)
     small_in, small_out = rng.normal(0, 1, 30), rng.normal(1, 1, 30)
     big_in, big_out = rng.normal(0, 1, 600), rng.normal(1, 1, 600)
-    lo, hi = auroc_ci(small_in, small_out)
+    lo, hi = auroc_ci(small_in, small_out).ci
     assert lo <= detection_metrics(small_in, small_out).auroc <= hi
-    blo, bhi = auroc_ci(big_in, big_out)
+    blo, bhi = auroc_ci(big_in, big_out).ci
     assert blo <= detection_metrics(big_in, big_out).auroc <= bhi
     assert bhi - blo < hi - lo
     # the population AUROC of N(1,1) vs N(0,1) is Phi(1/sqrt 2) = 0.7602

@@ -1,5 +1,3 @@
-import json
-
 import pytest
 
 from uncspan import plot_entropy_distributions, plot_reliability_diagrams, uncertainty_span
@@ -23,10 +21,49 @@ def test_figures(std_model, at_model, digits, tmp_path):
         plot_entropy_distributions({})
 
 
-def test_cli_demo(tmp_path, capsys):
-    assert main(["demo", "--out", str(tmp_path), "--steps", "4", "--n", "60", "--epochs", "3"]) == 0
+SMALL = ["--set", "attack.steps=2", "--set", "leaderboard.n=20", "--set", "leaderboard.robust_attack=pgd",
+         "--set", "leaderboard.pgd_steps=2", "--set", "sweep.n=10", "--set", "sweep.eps=[0,0.1]", "--set",
+         "ood.n_in=20", "--set", "ood.n_outliers=12", "--set", "ood.eps=[0,0.1]", "--set", "metrics.n_boot=200", "--set", "metrics.auroc_n_boot=200"]
+
+
+def test_cli_demo_runs_the_experiment_and_resumes_from_its_store(tmp_path, capsys, monkeypatch):
+    from uncspan import experiment
+
+    argv = ["demo", "--out", str(tmp_path), "--epochs", "3", *SMALL]
+    assert main(argv) == 0
     out = capsys.readouterr().out
-    assert "leaderboard" in out and "s-ECE" in out
-    res = json.loads((tmp_path / "results.json").read_text())
-    assert len(res["leaderboard"]["rows"]) == 2 and len(res["open_set"]["rows"]) == 3 and len(res["ood"]["rows"]) == 3
-    assert (tmp_path / "entropy_distributions.png").exists() and (tmp_path / "reliability_diagrams.png").exists()
+    assert "leaderboard" in out and "s-ECE" in out and "Table V" in out
+    res = experiment.Result.load(tmp_path / "result.json")
+    assert [r["model"] for r in res.leaderboard()] and len(res.tables["ood_osr"].rows) == 2 * 2
+    assert res.config["leaderboard"]["n"] == 20 and res.config["attack"]["steps"] == 2
+    for name in ("entropy-distributions", "reliability", "eps-sweep"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 1000
+    # the second run reads every attack outcome from the store: no attack runs
+    import uncspan.experiment.protocol as protocol
+
+    monkeypatch.setattr(protocol, "uncertainty_span", None)
+    monkeypatch.setattr(protocol, "robust_accuracy", None)
+    monkeypatch.setattr(protocol, "ood_under_attack", None)
+    assert main(argv) == 0
+    assert experiment.Result.load(tmp_path / "result.json").to_dict() == res.to_dict()
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["demo", "--set", "attack.stepz=3"], "unknown key 'attack.stepz'"),
+    (["demo", "--set", "attack.steps=-1"], "attack.steps"),
+    (["demo", "--set", "steps"], "KEY=VALUE"),
+    (["demo", "--preset", "papr"], "preset must be one of"),
+    (["leaderboard", "--model-dir", "/nonexistent-dir", "--data", "x.pt", "--names", "A"], "no such directory"),
+])
+def test_cli_bad_input_exits_2_with_a_message(argv, message, capsys, tmp_path):
+    if argv[0] == "leaderboard":
+        argv[2] = str(tmp_path / "missing")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("uncspan: error:") and message in err
+
+
+def test_cli_bad_option_exits_2():
+    with pytest.raises(SystemExit) as e:
+        main(["demo", "--stepz", "3"])
+    assert e.value.code == 2

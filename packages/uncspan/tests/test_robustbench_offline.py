@@ -8,10 +8,10 @@ from uncspan import load_robustbench_models
 
 
 def test_timm_routed_entry_loads_offline_from_model_dir(tmp_path, registered_timm, no_network):
-    from uncspan._compat import import_robustbench
+    from robustsuite_common import import_robustbench
 
     try:
-        import_robustbench()
+        import_robustbench(extra="uncspan[robustbench]")
     except ImportError:
         pytest.skip("RobustBench extra not installed")
     NAME, TinyTimmNet = registered_timm  # noqa: N806

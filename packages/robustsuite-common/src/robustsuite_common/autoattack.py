@@ -118,7 +118,8 @@ def autoattack(model: Any, x: Any, y: Any, *, eps: float, norm: str = "Linf", ve
                     sub.n_iter = check_int("n_iter", n_iter, ge=1)
                 if n_restarts is not None:
                     sub.n_restarts = check_int("n_restarts", n_restarts, ge=1)
-            out = adversary.run_standard_evaluation(as_model_input(model, x), yt, batch_size=batch_size)
+            # contiguous: pyautoattack reshapes with .view, which refuses strided batches
+            out = adversary.run_standard_evaluation(as_model_input(model, x).contiguous(), yt, batch_size=batch_size)
         x_adv = (out[0] if isinstance(out, tuple) else out).detach()
         if norm == "Linf":
             xin = as_model_input(model, x)

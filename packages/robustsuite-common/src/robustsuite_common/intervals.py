@@ -158,7 +158,7 @@ def proportion_of(outcomes: Sequence[bool] | np.ndarray, *, level: float = LEVEL
 __all__.append("proportion_of")
 
 
-def _as_samples(data: Any) -> tuple[np.ndarray, ...]:
+def _as_samples(data: Any, paired: bool = True) -> tuple[np.ndarray, ...]:
     arrays = tuple(np.asarray(a, dtype=np.float64) for a in (data if isinstance(data, tuple | list) else (data,)))
     if not arrays:
         raise ValueError("data must hold at least one array")
@@ -166,7 +166,7 @@ def _as_samples(data: Any) -> tuple[np.ndarray, ...]:
     for i, a in enumerate(arrays):
         if a.ndim == 0 or a.shape[0] == 0:
             raise ValueError(f"data[{i}] must be a non-empty array of samples (axis 0), got shape {a.shape}")
-        if a.shape[0] != n:
+        if paired and a.shape[0] != n:
             raise ValueError(f"paired arrays must have the same number of samples, got {n} and {a.shape[0]}")
         if not np.isfinite(a).all():
             raise ValueError(f"data[{i}] must contain only finite values")
@@ -175,11 +175,13 @@ def _as_samples(data: Any) -> tuple[np.ndarray, ...]:
 
 def bootstrap(data: Any, statistic: Callable[..., Any], *, seed: int, level: float = LEVEL,
               n_resamples: int = 2000, method: str = "BCa", bounds: tuple[float | None, float | None] = (None, None),
-              vectorized: bool = True) -> Interval:
+              vectorized: bool = True, paired: bool = True) -> Interval:
     """``statistic(*data)`` with its bootstrap interval (``scipy.stats.bootstrap``).
 
     ``data`` is one array or a tuple of arrays with the same number of samples along axis 0; a tuple is
-    resampled jointly (``paired=True``): sample ``i`` of every array is drawn together. ``statistic`` takes
+    resampled jointly (``paired=True``, the default): sample ``i`` of every array is drawn together.
+    ``paired=False`` resamples each array on its own (a stratified bootstrap of independent groups, e.g. the
+    in-distribution and the outlier scores of an AUROC; the arrays may then differ in length). ``statistic`` takes
     the arrays (and ``axis=-1`` when ``vectorized``) and returns a scalar per resample. ``method`` is ``"BCa"``
     (default), ``"percentile"`` or ``"basic"``. An interval that still excludes the estimate raises
     :class:`IntervalError`: the statistic is too biased for the bootstrap (use a debiased estimator).
@@ -189,14 +191,14 @@ def bootstrap(data: Any, statistic: Callable[..., Any], *, seed: int, level: flo
 
     if method not in ("BCa", "percentile", "basic"):
         raise ValueError(f"method must be one of ['BCa', 'percentile', 'basic'], got {method!r}")
-    arrays = _as_samples(data)
+    arrays = _as_samples(data, paired=paired)
     n_resamples = _count("n_resamples", n_resamples, 1)
     level = _check_level(level)
     estimate = float(statistic(*arrays, axis=-1) if vectorized else statistic(*arrays))
     if not math.isfinite(estimate):
         raise ValueError(f"statistic of the data is not finite ({estimate})")
     label = f"bootstrap {method}, {n_resamples} resamples"
-    if arrays[0].shape[0] == 1 or all(np.ptp(a, axis=0).max() == 0 for a in arrays):
+    if all(a.shape[0] == 1 for a in arrays) or all(np.ptp(a, axis=0).max() == 0 for a in arrays):
         return Interval(estimate, estimate, estimate, level, label + " (no variation)", bounds)
     # samples along axis 0: move them last for scipy's vectorised statistic
     moved = tuple(np.moveaxis(a, 0, -1) for a in arrays)
@@ -204,7 +206,8 @@ def bootstrap(data: Any, statistic: Callable[..., Any], *, seed: int, level: flo
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # BCa's degenerate-distribution warning: handled below
-        res = scipy_bootstrap(moved, statistic, n_resamples=n_resamples, paired=len(moved) > 1, vectorized=vectorized,
+        res = scipy_bootstrap(moved, statistic, n_resamples=n_resamples, paired=paired and len(moved) > 1,
+                              vectorized=vectorized,
                               confidence_level=level, method=method, rng=np.random.default_rng(seed),
                               axis=-1)
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)

@@ -3,10 +3,13 @@ Adversarial Training Against Uncertainty Attacks").
 
 Entropy / MSP / epistemic measures, the over- (Eq. 10) and under-confidence (Eq. 11) attacks with PGD or
 APGD, the uncertainty span with MUS / MSUS (Eqs. 12–13), signed ECE (Eq. 19), OOD / open-set detection
-under attack (Table V), a MUS leaderboard (Table IV), the comparisons the paper reads off the spans (entropy
-widening, adversarial training's effect on MUS, s-ECE under / clean / over) and the paper's figures.
+under attack (Table V), a MUS leaderboard (Table IV) whose robust accuracy is standard AutoAttack, the
+comparisons the paper reads off the spans (entropy widening, adversarial training's effect on MUS, s-ECE
+under / clean / over) and the paper's figures. The paper's whole protocol is :mod:`uncspan.experiment`
+(imported on first use, so ``import uncspan`` stays light).
 """
 
+from importlib import import_module as _import_module
 from importlib.metadata import version as _version
 
 from .analysis import (
@@ -30,16 +33,13 @@ from .attacks import (
     UnderConfidenceAttack,
 )
 from .calibration import ReliabilityBins, expected_calibration_error, reliability_bins, signed_ece
-from .intervals import bootstrap_mean_ci, clopper_pearson, paired_difference_ci
 from .leaderboard import (
     Leaderboard,
     LeaderboardRow,
     leaderboard_row,
     load_robustbench_models,
     rank_models,
-    robustbench_checkpoint_path,
     robustbench_leaderboard,
-    robustbench_timm_name,
 )
 from .measures import (
     DeepEnsemble,
@@ -56,12 +56,14 @@ from .ood import (
     OODRow,
     OODUnderAttack,
     auroc_ci,
+    auroc_difference,
     detection_metrics,
     match_images,
     ood_under_attack,
     open_set_split,
 )
 from .plots import plot_entropy_distributions, plot_reliability_diagrams
+from .robust import ROBUST_ATTACKS, AutoAttack, PGDGap, RobustOutcome, pgd_gap, robust_accuracy
 from .span import SpanStatistic, UncertaintySpan, msus, mus, uncertainty_span
 from .sweep import EpsSweep, EpsSweepRow, eps_sweep, plot_eps_sweep
 
@@ -83,10 +85,13 @@ __all__ = [
     "UnderConfidenceAttack",
     "MisclassificationAttack",
     "STRONGEST_UNDER_OBJECTIVES",
-    # intervals
-    "clopper_pearson",
-    "bootstrap_mean_ci",
-    "paired_difference_ci",
+    # robust accuracy (Table IV's column): standard AutoAttack by default, PGD beside it
+    "ROBUST_ATTACKS",
+    "AutoAttack",
+    "RobustOutcome",
+    "robust_accuracy",
+    "PGDGap",
+    "pgd_gap",
     # span
     "UncertaintySpan",
     "SpanStatistic",
@@ -122,6 +127,7 @@ __all__ = [
     "open_set_split",
     "match_images",
     "auroc_ci",
+    "auroc_difference",
     # eps sweeps
     "EpsSweepRow",
     "EpsSweep",
@@ -132,8 +138,14 @@ __all__ = [
     "Leaderboard",
     "rank_models",
     "leaderboard_row",
-    "robustbench_checkpoint_path",
-    "robustbench_timm_name",
     "load_robustbench_models",
     "robustbench_leaderboard",
+    # the paper's protocol (a submodule, imported on first use)
+    "experiment",
 ]
+
+
+def __getattr__(name: str):
+    if name == "experiment":
+        return _import_module(".experiment", __name__)
+    raise AttributeError(f"module 'uncspan' has no attribute {name!r}")

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validation import check_images
+from robustsuite_common.checks import check_images, check_labels
 
 
 def model_device(model: nn.Module, fallback: torch.device) -> torch.device:
@@ -30,7 +30,7 @@ def check_data(x: object, name: str = "x", *, reiterable: bool = False) -> objec
     ``torch.utils.data.DataLoader``). ``reiterable``: the data is read more than once, so a one-shot
     iterator (a generator) is refused."""
     if isinstance(x, torch.Tensor):
-        return check_images(x, name)
+        return check_images(name, x)
     if not is_loader(x) or isinstance(x, str | bytes | np.ndarray):
         raise TypeError(f"{name} must be a torch.Tensor of shape (N, C, H, W) in [0, 1] or a loader of such "
                         f"batches; got {type(x).__name__}")
@@ -56,21 +56,18 @@ def iter_batches(x: object, y: torch.Tensor | None, batch_size: int,
             yb = item[1] if len(item) > 1 else None
         else:
             xb, yb = item, None
-        check_images(xb, f"a batch of {name}")
+        check_images(f"a batch of {name}", xb)
         if yb is not None:
-            yb = torch.as_tensor(yb)
-            if yb.dtype not in (torch.int64, torch.int32) or yb.shape != (xb.shape[0],):
-                raise TypeError(f"labels in the batches of {name} must be integer tensors of shape (batch,)")
-            yb = yb.long()
+            yb = torch.as_tensor(check_labels(f"the labels (y) in the batches of {name}", yb, length=xb.shape[0]))
         yield xb, yb
 
 
 def labels_of(x: object, y: object, name: str = "y") -> torch.Tensor:
     """The labels: ``y`` for a tensor ``x`` (checked), or gathered from a loader's ``(x, y)`` batches."""
     if isinstance(x, torch.Tensor):
-        if not isinstance(y, torch.Tensor) or y.dtype not in (torch.int64, torch.int32) or y.shape != (x.shape[0],):
-            raise TypeError(f"{name} must be an integer tensor of shape ({x.shape[0]},)")
-        return y.long().cpu()
+        if y is None:
+            raise TypeError(f"{name} must hold the integer labels of x ({x.shape[0]},), got None")
+        return torch.as_tensor(check_labels(name, y, length=x.shape[0]))
     if y is not None:
         raise TypeError(f"{name} must be None when x is a loader: the labels come from its (x, y) batches")
     out = []
@@ -81,6 +78,11 @@ def labels_of(x: object, y: object, name: str = "y") -> torch.Tensor:
     if not out:
         raise ValueError("the loader yielded no batches")
     return torch.cat(out)
+
+
+def check_label_range(name: str, y: torch.Tensor, k: int) -> None:
+    """Labels ``y`` must index the model's ``k`` classes (checked after one forward pass told ``k``)."""
+    check_labels(name, y, n_classes=k)
 
 
 def per_sample_seed(seed: int, restart: int, index: int) -> int:

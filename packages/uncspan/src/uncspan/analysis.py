@@ -2,8 +2,9 @@
 whether adversarial training shrinks the span (Table I's direction, paired over the same test points), and the
 signed ECE clean / after the over / after the under attack (Eq. 19, Tables II–III).
 
-Every interval is a percentile bootstrap over the paired samples (:func:`paired_difference_ci`); a verdict is
-read from the interval only ("below 0" means its upper end is below 0).
+Every interval is a BCa bootstrap that resamples test points with their pairs kept
+(:func:`robustsuite_common.intervals.paired_difference`); a verdict is read from the interval only ("below 0"
+means its upper end is below 0).
 """
 
 from __future__ import annotations
@@ -13,9 +14,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validation import check_positive_int
+from robustsuite_common.checks import check_labels
+from robustsuite_common.intervals import Interval
+from robustsuite_common.intervals import paired_difference as _paired_difference
+
+from ._validation import check_int
 from .calibration import signed_ece
-from .intervals import paired_difference_ci
 from .leaderboard import Leaderboard
 from .span import UncertaintySpan
 
@@ -25,11 +29,22 @@ __all__ = ["PairedDifference", "paired_difference", "EntropyWidening", "entropy_
 
 @dataclass(frozen=True)
 class PairedDifference:
-    """Mean of ``a − b`` over paired samples with its percentile-bootstrap 95 % interval."""
+    """Mean of ``a − b`` over paired samples with its 95 % interval (``interval``, BCa bootstrap resampling the
+    pairs)."""
 
-    mean: float
-    ci_low: float
-    ci_high: float
+    interval: Interval
+
+    @property
+    def mean(self) -> float:
+        return float(self.interval.estimate)
+
+    @property
+    def ci_low(self) -> float:
+        return float(self.interval.low)
+
+    @property
+    def ci_high(self) -> float:
+        return float(self.interval.high)
 
     @property
     def sign(self) -> int:
@@ -41,8 +56,15 @@ class PairedDifference:
 
 
 def paired_difference(a: object, b: object, *, seed: int = 0, n_boot: int = 2000) -> PairedDifference:
-    """:func:`paired_difference_ci` as a :class:`PairedDifference` (mean of ``a − b``, bootstrap interval)."""
-    return PairedDifference(*paired_difference_ci(a, b, seed=seed, n_boot=n_boot))
+    """Mean of ``a − b`` over paired samples (same items, same order) with its BCa bootstrap interval
+    (:func:`robustsuite_common.intervals.paired_difference`, ``n_boot`` resamples drawn with ``seed``)."""
+    n_boot = check_int("n_boot", n_boot, ge=1)
+    va = a.detach().cpu().numpy() if isinstance(a, torch.Tensor) else np.asarray(a, dtype=np.float64)
+    vb = b.detach().cpu().numpy() if isinstance(b, torch.Tensor) else np.asarray(b, dtype=np.float64)
+    for name, v in (("a", va), ("b", vb)):
+        if v.ndim != 1 or v.size == 0 or not np.isfinite(v).all():
+            raise ValueError(f"{name} must be a non-empty finite 1-D array")
+    return PairedDifference(_paired_difference(va, vb, seed=seed, n_resamples=n_boot))
 
 
 def _span(span: object, name: str = "span") -> UncertaintySpan:
@@ -73,7 +95,7 @@ def entropy_widening(span: UncertaintySpan, *, seed: int = 0, n_boot: int = 2000
     """The entropy moved by the under- and by the over-confidence attack (§III-B), with paired bootstrap
     intervals (both drawn with ``seed``)."""
     sp = _span(span)
-    n_boot = check_positive_int(n_boot, "n_boot")
+    n_boot = check_int("n_boot", n_boot, ge=1)
     return EntropyWidening(paired_difference(sp.entropy_under, sp.entropy_clean, seed=seed, n_boot=n_boot),
                            paired_difference(sp.entropy_clean, sp.entropy_over, seed=seed, n_boot=n_boot))
 
@@ -83,7 +105,7 @@ def mus_difference(span_a: UncertaintySpan, span_b: UncertaintySpan, *, seed: in
     """``MUS(a) − MUS(b)`` (Eq. 12) paired over the same test points, with its bootstrap interval: the sharper
     comparison of two models than their separate MUS intervals."""
     a, b = _span(span_a, "span_a"), _span(span_b, "span_b")
-    n_boot = check_positive_int(n_boot, "n_boot")
+    n_boot = check_int("n_boot", n_boot, ge=1)
     return paired_difference(a.span, b.span, seed=seed, n_boot=n_boot)
 
 
@@ -131,7 +153,7 @@ def adversarial_training_effect(board: Leaderboard, *, seed: int = 0, n_boot: in
     rows = {r.model: r for r in board.rows}
     if set(rows) != set(board.spans):
         raise ValueError("board must hold the spans of all its rows (a leaderboard from rank_models or merge)")
-    n_boot = check_positive_int(n_boot, "n_boot")
+    n_boot = check_int("n_boot", n_boot, ge=1)
     at = [m for m in board.spans if rows[m].adversarially_trained is True]
     std = [m for m in board.spans if rows[m].adversarially_trained is False]
     out = []
@@ -164,10 +186,8 @@ class SpanSignedECE:
 def span_signed_ece(span: UncertaintySpan, y: object, *, n_bins: int = 15) -> SpanSignedECE:
     """Tables II–III for one model: s-ECE under / clean / over from a span and the true labels ``y``."""
     sp = _span(span)
-    yn = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
-    if yn.shape != sp.pred_clean.shape:
-        raise ValueError(f"y must hold one label per sample of the span ({sp.pred_clean.size}); got shape {yn.shape}")
-    n_bins = check_positive_int(n_bins, "n_bins")
+    yn = check_labels("y", y, length=sp.pred_clean.size)
+    n_bins = check_int("n_bins", n_bins, ge=1)
     vals = {}
     for kind in ("under", "clean", "over"):
         conf, correct = getattr(sp, f"conf_{kind}"), getattr(sp, f"pred_{kind}") == yn

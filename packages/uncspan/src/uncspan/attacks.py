@@ -13,7 +13,6 @@ rather than the last one. ``optimizer="apgd"`` switches to an APGD-style adaptiv
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -24,17 +23,13 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
+from robustsuite_common.checks import check_bool, check_float, check_labels
+from robustsuite_common.models import as_model_input
+
 from . import _optim
-from ._data import check_data, is_loader, iter_batches, model_device, per_sample_seed
-from ._validation import (
-    OPTIMIZERS,
-    check_choice,
-    check_eps,
-    check_model,
-    check_norm,
-    check_positive_int,
-    check_seed,
-)
+from ._data import check_data, check_label_range, is_loader, iter_batches, model_device, per_sample_seed
+from ._model import check_model, check_outputs, using
+from ._validation import OPTIMIZERS, check_choice, check_eps, check_int, check_norm, check_seed
 from .measures import entropy_from_logits
 
 __all__ = [
@@ -132,21 +127,15 @@ class UncertaintyAttack:
         keep_adv: bool = True,
         progress: bool = False,
     ) -> None:
-        self.steps = check_positive_int(steps, "steps", minimum=0)
-        if step_size is not None:
-            step_size = float(step_size)
-            if not step_size > 0:
-                raise ValueError(f"step_size must be a float > 0 or None; got {step_size!r}")
-        self.step_size = step_size
-        self.random_start = bool(random_start)
-        self.restarts = check_positive_int(restarts, "restarts", minimum=0)
-        self.optimizer = check_choice(optimizer, "optimizer", OPTIMIZERS)
-        if not 0.0 < float(momentum) <= 1.0:
-            raise ValueError(f"momentum must be in (0, 1]; got {momentum!r}")
-        self.momentum = float(momentum)
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.keep_adv = bool(keep_adv)
-        self.progress = bool(progress)
+        self.steps = check_int("steps", steps, ge=0)
+        self.step_size = None if step_size is None else check_float("step_size", step_size, gt=0.0)
+        self.random_start = check_bool("random_start", random_start)
+        self.restarts = check_int("restarts", restarts, ge=0)
+        self.optimizer = str(check_choice("optimizer", optimizer, OPTIMIZERS))
+        self.momentum = check_float("momentum", momentum, gt=0.0, le=1.0)
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
+        self.keep_adv = check_bool("keep_adv", keep_adv)
+        self.progress = check_bool("progress", progress)
         self.objectives: tuple[str, ...] = self.OBJECTIVES[:1]
 
     # --- objective hooks -------------------------------------------------------------------------
@@ -169,17 +158,23 @@ class UncertaintyAttack:
         norm: str = "Linf",
         seed: int | None = None,
         y: torch.Tensor | None = None,
+        outputs: str = "logits",
     ) -> AttackResult:
         """Attack ``x`` — a tensor (N, C, H, W) in [0, 1] or a loader of such batches (tensors or ``(x, y)``
         tuples) — with budget ``eps`` (scalar, or per-sample (N,) for a tensor) under ``norm``.
 
-        Batches are moved to the model's device one at a time and the per-sample results back, so the
-        device holds one batch whatever N. ``seed`` drives the random starts (private generators; global
-        RNG untouched). The input is not modified.
+        Batches are moved to the model's device (and cast to its dtype) one at a time and the per-sample
+        results back, so the device holds one batch whatever N. ``seed`` drives the random starts (private
+        generators; global RNG untouched). The input is not modified. The model runs in eval mode and comes
+        back as it came; ``outputs`` says what it returns (``"logits"``, or ``"probabilities"`` /
+        ``"log_probabilities"`` as an explicit opt-in); tuples, dicts with ``"logits"`` and ``ModelOutput``s
+        are accepted. Labels ``y`` (integer class indices) are checked against the model's classes after the
+        first clean forward pass, before any attack step.
         """
-        check_model(model)
+        check_model("model", model)
         check_data(x)
         norm = check_norm(norm)
+        outputs = check_outputs(outputs)
         loader = is_loader(x)
         n = x.shape[0] if isinstance(x, torch.Tensor) else None
         eps_checked = check_eps(eps, n=n)
@@ -189,22 +184,20 @@ class UncertaintyAttack:
         if (self.random_start or self.restarts > 0) and seed is None:
             raise ValueError("seed must be given when random_start=True or restarts > 0 (randomness is explicit)")
         if isinstance(x, torch.Tensor):
-            y = self._check_labels(y, x.shape[0])
+            y = None if y is None else torch.as_tensor(check_labels("y", y, length=x.shape[0]))
             if self.requires_labels and y is None:
-                raise ValueError(f"{type(self).__name__} needs the true labels: pass y= (integer tensor (N,))")
+                raise ValueError(f"y: {type(self).__name__} needs the true labels: pass y= (integer class indices (N,))")
         elif y is not None:
             raise TypeError("y must be None when x is a loader: the labels come from its (x, y) batches")
-        if model.training:
-            warnings.warn(
-                "model is in training mode: dropout/batch-norm make the attacked function stochastic or "
-                "batch-dependent; call model.eval() first unless this is intended",
-                RuntimeWarning,
-                stacklevel=2,
-            )
+        with using(model, outputs) as net:
+            return self._run(net, x, y, eps_checked, norm, seed)
 
+    def _run(self, model: nn.Module, x: torch.Tensor | Iterable, y: torch.Tensor | None,
+             eps_checked: float | torch.Tensor, norm: str, seed: int | None) -> AttackResult:
         fallback = x.device if isinstance(x, torch.Tensor) else torch.device("cpu")
         device = model_device(model, fallback)
         out_device = fallback
+        out_dtype = x.dtype if isinstance(x, torch.Tensor) else None
         runs = [(k, r) for k in range(len(self.objectives)) for r in range(self.restarts + 1)]
         keys = ("entropy_clean", "entropy_adv", "loss", "best_step", "pred_clean", "pred_adv", "conf_clean",
                 "conf_adv", "best_objective", "best_restart")
@@ -216,7 +209,7 @@ class UncertaintyAttack:
             b = xb_src.shape[0]
             if self.requires_labels and yb is None:
                 raise ValueError(f"{type(self).__name__} needs the true labels: the loader must yield (x, y)")
-            xb = xb_src.detach().to(device)
+            xb = as_model_input(model.inner, xb_src.detach())
             shape = (-1,) + (1,) * (xb.dim() - 1)
             if isinstance(eps_checked, float):
                 eb = torch.full((b,), eps_checked, dtype=xb.dtype, device=device).view(shape)
@@ -224,6 +217,10 @@ class UncertaintyAttack:
                 eb = eps_checked[offset : offset + b].to(device=device, dtype=xb.dtype).view(shape)
             with torch.no_grad():
                 logits_clean = model(xb)
+                if offset == 0 and y is not None:  # all labels at once, before the first attack step
+                    check_label_range("y", y, logits_clean.shape[-1])
+                elif y is None and yb is not None:  # a loader's labels, batch by batch
+                    check_label_range("y", yb, logits_clean.shape[-1])
                 target = self._targets(logits_clean, None if yb is None else yb.to(device))
             if self.step_size is not None:
                 sb = torch.full_like(eb, self.step_size)
@@ -260,7 +257,7 @@ class UncertaintyAttack:
                            ("conf_adv", pa.max(-1).values), ("best_objective", best[4]), ("best_restart", best[5])):
                 acc[key].append(v.detach().cpu().numpy())
             if self.keep_adv:
-                x_adv_parts.append(best[0].detach().to(out_device))
+                x_adv_parts.append(best[0].detach().to(out_device, dtype=out_dtype or xb_src.dtype))
             offset += b
         if offset == 0:
             raise ValueError("x holds no samples")
@@ -286,13 +283,6 @@ class UncertaintyAttack:
             gen.manual_seed(per_sample_seed(seed, restart, offset + j))
             out[j : j + 1] = _optim.random_start(xb[j : j + 1], eb[j : j + 1], norm, gen)
         return out
-
-    def _check_labels(self, y: torch.Tensor | None, n: int) -> torch.Tensor | None:
-        if y is None:
-            return None
-        if not isinstance(y, torch.Tensor) or y.dtype not in (torch.int64, torch.int32) or y.shape != (n,):
-            raise TypeError(f"y must be an integer tensor of shape ({n},)")
-        return y.long()
 
     def __repr__(self) -> str:
         return (
@@ -339,7 +329,7 @@ class UnderConfidenceAttack(UncertaintyAttack):
         if not objs or len(set(objs)) != len(objs):
             raise ValueError(f"objective must be one of {self.OBJECTIVES} or a non-empty sequence of distinct "
                              f"ones; got {objective!r}")
-        self.objectives = tuple(check_choice(o, "objective", self.OBJECTIVES) for o in objs)
+        self.objectives = tuple(str(check_choice("objective", o, self.OBJECTIVES)) for o in objs)
 
     @property
     def objective(self) -> str | tuple[str, ...]:

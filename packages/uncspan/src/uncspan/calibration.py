@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validation import check_choice, check_positive_int
+from ._validation import check_choice, check_int
 
 __all__ = ["ReliabilityBins", "reliability_bins", "signed_ece", "expected_calibration_error"]
 
@@ -73,7 +73,7 @@ class ReliabilityBins:
 def reliability_bins(confidences: object, correct: object, n_bins: int = 15) -> ReliabilityBins:
     """Bin predictions by confidence (maximum softmax probability) into ``n_bins`` equal-width bins."""
     c, k = _inputs(confidences, correct)
-    s_total = check_positive_int(n_bins, "n_bins")
+    s_total = check_int("n_bins", n_bins, ge=1)
     idx = np.minimum(np.floor(c * s_total).astype(np.int64), s_total - 1)
     counts = np.bincount(idx, minlength=s_total).astype(np.int64)
     sum_k = np.bincount(idx, weights=k, minlength=s_total)
@@ -98,7 +98,7 @@ def signed_ece(confidences: object, correct: object, n_bins: int = 15, *, expect
     confidence of the bin (the usual ECE estimator of Guo et al., which with one bin per distinct
     confidence reduces to accuracy − mean confidence). See the module docstring for the sign.
     """
-    expected = check_choice(expected, "expected", EXPECTED)
+    expected = check_choice("expected", expected, EXPECTED)
     b = reliability_bins(confidences, correct, n_bins)
     ex = b.centres if expected == "centre" else b.mean_confidence
     m = b.counts > 0
@@ -107,7 +107,7 @@ def signed_ece(confidences: object, correct: object, n_bins: int = 15, *, expect
 
 def expected_calibration_error(confidences: object, correct: object, n_bins: int = 15, *, expected: str = "centre") -> float:
     """Unsigned ECE (Eq. 4): ``Σ_s |B_s|/|D| · |ob(B_s) − ex(B_s)|``."""
-    expected = check_choice(expected, "expected", EXPECTED)
+    expected = check_choice("expected", expected, EXPECTED)
     b = reliability_bins(confidences, correct, n_bins)
     ex = b.centres if expected == "centre" else b.mean_confidence
     m = b.counts > 0

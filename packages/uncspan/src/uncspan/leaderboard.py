@@ -1,8 +1,9 @@
 """Leaderboard ranking models by their robustness to uncertainty attacks (paper Table IV).
 
-Columns: clean accuracy, robust accuracy (our own PGD misclassification attack under the same budget —
-the paper copies RobustBench's AutoAttack numbers instead), MUS μ/σ (Eq. 12) and MSUS μ/σ (Eq. 13);
-rows sorted by MUS μ ascending (smaller span = more robust uncertainty).
+Columns: clean accuracy, robust accuracy (standard AutoAttack by default, as RobustBench reports it and the
+paper copies; the attack is named in the ``robust_attack`` column), this package's PGD robust accuracy beside it
+with the paired difference PGD − AutoAttack, MUS μ/σ (Eq. 12) and MSUS μ/σ (Eq. 13); rows sorted by MUS μ
+ascending (smaller span = more robust uncertainty).
 """
 
 from __future__ import annotations
@@ -15,18 +16,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._compat import import_robustbench
-from ._data import check_data, labels_of
-from ._validation import (
-    check_choice,
-    check_eps,
-    check_model,
-    check_norm,
-    check_positive_int,
-    check_seed,
-)
+from robustsuite_common.checks import check_labels
+from robustsuite_common.experiment import chance_rate
+from robustsuite_common.intervals import at_chance, proportion
+
+from ._data import check_data, check_label_range, iter_batches, labels_of
+from ._model import check_model, check_outputs, n_classes, using
+from ._validation import OPTIMIZERS, check_choice, check_eps, check_int, check_norm, check_seed
 from .attacks import STRONGEST_UNDER_OBJECTIVES, MisclassificationAttack, UnderConfidenceAttack
-from .intervals import clopper_pearson
+from .robust import AutoAttack, RobustOutcome, _check_attack, pgd_gap, robust_accuracy
 from .span import UncertaintySpan, uncertainty_span
 
 __all__ = [
@@ -34,22 +32,26 @@ __all__ = [
     "Leaderboard",
     "rank_models",
     "leaderboard_row",
-    "robustbench_checkpoint_path",
     "load_robustbench_models",
-    "robustbench_timm_name",
     "robustbench_leaderboard",
 ]
 
 COLUMNS = ["rank", "model", "adversarially_trained", "clean_acc", "clean_acc_ci_low", "clean_acc_ci_high",
-           "robust_acc", "robust_acc_ci_low", "robust_acc_ci_high", "mus_mean", "mus_mean_ci_low",
-           "mus_mean_ci_high", "mus_std", "msus_mean", "msus_std", "entropy_clean", "entropy_over", "entropy_under"]
+           "robust_acc", "robust_acc_ci_low", "robust_acc_ci_high", "robust_attack", "pgd_robust_acc",
+           "pgd_robust_acc_ci_low", "pgd_robust_acc_ci_high", "pgd_minus_robust", "pgd_minus_robust_ci_low",
+           "pgd_minus_robust_ci_high", "pgd_overstates", "mus_mean", "mus_mean_ci_low", "mus_mean_ci_high",
+           "mus_std", "msus_mean", "msus_std", "entropy_clean", "entropy_over", "entropy_under", "at_chance"]
 
 
 @dataclass(frozen=True)
 class LeaderboardRow:
-    """One model's Table IV row: accuracies with Clopper-Pearson 95 % intervals, MUS μ with its bootstrap
-    95 % interval, MUS σ, MSUS μ/σ, the mean entropies clean / after the over / after the under attack (nats);
-    ``adversarially_trained`` is what the caller declared (``None``: not stated)."""
+    """One model's Table IV row: accuracies with Clopper-Pearson 95 % intervals (``robust_acc`` under the attack
+    named in ``robust_attack``; ``pgd_robust_acc`` under this package's PGD when it was computed beside
+    AutoAttack, with the paired difference ``pgd_minus_robust`` and ``pgd_overstates`` = its interval lies above
+    0), MUS μ with its BCa bootstrap 95 % interval, MUS σ, MSUS μ/σ, the mean entropies clean / after the over /
+    after the under attack (nats); ``adversarially_trained`` is what the caller declared (``None``: not stated);
+    ``at_chance``: the clean accuracy's interval reaches the majority-class share of the labels (the attack
+    numbers of such a model carry no information)."""
 
     model: str
     clean_acc: float
@@ -68,6 +70,15 @@ class LeaderboardRow:
     entropy_clean: float = float("nan")
     entropy_over: float = float("nan")
     entropy_under: float = float("nan")
+    robust_attack: str = ""
+    pgd_robust_acc: float | None = None
+    pgd_robust_acc_ci_low: float | None = None
+    pgd_robust_acc_ci_high: float | None = None
+    pgd_minus_robust: float | None = None
+    pgd_minus_robust_ci_low: float | None = None
+    pgd_minus_robust_ci_high: float | None = None
+    pgd_overstates: bool | None = None
+    at_chance: bool = False
 
     def to_dict(self) -> dict:
         return {k: getattr(self, k) for k in COLUMNS[1:]}
@@ -77,8 +88,8 @@ class LeaderboardRow:
 class Leaderboard:
     """Rows sorted by MUS μ (ascending), the spans behind them, and the models skipped with the reason.
 
-    ``pred_robust`` / ``conf_robust``: per model, the per-sample prediction and top-class probability after the
-    misclassification attack behind robust accuracy (``robust_acc`` is the mean of ``pred_robust == y``)."""
+    ``robust``: per model, the per-sample outcome of the attack behind ``robust_acc`` (standard AutoAttack by
+    default); ``pgd``: the outcome of this package's PGD where it ran beside AutoAttack."""
 
     eps: float
     norm: str
@@ -86,35 +97,40 @@ class Leaderboard:
     rows: tuple[LeaderboardRow, ...]
     spans: Mapping[str, UncertaintySpan]
     skipped: Mapping[str, str]
-    pred_robust: Mapping[str, np.ndarray] = field(default_factory=dict)
-    conf_robust: Mapping[str, np.ndarray] = field(default_factory=dict)
+    robust: Mapping[str, RobustOutcome] = field(default_factory=dict)
+    pgd: Mapping[str, RobustOutcome] = field(default_factory=dict)
 
     @property
     def columns(self) -> list[str]:
         return list(COLUMNS)
+
+    @property
+    def pred_robust(self) -> dict[str, np.ndarray]:
+        """Per model, the predictions on the adversarial inputs of the robust-accuracy attack."""
+        return {k: v.pred_adv for k, v in self.robust.items()}
 
     def table(self) -> list[list]:
         """Rows as lists in :attr:`columns` order (rank starts at 1)."""
         return [[i + 1, *r.to_dict().values()] for i, r in enumerate(self.rows)]
 
     def to_dict(self, per_sample: bool = False) -> dict:
-        """JSON-safe dict; ``per_sample=True`` adds the spans and the predictions under the misclassification
-        attack, so that :meth:`from_dict` restores the whole board (e.g. from a checkpoint)."""
+        """JSON-safe dict; ``per_sample=True`` adds the spans and the per-sample robust outcomes, so that
+        :meth:`from_dict` restores the whole board (e.g. from a checkpoint)."""
         d = {"eps": self.eps, "norm": self.norm, "steps": self.steps, "columns": self.columns,
              "rows": [r.to_dict() for r in self.rows], "skipped": dict(self.skipped)}
         if per_sample:
             d["spans"] = {k: v.to_dict() for k, v in self.spans.items()}
-            d["pred_robust"] = {k: np.asarray(v).tolist() for k, v in self.pred_robust.items()}
-            d["conf_robust"] = {k: np.asarray(v).tolist() for k, v in self.conf_robust.items()}
+            d["robust"] = {k: v.to_dict() for k, v in self.robust.items()}
+            d["pgd"] = {k: v.to_dict() for k, v in self.pgd.items()}
         return d
 
     @classmethod
     def from_dict(cls, d: dict) -> Leaderboard:
-        """Rebuild from :meth:`to_dict` output (spans and robust predictions only when it has them)."""
+        """Rebuild from :meth:`to_dict` output (spans and robust outcomes only when it has them)."""
         return cls(float(d["eps"]), str(d["norm"]), int(d["steps"]), tuple(LeaderboardRow(**r) for r in d["rows"]),
                    {k: UncertaintySpan.from_dict(v) for k, v in d.get("spans", {}).items()}, dict(d["skipped"]),
-                   {k: np.asarray(v, dtype=np.int64) for k, v in d.get("pred_robust", {}).items()},
-                   {k: np.asarray(v, dtype=np.float64) for k, v in d.get("conf_robust", {}).items()})
+                   {k: RobustOutcome.from_dict(v) for k, v in d.get("robust", {}).items()},
+                   {k: RobustOutcome.from_dict(v) for k, v in d.get("pgd", {}).items()})
 
     @classmethod
     def merge(cls, *boards: Leaderboard) -> Leaderboard:
@@ -131,31 +147,45 @@ class Leaderboard:
             raise ValueError(f"boards must rank distinct models; got {names}")
         rows = sorted((r for b in boards for r in b.rows), key=lambda r: r.mus_mean)
         merged = {k: {n: v for b in boards for n, v in getattr(b, k).items()}
-                  for k in ("spans", "skipped", "pred_robust", "conf_robust")}
+                  for k in ("spans", "skipped", "robust", "pgd")}
         return cls(first.eps, first.norm, first.steps, tuple(rows), **merged)
 
 
-def leaderboard_row(name: str, span: UncertaintySpan, y: object, pred_robust: object, *,
-                    adversarially_trained: bool | None = None, seed: int = 0, n_boot: int = 2000) -> LeaderboardRow:
-    """Table IV row from a span, the true labels and the predictions under the misclassification attack; the
-    MUS interval is a percentile bootstrap with ``n_boot`` replicates drawn with ``seed``."""
-    y_np = np.asarray(y.cpu().numpy() if isinstance(y, torch.Tensor) else y)
-    pred_robust = np.asarray(pred_robust)
-    if y_np.shape != span.pred_clean.shape or pred_robust.shape != y_np.shape:
-        raise ValueError("y and pred_robust must have one entry per sample of the span")
+def leaderboard_row(name: str, span: UncertaintySpan, y: object, robust: RobustOutcome, *,
+                    pgd: RobustOutcome | None = None, adversarially_trained: bool | None = None, seed: int = 0,
+                    n_boot: int = 2000) -> LeaderboardRow:
+    """Table IV row from a span, the true labels and the per-sample outcome of the robust-accuracy attack
+    (``pgd``: this package's PGD beside it, for the paired gap); the MUS and gap intervals are BCa bootstraps
+    with ``n_boot`` resamples drawn with ``seed``."""
+    if not isinstance(span, UncertaintySpan):
+        raise TypeError(f"span must be an UncertaintySpan (from uncertainty_span), got {type(span).__name__}")
+    y_np = check_labels("y", y, length=span.pred_clean.size)
+    if not isinstance(robust, RobustOutcome) or (pgd is not None and not isinstance(pgd, RobustOutcome)):
+        raise TypeError("robust and pgd must be RobustOutcome objects (from uncspan.robust_accuracy)")
+    if np.shape(robust.robust) != y_np.shape or (pgd is not None and np.shape(pgd.robust) != y_np.shape):
+        raise ValueError("robust and pgd must have one outcome per sample of the span")
+    n_boot = check_int("n_boot", n_boot, ge=1)
     n = int(y_np.size)
-    k_clean, k_rob = int(np.sum(span.pred_clean == y_np)), int(np.sum(pred_robust == y_np))
+    k_clean = int(np.sum(span.pred_clean == y_np))
     m, s = span.mus, span.msus
-    mlo, mhi = span.mus_ci(seed=seed, n_boot=check_positive_int(n_boot, "n_boot"))
-    clo, chi = clopper_pearson(k_clean, n)
-    rlo, rhi = clopper_pearson(k_rob, n)
+    mus_iv = span.mus_ci(seed=seed, n_boot=n_boot)
+    clean, rob = proportion(k_clean, n), robust.interval()
+    extra: dict = {}
+    if pgd is not None:
+        p = pgd.interval()
+        gap = pgd_gap(pgd, robust, seed=seed, n_boot=n_boot)
+        extra = {"pgd_robust_acc": p.estimate, "pgd_robust_acc_ci_low": p.low, "pgd_robust_acc_ci_high": p.high,
+                 "pgd_minus_robust": gap.difference.estimate, "pgd_minus_robust_ci_low": gap.difference.low,
+                 "pgd_minus_robust_ci_high": gap.difference.high, "pgd_overstates": gap.overstates}
     return LeaderboardRow(
-        model=name, clean_acc=k_clean / n, robust_acc=k_rob / n, mus_mean=m.mean, mus_std=m.std,
-        msus_mean=s.mean, msus_std=s.std, clean_acc_ci_low=clo, clean_acc_ci_high=chi, robust_acc_ci_low=rlo,
-        robust_acc_ci_high=rhi, mus_mean_ci_low=mlo, mus_mean_ci_high=mhi,
+        model=name, clean_acc=k_clean / n, robust_acc=rob.estimate, mus_mean=m.mean, mus_std=m.std,
+        msus_mean=s.mean, msus_std=s.std, clean_acc_ci_low=clean.low, clean_acc_ci_high=clean.high,
+        robust_acc_ci_low=rob.low, robust_acc_ci_high=rob.high, mus_mean_ci_low=mus_iv.low,
+        mus_mean_ci_high=mus_iv.high,
         adversarially_trained=None if adversarially_trained is None else bool(adversarially_trained),
         entropy_clean=float(span.entropy_clean.mean()), entropy_over=float(span.entropy_over.mean()),
-        entropy_under=float(span.entropy_under.mean()),
+        entropy_under=float(span.entropy_under.mean()), robust_attack=robust.attack,
+        at_chance=at_chance(k_clean, n, chance_rate(y_np)), **extra,
     )
 
 
@@ -173,24 +203,30 @@ def rank_models(
     restarts: int = 1,
     under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
     adversarially_trained: Mapping[str, bool] | None = None,
+    attack: str | AutoAttack | MisclassificationAttack = "autoattack",
+    pgd_beside: bool = True,
     n_boot: int = 2000,
     batch_size: int = 256,
     progress: bool = False,
+    outputs: str = "logits",
 ) -> Leaderboard:
     """Rank arbitrary torch classifiers by MUS on ``(x, y)`` under budget ``eps`` (Table IV).
 
     ``x`` is a tensor with labels ``y``, or a re-iterable loader of ``(x, y)`` batches (``y=None``).
     The span uses the strongest under-confidence setting by default (both objectives, ``restarts`` random
-    restarts, per-sample best; see :func:`uncertainty_span`). ``robust_steps`` (default ``steps``) sets the
-    misclassification PGD used for robust accuracy. ``adversarially_trained`` declares, per model name,
-    whether it was adversarially trained (carried into the rows; never guessed from the name). ``n_boot``:
-    bootstrap replicates of the MUS intervals. The board keeps, per model, the span and the per-sample
-    predictions under the misclassification attack (``pred_robust``, ``conf_robust``).
+    restarts, per-sample best; see :func:`uncertainty_span`). Robust accuracy is standard AutoAttack by default
+    (``attack="autoattack"``, seeded with ``seed``; the field's number, RobustBench's); ``attack="pgd"`` (or a
+    configured :class:`MisclassificationAttack`) uses this package's PGD instead. With AutoAttack and
+    ``pgd_beside=True`` the PGD number (``robust_steps`` steps, default ``steps``) is computed too and shown
+    beside it with the paired difference, so the gap is visible. ``adversarially_trained`` declares, per model
+    name, whether it was adversarially trained (carried into the rows; never guessed from the name).
+    ``n_boot``: bootstrap resamples of the MUS and gap intervals. The board keeps, per model, the span and the
+    per-sample robust outcomes. Models run in eval mode and come back as they came.
     """
     if not isinstance(models, Mapping) or not models:
         raise TypeError("models must be a non-empty mapping name -> torch.nn.Module")
     for name, m in models.items():
-        check_model(m, f"models[{name!r}]")
+        check_model(f"models[{name!r}]", m)
     check_data(x, reiterable=True)
     y = labels_of(x, y)
     if adversarially_trained is None:
@@ -198,38 +234,41 @@ def rank_models(
     if not isinstance(adversarially_trained, Mapping) or not set(adversarially_trained) <= set(models):
         raise ValueError("adversarially_trained must map names of models to bool")
     norm = check_norm(norm)
+    outputs = check_outputs(outputs)
     e = check_eps(eps)
     if not isinstance(e, float):
         raise TypeError("eps must be a scalar budget")
-    steps = check_positive_int(steps, "steps", minimum=0)
-    robust_steps = steps if robust_steps is None else check_positive_int(robust_steps, "robust_steps", minimum=0)
+    steps = check_int("steps", steps, ge=0)
+    robust_steps = steps if robust_steps is None else check_int("robust_steps", robust_steps, ge=0)
     seed = check_seed(seed)
-    optimizer = check_choice(optimizer, "optimizer", ("pgd", "apgd"))
-    n_boot = check_positive_int(n_boot, "n_boot")
+    optimizer = str(check_choice("optimizer", optimizer, OPTIMIZERS))
+    n_boot = check_int("n_boot", n_boot, ge=1)
+    attack = _check_attack(attack)
     UnderConfidenceAttack(objective=under_objective, restarts=restarts)  # validate before any attack runs
-    y_arg = y if isinstance(x, torch.Tensor) else None
-    rows, spans, pred_robust, conf_robust = [], {}, {}, {}
+    seed0 = 0 if seed is None else seed
+    pgd = MisclassificationAttack(steps=robust_steps, optimizer=optimizer, batch_size=batch_size, progress=progress,
+                                  keep_adv=False)
+    rows, spans, robust, beside = [], {}, {}, {}
     for name, model in models.items():
-        sp = uncertainty_span(model, x, e, norm, steps, seed, optimizer=optimizer, restarts=restarts,
-                              under_objective=under_objective, batch_size=batch_size, progress=progress)
-        adv = MisclassificationAttack(steps=robust_steps, optimizer=optimizer, batch_size=batch_size,
-                                      progress=progress, keep_adv=False)(model, x, e, norm=norm, seed=seed, y=y_arg)
-        rows.append(leaderboard_row(name, sp, y, adv.pred_adv, adversarially_trained=adversarially_trained.get(name),
-                                    seed=0 if seed is None else seed, n_boot=n_boot))
-        spans[name], pred_robust[name], conf_robust[name] = sp, adv.pred_adv, adv.conf_adv
+        with using(model, outputs) as net:
+            first = next(iter_batches(x, None, 1))[0]
+            check_label_range("y", y, n_classes(net, first))  # labels against the model's classes, before any attack
+            sp = uncertainty_span(net, x, e, norm, steps, seed, optimizer=optimizer, restarts=restarts,
+                                  under_objective=under_objective, batch_size=batch_size, progress=progress)
+            yx = y if isinstance(x, torch.Tensor) else None
+            rob = robust_accuracy(net, x, yx, e, norm=norm, attack=pgd if attack == "pgd" else attack, seed=seed0,
+                                  batch_size=batch_size, progress=progress)
+            extra = None
+            if pgd_beside and rob.kind == "autoattack":
+                extra = robust_accuracy(net, x, yx, e, norm=norm, attack=pgd, seed=seed0, batch_size=batch_size,
+                                        progress=progress)
+        rows.append(leaderboard_row(name, sp, y, rob, pgd=extra, adversarially_trained=adversarially_trained.get(name),
+                                    seed=seed0, n_boot=n_boot))
+        spans[name], robust[name] = sp, rob
+        if extra is not None:
+            beside[name] = extra
     rows.sort(key=lambda r: r.mus_mean)
-    return Leaderboard(e, norm, steps, tuple(rows), spans, {}, pred_robust, conf_robust)
-
-
-def robustbench_checkpoint_path(model_dir: str | Path, name: str, dataset: str = "cifar10", threat_model: str = "Linf") -> Path | None:
-    """Where RobustBench keeps ``name``'s checkpoint under ``model_dir`` (``<dir>/<dataset>/<threat>/<name>.pt``,
-    or the ``<name>.pt_m0.pt`` files of an ensemble); ``None`` when absent."""
-    base = Path(model_dir) / dataset / threat_model
-    single = base / f"{name}.pt"
-    if single.is_file():
-        return single
-    first_member = base / f"{name}.pt_m0.pt"
-    return first_member if first_member.is_file() else None
+    return Leaderboard(e, norm, steps, tuple(rows), spans, {}, robust, beside)
 
 
 def load_robustbench_models(
@@ -243,64 +282,30 @@ def load_robustbench_models(
     """Load the RobustBench models whose checkpoints are already in ``model_dir`` (nothing is downloaded:
     a model without a local checkpoint is skipped with a reason). Returns ``(models, skipped)``.
 
-    Entries RobustBench routes through timm are built by timm without weights and loaded from the local
-    checkpoint (RobustBench itself would download them). Note: for the other entries RobustBench's own
-    loader calls ``torch.load`` on the checkpoint files; only use a ``model_dir`` you trust.
+    A thin wrapper over :func:`robustsuite_common.robustbench.load_robustbench_model` (the one RobustBench
+    loader; entries RobustBench routes through timm are built without weights and loaded from the local file).
+    For the other entries RobustBench's own loader calls ``torch.load`` on the checkpoint files; only use a
+    ``model_dir`` you trust.
     """
-    check_choice(dataset, "dataset", ("cifar10", "cifar100", "imagenet"))
-    check_choice(threat_model, "threat_model", ("Linf", "L2", "corruptions"))
+    from robustsuite_common.robustbench import (
+        DATASETS,
+        THREAT_MODELS,
+        checkpoint_path,
+        load_robustbench_model,
+    )
+
+    check_choice("dataset", dataset, DATASETS)
+    check_choice("threat_model", threat_model, THREAT_MODELS)
     if isinstance(names, str) or not names:
         raise TypeError("names must be a non-empty sequence of RobustBench model names")
-    present = {n: robustbench_checkpoint_path(model_dir, n, dataset, threat_model) for n in names}
+    present = {n: checkpoint_path(model_dir, n, dataset, threat_model) for n in names}
     skipped = {n: f"no checkpoint under {Path(model_dir) / dataset / threat_model}" for n, p in present.items() if p is None}
     models: dict[str, nn.Module] = {}
-    if len(skipped) == len(present):
-        return models, skipped
-    import_robustbench()
-    from robustbench.utils import load_model
-
     for n, p in present.items():
-        if p is None:
-            continue
-        timm_name = robustbench_timm_name(n, dataset, threat_model)
-        if timm_name is not None:
-            # RobustBench's load_model calls timm.create_model(pretrained=True) for these entries, which
-            # downloads the weights even with the checkpoint on disk; build the architecture without weights
-            # and load the local file instead (tensors only: weights_only=True).
-            model = _load_timm_checkpoint(timm_name, p, _NUM_CLASSES[dataset])
-        else:
-            model = load_model(model_name=n, model_dir=str(model_dir), dataset=dataset, threat_model=threat_model)
-        models[n] = model.to(device).eval()
+        if p is not None:
+            models[n] = load_robustbench_model(n, model_dir=model_dir, dataset=dataset, threat_model=threat_model,
+                                               extra="uncspan[robustbench]").to(device).eval()
     return models, skipped
-
-
-_NUM_CLASSES = {"cifar10": 10, "cifar100": 100, "imagenet": 1000}
-
-
-def robustbench_timm_name(name: str, dataset: str = "cifar10", threat_model: str = "Linf") -> str | None:
-    """The timm architecture RobustBench routes ``name`` to (its rule: lower-cased name, ``-`` → ``_``,
-    then ``_<dataset>_<threat>``), or ``None`` when timm has no such model (or is not installed)."""
-    try:
-        import timm
-    except ImportError:
-        return None
-    candidate = f"{name.lower().replace('-', '_')}_{dataset.lower()}_{threat_model.lower()}"
-    return candidate if timm.is_model(candidate) else None
-
-
-def _load_timm_checkpoint(timm_name: str, path: Path, num_classes: int) -> nn.Module:
-    import timm
-
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    for key in ("state_dict", "model"):
-        if isinstance(state, Mapping) and key in state and isinstance(state[key], Mapping):
-            state = state[key]
-    if not isinstance(state, Mapping):
-        raise ValueError(f"checkpoint {path} holds no state dict")
-    state = {(k[len("module."):] if k.startswith("module.") else k): v for k, v in state.items()}
-    model = timm.create_model(timm_name, num_classes=num_classes, pretrained=False)
-    model.load_state_dict(state)
-    return model
 
 
 def robustbench_leaderboard(
@@ -319,14 +324,19 @@ def robustbench_leaderboard(
     restarts: int = 1,
     under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
     adversarially_trained: Mapping[str, bool] | None = None,
+    attack: str | AutoAttack | MisclassificationAttack = "autoattack",
+    pgd_beside: bool = True,
     n_boot: int = 2000,
     device: str | torch.device = "cpu",
     batch_size: int = 256,
     progress: bool = False,
 ) -> Leaderboard:
     """Table IV for RobustBench models present in ``model_dir`` (paper: CIFAR-10 at 8/255, ImageNet at
-    4/255, L∞, 150 steps, 8000 test points), with the strongest under-confidence attack by default and 95 %
-    intervals. Models without a checkpoint are listed in ``skipped``; nothing is downloaded."""
+    4/255, L∞, 150 steps, 8000 test points), with the strongest under-confidence attack by default, robust
+    accuracy by standard AutoAttack (PGD beside it) and 95 % intervals. Models without a checkpoint are listed
+    in ``skipped``; nothing is downloaded."""
+    check_data(x, reiterable=True)  # the data first: nothing is loaded for points that would be refused
+    labels_of(x, y)
     models, skipped = load_robustbench_models(names, model_dir, dataset=dataset, threat_model=threat_model, device=device)
     if not models:
         return Leaderboard(float(eps), threat_model, steps, (), {}, skipped)
@@ -334,6 +344,6 @@ def robustbench_leaderboard(
     flags = {k: v for k, v in (adversarially_trained or {}).items() if k in models}
     board = rank_models(models, x, y, eps, norm=norm, steps=steps, robust_steps=robust_steps, seed=seed,
                         optimizer=optimizer, restarts=restarts, under_objective=under_objective,
-                        adversarially_trained=flags, n_boot=n_boot, batch_size=batch_size, progress=progress)
-    return Leaderboard(board.eps, board.norm, board.steps, board.rows, board.spans, skipped, board.pred_robust,
-                       board.conf_robust)
+                        adversarially_trained=flags, attack=attack, pgd_beside=pgd_beside, n_boot=n_boot,
+                        batch_size=batch_size, progress=progress)
+    return Leaderboard(board.eps, board.norm, board.steps, board.rows, board.spans, skipped, board.robust, board.pgd)

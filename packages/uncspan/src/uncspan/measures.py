@@ -14,7 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validation import check_images, check_positive_int, check_seed
+from robustsuite_common.checks import check_images
+from robustsuite_common.models import as_model_input, evaluating, logits_from
+
+from ._validation import check_int, check_seed
 
 __all__ = [
     "entropy",
@@ -39,6 +42,17 @@ def _as_tensor(values: object, name: str) -> torch.Tensor:
     return t
 
 
+def _probabilities(values: object, name: str) -> torch.Tensor:
+    p = _as_tensor(values, name)
+    if p.numel() == 0:
+        raise ValueError(f"{name} must hold at least one probability vector; got shape {tuple(p.shape)}")
+    if not torch.isfinite(p).all() or (p < 0).any() or not torch.allclose(p.sum(-1), torch.ones((), dtype=p.dtype),
+                                                                          atol=1e-4):
+        raise ValueError(f"{name} must be finite, non-negative and sum to 1 over the last axis (probabilities, not "
+                         "logits)")
+    return p
+
+
 def entropy(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
     """Shannon entropy in nats, ``-sum_c p_c log p_c`` over the last axis (Eq. 3), with ``0 log 0 = 0``.
 
@@ -46,15 +60,18 @@ def entropy(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
     non-negative and sum to 1 (within 1e-4).
     """
     is_np = not isinstance(probs, torch.Tensor)
-    p = _as_tensor(probs, "probs")
-    if (p < 0).any() or not torch.allclose(p.sum(-1), torch.ones((), dtype=p.dtype), atol=1e-4):
-        raise ValueError("probs must be non-negative and sum to 1 over the last axis")
+    p = _probabilities(probs, "probs")
     h = -torch.special.xlogy(p, p).sum(-1)
     return h.numpy() if is_np else h
 
 
 def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
-    """Entropy (Eq. 3) computed stably from logits through ``log_softmax`` (differentiable)."""
+    """Entropy (Eq. 3) computed stably from logits through ``log_softmax`` (differentiable), over the last axis.
+    Checked for type and shape only (it runs inside every attack step): non-finite logits give NaN."""
+    if not isinstance(logits, torch.Tensor):
+        raise TypeError(f"logits must be a torch.Tensor of shape (..., K), got {type(logits).__name__}")
+    if logits.dim() < 1 or logits.shape[-1] < 2:
+        raise ValueError(f"logits must have a class dimension of size >= 2 as its last axis; got {tuple(logits.shape)}")
     logp = F.log_softmax(logits, dim=-1)
     return -(logp.exp() * logp).sum(-1)
 
@@ -62,7 +79,7 @@ def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
 def max_softmax_probability(probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
     """Maximum softmax probability (MSP), the confidence ``max_c f_c(x)`` used by Eq. 7 and the reliability bins."""
     is_np = not isinstance(probs, torch.Tensor)
-    p = _as_tensor(probs, "probs")
+    p = _probabilities(probs, "probs")
     m = p.max(-1).values
     return m.numpy() if is_np else m
 
@@ -83,7 +100,7 @@ class EpistemicDecomposition:
 def epistemic_decomposition(member_probs: torch.Tensor | np.ndarray) -> EpistemicDecomposition:
     """Split the predictive entropy of a Bayesian model average (Eq. 2) from member probabilities of shape
     (M, N, K) — M MC-dropout passes or ensemble members — into expected entropy and mutual information."""
-    p = _as_tensor(member_probs, "member_probs").detach().to(torch.float64).cpu()
+    p = _probabilities(member_probs, "member_probs").detach().to(torch.float64).cpu()
     if p.dim() != 3:
         raise ValueError(f"member_probs must have shape (M, N, K); got {tuple(p.shape)}")
     mean = p.mean(0)
@@ -108,8 +125,8 @@ class _BMAModel(nn.Module):
     @torch.no_grad()
     def decompose(self, x: torch.Tensor) -> EpistemicDecomposition:
         """Epistemic decomposition of the members' predictions on ``x``."""
-        check_images(x)
-        return epistemic_decomposition(self.member_log_probs(x).exp())
+        check_images("x", x)
+        return epistemic_decomposition(self.member_log_probs(as_model_input(self, x)).exp())
 
 
 _MC_DROPOUT_LAYERS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d)
@@ -117,7 +134,8 @@ _MC_DROPOUT_LAYERS = (nn.Dropout, nn.Dropout1d, nn.Dropout2d, nn.Dropout3d)
 
 class MCDropoutModel(_BMAModel):
     """MC-dropout (Gal & Ghahramani) wrapper: ``n_samples`` passes, each with its own dropout masks, every
-    other layer (batch norm included) in eval mode; the wrapper itself starts in eval mode.
+    other layer (batch norm included) in eval mode; the wrapper itself starts in eval mode (the wrapped model's
+    own mode is left as the caller set it: each call runs it in eval mode and restores it).
 
     The masks are drawn per MC sample from ``(seed, layer, sample index)`` with private generators (global
     RNG untouched) and shared by all inputs of a call, so an input's estimate depends on that input alone,
@@ -138,13 +156,13 @@ class MCDropoutModel(_BMAModel):
             raise ValueError(f"model has dropout layers MC-dropout does not support: {other}; supported: "
                              f"{[c.__name__ for c in _MC_DROPOUT_LAYERS]}")
         self.model = model
-        self.n_samples = check_positive_int(n_samples, "n_samples")
+        self.n_samples = check_int("n_samples", n_samples, ge=1)
         self.seed = check_seed(seed) or 0
         self.fixed_masks = bool(fixed_masks)
         self._calls = 0
         self._layers = layers
         self._masks: dict[tuple, torch.Tensor] = {}
-        self.eval()
+        self.training = False  # the wrapper only: the caller's model keeps its mode
 
     def _mask(self, layer: int, sample: int, out: torch.Tensor, call_seed: int) -> torch.Tensor:
         mod = self._layers[layer]
@@ -165,34 +183,44 @@ class MCDropoutModel(_BMAModel):
         call_seed = self.seed if self.fixed_masks else self.seed + self._calls
         self._calls += 1
         state = {"sample": 0}
-        was_training = self.model.training
-        self.model.eval()  # dropout layers become the identity; the hooks below apply the masks
-        hooks = [layer.register_forward_hook(lambda mod, inp, out, i=i: out * self._mask(i, state["sample"], out,
-                                                                                          call_seed))
-                 for i, layer in enumerate(self._layers)]
-        try:
-            outs = []
-            for m in range(self.n_samples):
-                state["sample"] = m
-                outs.append(F.log_softmax(self.model(x), dim=-1))
-        finally:
-            for h in hooks:
-                h.remove()
-            self.model.train(was_training)
+        # eval mode (dropout layers become the identity; the hooks below apply the masks), every module's mode
+        # and every buffer given back afterwards
+        with evaluating(self.model):
+            hooks = [layer.register_forward_hook(lambda mod, inp, out, i=i: out * self._mask(i, state["sample"], out,
+                                                                                              call_seed))
+                     for i, layer in enumerate(self._layers)]
+            try:
+                outs = []
+                for m in range(self.n_samples):
+                    state["sample"] = m
+                    outs.append(F.log_softmax(logits_from(self.model(x), n=x.shape[0]), dim=-1))
+            finally:
+                for h in hooks:
+                    h.remove()
         return torch.stack(outs)
 
 
 class DeepEnsemble(_BMAModel):
     """Deep ensemble (Lakshminarayanan et al.): members' softmax outputs averaged (BMA, Eq. 2). The wrapper
-    and its members start in eval mode."""
+    starts in eval mode; in eval mode every member runs in eval mode (batch norm on running statistics) and gets
+    its own mode back after each call, so the caller's members are never changed."""
 
     def __init__(self, members: Sequence[nn.Module]):
         super().__init__()
         members = list(members)
-        if len(members) < 2 or not all(isinstance(m, nn.Module) for m in members):
+        if not all(isinstance(m, nn.Module) for m in members):
+            raise TypeError("members must be torch.nn.Module classifiers")
+        if len(members) < 2:
             raise ValueError("members must be a sequence of at least two torch.nn.Module classifiers")
         self.members = nn.ModuleList(members)
-        self.eval()  # members in eval mode (batch norm on running statistics); call .train() to undo
+        self.training = False  # the wrapper only: the caller's members keep their modes
 
     def member_log_probs(self, x: torch.Tensor) -> torch.Tensor:
-        return torch.stack([F.log_softmax(m(x), dim=-1) for m in self.members])
+        outs = []
+        for m in self.members:
+            if self.training:
+                outs.append(F.log_softmax(logits_from(m(x), n=x.shape[0]), dim=-1))
+            else:
+                with evaluating(m):
+                    outs.append(F.log_softmax(logits_from(m(x), n=x.shape[0]), dim=-1))
+        return torch.stack(outs)

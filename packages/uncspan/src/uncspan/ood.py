@@ -16,12 +16,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validation import check_eps, check_images, check_model, check_norm, check_positive_int, check_seed
+from robustsuite_common.checks import check_images, check_labels
+from robustsuite_common.intervals import Interval, bootstrap
+from robustsuite_common.models import logits_from
+
+from ._model import check_model, check_outputs, using
+from ._validation import check_eps, check_int, check_norm, check_seed
 from .attacks import OverConfidenceAttack
 from .measures import entropy_from_logits
 
 __all__ = ["KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
-           "open_set_split", "match_images", "auroc_ci"]
+           "open_set_split", "match_images", "auroc_ci", "auroc_difference"]
 
 
 @dataclass(frozen=True)
@@ -58,7 +63,7 @@ class KnownClassesModel(nn.Module):
         self.train(model.training)  # follow the wrapped model's mode
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.model(x).index_select(-1, self.index)
+        return logits_from(self.model(x), n=x.shape[0]).index_select(-1, self.index)
 
 
 def _scores(v: object, name: str) -> np.ndarray:
@@ -89,27 +94,63 @@ def detection_metrics(scores_in: object, scores_out: object, *, tpr: float = 0.9
     return DetectionMetrics(float(auroc), float(aupr_in), float(aupr_out), fpr95)
 
 
-def auroc_ci(scores_in: object, scores_out: object, *, seed: int = 0, n_boot: int = 1000,
-             level: float = 0.95) -> tuple[float, float]:
-    """Percentile-bootstrap interval of the AUROC, resampling in-distribution and outlier scores separately
-    (stratified, so both classes are present in every replicate). The AUROC of a replicate is the
-    Mann-Whitney statistic, computed from ranks in one vectorised pass."""
+#: Above this many scores the AUROC intervals use the percentile bootstrap instead of BCa (BCa's jackknife
+#: ranks n × n scores: 8,800 scores, the paper's Table V size, would need gigabytes).
+BCA_MAX_SCORES = 4000
+
+
+def _auroc_batched(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Mann-Whitney AUROC of scores ``b`` (outliers, positive) against ``a`` along the last axis (any leading
+    batch dimensions broadcast); ties count one half (mid-ranks)."""
     from scipy.stats import rankdata
 
+    lead = np.broadcast_shapes(a.shape[:-1], b.shape[:-1])
+    a, b = np.broadcast_to(a, lead + a.shape[-1:]), np.broadcast_to(b, lead + b.shape[-1:])
+    ranks = rankdata(np.concatenate([a, b], axis=-1), axis=-1)
+    na, nb = a.shape[-1], b.shape[-1]
+    return (ranks[..., na:].sum(-1) - nb * (nb + 1) / 2) / (na * nb)
+
+
+def _stratified(s_in: np.ndarray, s_outs: tuple[np.ndarray, ...], statistic, *, seed: int, n_boot: int,
+                level: float, bounds: tuple[float, float]) -> Interval:
+    """Bootstrap over in-distribution inputs and outliers resampled separately (stratified: both classes in every
+    resample); several outlier score vectors are the same outliers under several conditions (resampled together).
+    Implemented on indices, so the pairing of the outlier conditions is kept."""
+    def stat(i_in, i_out, axis=-1):
+        i, j = i_in.astype(np.int64), i_out.astype(np.int64)
+        return statistic(s_in[i], *(s[j] for s in s_outs))
+
+    method = "BCa" if s_in.size + s_outs[0].size <= BCA_MAX_SCORES else "percentile"
+    return bootstrap((np.arange(s_in.size, dtype=np.float64), np.arange(s_outs[0].size, dtype=np.float64)), stat,
+                     seed=seed, level=level, n_resamples=n_boot, method=method, bounds=bounds, paired=False)
+
+
+def auroc_ci(scores_in: object, scores_out: object, *, seed: int = 0, n_boot: int = 1000,
+             level: float = 0.95) -> Interval:
+    """The AUROC (outliers positive, higher score = more outlying) with its stratified bootstrap interval:
+    in-distribution and outlier scores are resampled separately, so both classes are present in every resample
+    (BCa; percentile above :data:`BCA_MAX_SCORES` scores). Bounded to [0, 1]."""
     s_in, s_out = _scores(scores_in, "scores_in"), _scores(scores_out, "scores_out")
-    if not 0 < level < 1:
-        raise ValueError(f"level must be in (0, 1); got {level!r}")
-    rng = np.random.default_rng(seed)
-    a = 1 - level
-    vals = np.empty(n_boot)
-    for i in range(0, n_boot, 100):
-        m = min(100, n_boot - i)
-        bi = s_in[rng.integers(0, s_in.size, size=(m, s_in.size))]
-        bo = s_out[rng.integers(0, s_out.size, size=(m, s_out.size))]
-        ranks = rankdata(np.concatenate([bi, bo], axis=1), axis=1)  # ties get mid-ranks
-        r_out = ranks[:, s_in.size:].sum(1)
-        vals[i : i + m] = (r_out - s_out.size * (s_out.size + 1) / 2) / (s_in.size * s_out.size)
-    return float(np.quantile(vals, a / 2)), float(np.quantile(vals, 1 - a / 2))
+    n_boot = check_int("n_boot", n_boot, ge=1)
+    return _stratified(s_in, (s_out,), _auroc_batched, seed=seed, n_boot=n_boot, level=level, bounds=(0.0, 1.0))
+
+
+def auroc_difference(scores_in: object, scores_out: object, scores_out_ref: object, *, seed: int = 0,
+                     n_boot: int = 1000, level: float = 0.95) -> Interval:
+    """``AUROC(scores_in, scores_out) − AUROC(scores_in, scores_out_ref)`` where both outlier score vectors
+    belong to the same outliers (e.g. attacked and clean, in the same order): a paired comparison, resampling
+    in-distribution inputs and outliers separately and each outlier with both of its scores. Bounded to [-1, 1]."""
+    s_in, s_out, s_ref = (_scores(v, n) for v, n in ((scores_in, "scores_in"), (scores_out, "scores_out"),
+                                                     (scores_out_ref, "scores_out_ref")))
+    if s_out.shape != s_ref.shape:
+        raise ValueError(f"scores_out and scores_out_ref must score the same outliers, got {s_out.size} and "
+                         f"{s_ref.size}")
+    n_boot = check_int("n_boot", n_boot, ge=1)
+
+    def diff(a, b, c):
+        return _auroc_batched(a, b) - _auroc_batched(a, c)
+
+    return _stratified(s_in, (s_out, s_ref), diff, seed=seed, n_boot=n_boot, level=level, bounds=(-1.0, 1.0))
 
 
 _OUT = ("entropy_out", "pred_out", "conf_out")
@@ -166,11 +207,15 @@ class OODUnderAttack:
     entropy_in: np.ndarray | None = field(default=None, compare=False, repr=False)
     pred_in: np.ndarray | None = field(default=None, compare=False, repr=False)
     conf_in: np.ndarray | None = field(default=None, compare=False, repr=False)
+    auroc_change: Interval | None = field(default=None, compare=False)
 
     @property
     def auroc_falls(self) -> bool:
-        """The attack's effect in Table V, read from the intervals: the AUROC interval at the last budget lies
-        wholly below the one at the first (the clean row when the budgets start at 0)."""
+        """The attack's effect in Table V: the AUROC at the last budget minus the one at the first (the clean row
+        when the budgets start at 0), paired over the same inputs (:attr:`auroc_change`), lies below 0. Without
+        the paired interval (a result rebuilt from a summary), the rows' own intervals must be disjoint."""
+        if self.auroc_change is not None:
+            return bool(self.auroc_change.high < 0)
         return bool(self.rows[-1].auroc_ci_high < self.rows[0].auroc_ci_low)
 
     def table(self) -> list[list[float]]:
@@ -180,6 +225,8 @@ class OODUnderAttack:
     def to_dict(self, per_sample: bool = False) -> dict:
         """JSON-safe dict; ``per_sample=True`` adds the per-sample scores, predictions and confidences."""
         d = {"norm": self.norm, "steps": self.steps, "rows": [r.to_dict(per_sample) for r in self.rows]}
+        if self.auroc_change is not None:
+            d["auroc_change"] = self.auroc_change.to_dict()
         if per_sample:
             d |= {k: getattr(self, k).tolist() for k in _IN if getattr(self, k) is not None}
         return d
@@ -187,14 +234,16 @@ class OODUnderAttack:
     @classmethod
     def from_dict(cls, d: dict) -> OODUnderAttack:
         """Rebuild from :meth:`to_dict` output (with the per-sample arrays when it has them)."""
-        return cls(str(d["norm"]), int(d["steps"]), tuple(OODRow.from_dict(r) for r in d["rows"]), **_arrays(d, _IN))
+        change = d.get("auroc_change")
+        return cls(str(d["norm"]), int(d["steps"]), tuple(OODRow.from_dict(r) for r in d["rows"]), **_arrays(d, _IN),
+                   auroc_change=None if change is None else Interval.from_dict(change))
 
 
 @torch.no_grad()
 def _clean(model: nn.Module, x: torch.Tensor, batch_size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per-sample entropy, prediction and top-class probability of the clean inputs."""
-    dev = next((p.device for p in model.parameters()), x.device)
-    logits = torch.cat([model(x[i : i + batch_size].to(dev)).double() for i in range(0, x.shape[0], batch_size)])
+    """Per-sample entropy, prediction and top-class probability of the clean inputs (``model``: an adapted
+    :class:`~uncspan._model.Logits` model, already in eval mode)."""
+    logits = torch.cat([model(x[i : i + batch_size]).double() for i in range(0, x.shape[0], batch_size)])
     h = torch.cat([entropy_from_logits(logits[i : i + batch_size]) for i in range(0, logits.shape[0], batch_size)])
     return h.cpu().numpy(), logits.argmax(-1).cpu().numpy(), logits.softmax(-1).max(-1).values.cpu().numpy()
 
@@ -212,14 +261,18 @@ def ood_under_attack(
     n_boot: int = 1000,
     batch_size: int = 256,
     progress: bool = False,
+    outputs: str = "logits",
 ) -> OODUnderAttack:
     """Detection metrics of in-distribution ``x_in`` against outliers ``x_out`` (OOD or open-set), clean and
     with the outliers perturbed by the over-confidence attack at each budget in ``eps`` (0 = clean), as in
-    Table V; the AUROC interval is :func:`auroc_ci` with ``n_boot`` replicates. The per-sample entropies (the
-    scores), predictions and confidences stay on the result."""
-    check_model(model)
-    check_images(x_in, "x_in")
-    check_images(x_out, "x_out")
+    Table V; the AUROC interval is :func:`auroc_ci` with ``n_boot`` resamples, and ``auroc_change`` the paired
+    difference AUROC(last budget) − AUROC(first budget) (:func:`auroc_difference`). The per-sample entropies (the
+    scores), predictions and confidences stay on the result. The model runs in eval mode and comes back as it
+    came."""
+    check_model("model", model)
+    check_images("x_in", x_in)
+    check_images("x_out", x_out)
+    outputs = check_outputs(outputs)
     if x_in.shape[1:] != x_out.shape[1:]:
         raise ValueError(f"x_in and x_out must have the same sample shape; got {tuple(x_in.shape[1:])} and {tuple(x_out.shape[1:])}")
     norm = check_norm(norm)
@@ -228,23 +281,28 @@ def ood_under_attack(
     budgets = [check_eps(e) for e in eps]
     if not budgets or not all(isinstance(e, float) for e in budgets):
         raise ValueError("eps must be a non-empty sequence of scalar budgets >= 0")
-    steps = check_positive_int(steps, "steps", minimum=0)
+    steps = check_int("steps", steps, ge=0)
     seed = check_seed(seed)
-    n_boot = check_positive_int(n_boot, "n_boot")
-    h_in, p_in, c_in = _clean(model, x_in, batch_size)
+    n_boot = check_int("n_boot", n_boot, ge=1)
     attack = OverConfidenceAttack(steps=steps, optimizer=optimizer, batch_size=batch_size, progress=progress,
                                   keep_adv=False)
+    seed0 = 0 if seed is None else seed
+    outs = []
+    with using(model, outputs) as net:
+        h_in, p_in, c_in = _clean(net, x_in, batch_size)
+        for e in budgets:
+            if e == 0:
+                outs.append(_clean(net, x_out, batch_size))
+            else:
+                adv = attack(net, x_out, e, norm=norm, seed=seed)
+                outs.append((adv.entropy_adv, adv.pred_adv, adv.conf_adv))
     rows = []
-    for e in budgets:
-        if e == 0:
-            h_out, p_out, c_out = _clean(model, x_out, batch_size)
-        else:
-            adv = attack(model, x_out, e, norm=norm, seed=seed)
-            h_out, p_out, c_out = adv.entropy_adv, adv.pred_adv, adv.conf_adv
-        lo, hi = auroc_ci(h_in, h_out, seed=0 if seed is None else seed, n_boot=n_boot)
-        rows.append(OODRow(e, detection_metrics(h_in, h_out), float(h_in.mean()), float(h_out.mean()), lo, hi,
-                           h_out, p_out, c_out))
-    return OODUnderAttack(norm, steps, tuple(rows), h_in, p_in, c_in)
+    for e, (h_out, p_out, c_out) in zip(budgets, outs, strict=True):
+        iv = auroc_ci(h_in, h_out, seed=seed0, n_boot=n_boot)
+        rows.append(OODRow(e, detection_metrics(h_in, h_out), float(h_in.mean()), float(h_out.mean()), iv.low,
+                           iv.high, h_out, p_out, c_out))
+    change = auroc_difference(h_in, outs[-1][0], outs[0][0], seed=seed0, n_boot=n_boot) if len(outs) > 1 else None
+    return OODUnderAttack(norm, steps, tuple(rows), h_in, p_in, c_in, auroc_change=change)
 
 
 def open_set_split(
@@ -253,9 +311,8 @@ def open_set_split(
     """Split a labelled set into known classes and an open set (Table V's OSR protocol on any data):
     returns ``(x_known, y_known, x_open, known_classes)`` with ``y_known`` renumbered ``0..len(known)-1`` in
     the order of ``known_classes`` (the remaining labels, ascending)."""
-    check_images(x)
-    if not isinstance(y, torch.Tensor) or y.dtype not in (torch.int64, torch.int32) or y.shape != (x.shape[0],):
-        raise TypeError(f"y must be an integer tensor of shape ({x.shape[0]},)")
+    check_images("x", x)
+    y = torch.as_tensor(check_labels("y", y, length=x.shape[0]))
     if isinstance(open_classes, str | bytes) or not isinstance(open_classes, Sequence):
         raise TypeError("open_classes must be a sequence of class labels")
     opened = sorted({int(c) for c in open_classes})
@@ -278,7 +335,7 @@ def match_images(x: torch.Tensor, like: torch.Tensor | Sequence[int]) -> torch.T
     28×28 Fashion-MNIST)."""
     import torch.nn.functional as F
 
-    check_images(x)
+    check_images("x", x)
     shape = tuple(like.shape[1:]) if isinstance(like, torch.Tensor) else tuple(int(s) for s in like)
     if len(shape) != 3 or x.dim() != 4:
         raise ValueError(f"images must be (N, C, H, W) and like a (C, H, W) shape; got {tuple(x.shape)} and {shape}")

@@ -12,7 +12,9 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from ._validation import check_positive_int
+from robustsuite_common.checks import check_labels
+
+from ._validation import check_int
 from .calibration import reliability_bins
 from .span import UncertaintySpan
 
@@ -45,7 +47,7 @@ def plot_entropy_distributions(spans: UncertaintySpan | Mapping[str, Uncertainty
     """One row per model: clean entropy histogram (left) and over/under-attack histograms (right), each
     with a vertical line at its mean (Figs. 2–3). Returns a matplotlib ``Figure``."""
     spans = _as_mapping(spans)
-    bins = check_positive_int(bins, "bins")
+    bins = check_int("bins", bins, ge=1)
     fig, axes = _figure(len(spans), 2, 3.6, 2.2)
     for r, (name, sp) in enumerate(spans.items()):
         hmax = max(float(np.max([sp.entropy_clean.max(), sp.entropy_under.max(), sp.entropy_over.max()])), 1e-6)
@@ -77,11 +79,9 @@ def plot_reliability_diagrams(
     """One column per model: reliability curve (accuracy per bin against the bin centre, identity line
     dashed) above the confidence histogram, for clean / over / under (Figs. 4–5). ``y``: true labels."""
     spans = _as_mapping(spans)
-    y = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
-    for name, sp in spans.items():
-        if y.shape != sp.pred_clean.shape:
-            raise ValueError(f"y must have one label per sample of span {name!r} ({sp.pred_clean.size}); got {y.shape}")
-    n_bins = check_positive_int(n_bins, "n_bins")
+    for sp in spans.values():
+        y = check_labels("y", y, length=sp.pred_clean.size)
+    n_bins = check_int("n_bins", n_bins, ge=1)
     fig, axes = _figure(2, len(spans), 2.8, 2.6)
     for c, (name, sp) in enumerate(spans.items()):
         top, bottom = axes[0, c], axes[1, c]

@@ -10,10 +10,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.intervals import Interval, mean_interval
+
 from ._data import check_data
-from ._validation import check_eps, check_model, check_norm, check_positive_int, check_seed
+from ._model import check_model, check_outputs, using
+from ._validation import check_eps, check_int, check_norm, check_seed
 from .attacks import STRONGEST_UNDER_OBJECTIVES, AttackResult, OverConfidenceAttack, UnderConfidenceAttack
-from .intervals import bootstrap_mean_ci
 
 __all__ = ["UncertaintySpan", "SpanStatistic", "uncertainty_span", "mus", "msus"]
 
@@ -100,9 +102,11 @@ class UncertaintySpan:
     def msus(self) -> SpanStatistic:
         return msus(self.entropy_under, self.entropy_over)
 
-    def mus_ci(self, *, seed: int = 0, n_boot: int = 2000, level: float = 0.95) -> tuple[float, float]:
-        """Percentile-bootstrap interval of MUS (the mean of the per-sample spans)."""
-        return bootstrap_mean_ci(self.span, seed=seed, n_boot=n_boot, level=level)
+    def mus_ci(self, *, seed: int = 0, n_boot: int = 2000, level: float = 0.95) -> Interval:
+        """MUS (the mean of the per-sample spans) with its BCa bootstrap interval
+        (:func:`robustsuite_common.intervals.mean_interval`, ``n_boot`` resamples drawn with ``seed``); spans are
+        >= 0, so the interval stays in [0, inf)."""
+        return mean_interval(self.span, seed=seed, n_resamples=n_boot, level=level, bounds=(0.0, None))
 
     @classmethod
     def from_dict(cls, d: dict) -> UncertaintySpan:
@@ -137,6 +141,7 @@ def uncertainty_span(
     under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
     batch_size: int = 256,
     progress: bool = False,
+    outputs: str = "logits",
 ) -> UncertaintySpan:
     """Run the over- (Eq. 10) and under-confidence attacks on ``x`` and return the per-sample entropies
     bounding its uncertainty span (Eq. 9).
@@ -146,20 +151,24 @@ def uncertainty_span(
     setting: per sample the highest entropy over Eq. 11 and the entropy objective, each from the clean
     input and from ``restarts`` random starts (``under_objective="cross_entropy", restarts=0`` is the
     paper's single Eq. 11 run). The over side also keeps its best over the same starts. ``seed`` drives the
-    random starts (the under attack uses ``seed + 1`` so the two differ)."""
-    check_model(model)
+    random starts (the under attack uses ``seed + 1`` so the two differ). The model runs in eval mode and comes
+    back as it came (see :class:`UncertaintyAttack` for ``outputs`` and the accepted output forms)."""
+    check_model("model", model)
     check_data(x, reiterable=True)
     norm = check_norm(norm)
+    outputs = check_outputs(outputs)
     e = check_eps(eps)
     if not isinstance(e, float):
         raise TypeError("eps must be a scalar budget for uncertainty_span")
-    steps = check_positive_int(steps, "steps", minimum=0)
+    steps = check_int("steps", steps, ge=0)
     seed = check_seed(seed)
     kw = dict(steps=steps, step_size=step_size, random_start=random_start, restarts=restarts,
               optimizer=optimizer, batch_size=batch_size, progress=progress, keep_adv=False)
     under_attack = UnderConfidenceAttack(objective=under_objective, **kw)
-    over: AttackResult = OverConfidenceAttack(**kw)(model, x, e, norm=norm, seed=seed)
-    under: AttackResult = under_attack(model, x, e, norm=norm, seed=None if seed is None else seed + 1)
+    over_attack = OverConfidenceAttack(**kw)
+    with using(model, outputs) as net:
+        over: AttackResult = over_attack(net, x, e, norm=norm, seed=seed)
+        under: AttackResult = under_attack(net, x, e, norm=norm, seed=None if seed is None else seed + 1)
     return UncertaintySpan(
         eps=e, norm=norm, steps=steps, optimizer=optimizer,
         entropy_clean=over.entropy_clean, entropy_over=over.entropy_adv, entropy_under=under.entropy_adv,

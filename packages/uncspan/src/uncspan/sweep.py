@@ -11,8 +11,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._data import check_data, labels_of
-from ._validation import check_eps, check_model, check_positive_int, check_seed
+from ._data import check_data, check_label_range, iter_batches, labels_of
+from ._model import check_model, check_outputs, n_classes, using
+from ._validation import check_eps, check_int, check_seed
 from .attacks import STRONGEST_UNDER_OBJECTIVES
 from .calibration import signed_ece
 from .span import UncertaintySpan, uncertainty_span
@@ -95,36 +96,52 @@ def eps_sweep(
     n_boot: int = 2000,
     batch_size: int = 256,
     progress: bool = False,
+    outputs: str = "logits",
 ) -> EpsSweep:
     """The uncertainty span (strongest setting by default, see :func:`uncertainty_span`) at every budget in
-    ``eps`` (sorted; 0 gives the clean row without attacking), with MUS intervals (percentile bootstrap,
-    ``n_boot`` replicates) and s-ECE (Eq. 19, ``n_bins`` bins). The spans stay on the result (``spans``)."""
-    check_model(model)
+    ``eps`` (sorted; 0 gives the clean row without attacking), with MUS intervals (BCa bootstrap, ``n_boot``
+    resamples) and s-ECE (Eq. 19, ``n_bins`` bins). The spans stay on the result (``spans``). The model runs in
+    eval mode and comes back as it came."""
+    check_model("model", model)
     check_data(x, reiterable=True)
+    outputs = check_outputs(outputs)
     yt = labels_of(x, y)
     if isinstance(eps, int | float) or not isinstance(eps, Sequence) or not eps:
         raise ValueError("eps must be a non-empty sequence of budgets >= 0")
     budgets = sorted({check_eps(e) for e in eps})
     if not all(isinstance(e, float) for e in budgets):
         raise ValueError("eps must hold scalar budgets")
-    steps = check_positive_int(steps, "steps", minimum=0)
-    n_bins = check_positive_int(n_bins, "n_bins")
-    n_boot = check_positive_int(n_boot, "n_boot")
+    steps = check_int("steps", steps, ge=0)
+    n_bins = check_int("n_bins", n_bins, ge=1)
+    n_boot = check_int("n_boot", n_boot, ge=1)
     seed = check_seed(seed)
     seed = 0 if seed is None else seed
     yn = yt.numpy()
-    rows, spans = [], {}
-    for e in budgets:
-        sp = uncertainty_span(model, x, e, norm, steps if e > 0 else 0, seed, optimizer=optimizer,
-                              restarts=restarts if e > 0 else 0, under_objective=under_objective,
-                              batch_size=batch_size, progress=progress)
-        lo, hi = sp.mus_ci(seed=seed, n_boot=n_boot)
+    spans = {}
+    with using(model, outputs) as net:
+        check_label_range("y", yt, n_classes(net, next(iter_batches(x, None, 1))[0]))
+        for e in budgets:
+            spans[e] = uncertainty_span(net, x, e, norm, steps if e > 0 else 0, seed, optimizer=optimizer,
+                                        restarts=restarts if e > 0 else 0, under_objective=under_objective,
+                                        batch_size=batch_size, progress=progress)
+    return sweep_from_spans(spans, yn, norm=norm, steps=steps, n_bins=n_bins, n_boot=n_boot, seed=seed)
+
+
+def sweep_from_spans(spans: Mapping[float, UncertaintySpan], y: object, *, norm: str, steps: int, n_bins: int = 15,
+                     n_boot: int = 2000, seed: int = 0) -> EpsSweep:
+    """The :class:`EpsSweep` of spans computed elsewhere (one per budget, on the same points with labels ``y``):
+    the rows :func:`eps_sweep` gives for them."""
+    yn = np.asarray(y.detach().cpu().numpy() if isinstance(y, torch.Tensor) else y)
+    rows = []
+    for e in sorted(spans):
+        sp = spans[e]
+        iv = sp.mus_ci(seed=seed, n_boot=n_boot)
         sece = {k: signed_ece(getattr(sp, f"conf_{k}"), getattr(sp, f"pred_{k}") == yn, n_bins)
                 for k in ("clean", "over", "under")}
-        rows.append(EpsSweepRow(e, sp.mus.mean, lo, hi, float(sp.entropy_clean.mean()), float(sp.entropy_over.mean()),
-                                float(sp.entropy_under.mean()), sece["clean"], sece["over"], sece["under"]))
-        spans[e] = sp
-    return EpsSweep(norm, steps, int(yn.size), tuple(rows), spans)
+        rows.append(EpsSweepRow(float(e), sp.mus.mean, iv.low, iv.high, float(sp.entropy_clean.mean()),
+                                float(sp.entropy_over.mean()), float(sp.entropy_under.mean()), sece["clean"],
+                                sece["over"], sece["under"]))
+    return EpsSweep(norm, steps, int(yn.size), tuple(rows), {float(e): spans[e] for e in sorted(spans)})
 
 
 def plot_eps_sweep(sweeps: EpsSweep | Mapping[str, EpsSweep]):

@@ -1,0 +1,280 @@
+"""The input contract (issue 25 item 7): every public name in ``uncspan.__all__`` that takes a model or data gets the
+shared catalogue of bad inputs (robustsuite_common.testing) and must refuse each with a ValueError/TypeError naming
+the argument, before any forward pass of the model (labels beyond the model's classes: after the one probe pass that
+reads the number of classes), and give the caller's model back unchanged (state, mode, requires_grad); every
+output form of the model is accepted; float64 / half and non-contiguous inputs are cast or read as they are. A
+public name without an entry here fails the first test."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+import uncspan
+from robustsuite_common.config import from_dict
+from robustsuite_common.experiment import Split
+from robustsuite_common.testing import CountingModel, bad_images, bad_labels, output_forms, snapshot
+from uncspan import experiment
+
+K, N = 4, 6  # classes of the test model, inputs
+
+
+class Net(torch.nn.Module):
+    """A tiny vision model with BatchNorm and Dropout (a model in train mode would change if evaluated as is)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.conv = torch.nn.Conv2d(1, 3, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(3)
+        self.drop = torch.nn.Dropout(0.5)
+        self.head = torch.nn.Linear(3 * 8 * 8, K)
+        with torch.no_grad():
+            for p in self.parameters():
+                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
+            self.bn.running_mean.copy_(torch.randn(3, generator=g) * 0.1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.drop(torch.relu(self.bn(self.conv(x))).flatten(1)))
+
+
+def images(n: int = N) -> torch.Tensor:
+    return torch.rand(n, 1, 8, 8, generator=torch.Generator().manual_seed(1))
+
+
+def labels(n: int = N) -> torch.Tensor:
+    return torch.arange(n) % K
+
+
+@dataclass(frozen=True)
+class Entry:
+    """How to call one public entry point: ``call(model, x, y)``; the names its errors use for x and y."""
+
+    call: Callable[[Any, Any, Any], Any]
+    x_name: str = "x"
+    y_name: str | None = "y"
+
+
+def _experiment(m, x, y):
+    if hasattr(x, "shape") and len(x) != N:  # a Split needs one label per input: here the images are under test
+        y = y[: len(x)]
+    cfg = from_dict(experiment.Config, {"leaderboard": {"n": N, "robust_attack": "pgd", "pgd_steps": 1},
+                                        "attack": {"steps": 1, "restarts": 0}, "sweep": {"eps": [0.0, 0.1], "n": 4,
+                                                                                         "steps": 1},
+                                        "metrics": {"n_boot": 100, "auroc_n_boot": 100}},
+                    base=experiment.preset("demo"))
+    return experiment.run(experiment.Models({"m": m}), experiment.Data(test=Split(x, y)), cfg, progress=False)
+
+
+def _ood(m, x, y):
+    return uncspan.ood_under_attack(m, x, images(4) * 0.5, [0.0, 0.1], steps=1, n_boot=100)
+
+
+MODEL_ENTRIES: dict[str, Entry] = {
+    "OverConfidenceAttack": Entry(lambda m, x, y: uncspan.OverConfidenceAttack(steps=1)(m, x, 0.1), y_name=None),
+    "UnderConfidenceAttack": Entry(lambda m, x, y: uncspan.UnderConfidenceAttack(steps=1)(m, x, 0.1), y_name=None),
+    "MisclassificationAttack": Entry(lambda m, x, y: uncspan.MisclassificationAttack(steps=1)(m, x, 0.1, y=y)),
+    "uncertainty_span": Entry(lambda m, x, y: uncspan.uncertainty_span(m, x, 0.1, steps=1, restarts=0), y_name=None),
+    "rank_models": Entry(lambda m, x, y: uncspan.rank_models({"m": m}, x, y, 0.1, steps=1, restarts=0, n_boot=100,
+                                                             attack="pgd")),
+    # the AutoAttack path with its cheapest configuration (version "rand": APGD-CE and APGD-DLR only, 2 iterations;
+    # standard AutoAttack's Square runs 5,000 queries per robust point): the contract, not the attack, is tested here
+    "robust_accuracy": Entry(lambda m, x, y: uncspan.robust_accuracy(m, x, y, 0.1, attack=uncspan.AutoAttack(
+        version="rand", n_iter=2, n_restarts=1))),
+    "eps_sweep": Entry(lambda m, x, y: uncspan.eps_sweep(m, x, y, [0.0, 0.1], steps=1, restarts=0, n_boot=100)),
+    "ood_under_attack": Entry(_ood, x_name="x_in", y_name=None),
+    "KnownClassesModel": Entry(lambda m, x, y: uncspan.uncertainty_span(uncspan.KnownClassesModel(m, [0, 1, 2]), x,
+                                                                          0.1, steps=1, restarts=0), y_name=None),
+    "MCDropoutModel": Entry(lambda m, x, y: uncspan.MCDropoutModel(m, n_samples=2).decompose(x), y_name=None),
+    "DeepEnsemble": Entry(lambda m, x, y: uncspan.DeepEnsemble([m, m]).decompose(x), y_name=None),
+    "experiment": Entry(_experiment, x_name="data.test.x", y_name="data.test.y"),
+}
+
+
+def _span(n: int = N) -> uncspan.UncertaintySpan:
+    return uncspan.uncertainty_span(Net(), images(n), 0.1, steps=1, restarts=0)
+
+
+def _board() -> uncspan.Leaderboard:
+    return uncspan.rank_models({"a": Net()}, images(), labels(), 0.1, steps=1, restarts=0, n_boot=100, attack="pgd")
+
+
+def _outcome(n: int = N) -> uncspan.RobustOutcome:
+    return uncspan.RobustOutcome("pgd", "pgd", np.zeros(n, bool), np.zeros(n, int), np.ones(n))
+
+
+P = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+BAD_PROBS = {"nan": np.full((2, 3), np.nan), "logits": np.array([[2.0, -1.0, 0.5]]), "negative": np.array([[1.5, -0.5]]),
+             "one_class": np.array([[1.0]]), "not_an_array": "0.5"}
+BAD_VECTOR = {"nan": [np.nan, 1.0], "empty": [], "two_dimensional": [[1.0, 2.0]], "not_numbers": "ab"}
+Z, C = np.array([0.9, 0.6, 0.3, 0.8]), np.array([1, 0, 0, 1])
+BAD_CONF = {"nan": [np.nan, 0.5, 0.5, 0.5], "above_one": [1.5, 0.5, 0.5, 0.5], "wrong_length": [0.5, 0.5]}
+BAD_CORRECT = {"not_binary": [2, 0, 1, 1], "wrong_length": [1, 0]}
+BAD_SCORES = {"nan": [np.nan, 0.2], "empty": [], "two_dimensional": [[0.1, 0.2]]}
+BAD_Y = {k: v for k, v in bad_labels(N, K).items() if k != "out_of_range"}  # no model to know the classes
+BAD_IMAGES = {k: v for k, v in bad_images((N, 1, 8, 8)).items()}
+
+#: entry points that take data but no model: (call on good arguments, {argument: bad values})
+DATA_ENTRIES: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, dict[str, Any]]]] = {
+    "entropy": (uncspan.entropy, {"probs": P}, {"probs": BAD_PROBS}),
+    "max_softmax_probability": (uncspan.max_softmax_probability, {"probs": P}, {"probs": BAD_PROBS}),
+    "epistemic_decomposition": (uncspan.epistemic_decomposition, {"member_probs": np.stack([P, P])},
+                                {"member_probs": {"nan": np.full((2, 2, 3), np.nan), "two_dimensional": P,
+                                                  "logits": np.full((2, 2, 3), 2.0)}}),
+    "entropy_from_logits": (uncspan.entropy_from_logits, {"logits": torch.zeros(2, 3)},
+                            {"logits": {"not_a_tensor": np.zeros((2, 3)), "one_class": torch.zeros(2, 1)}}),
+    "mus": (uncspan.mus, {"entropy_under": [1.0, 2.0], "entropy_over": [0.0, 1.0]},
+            {"entropy_under": BAD_VECTOR, "entropy_over": {"wrong_length": [0.0]}}),
+    "msus": (uncspan.msus, {"entropy_under": [1.0, 2.0], "entropy_over": [0.0, 1.0]},
+             {"entropy_under": BAD_VECTOR, "entropy_over": {"wrong_length": [0.0]}}),
+    "signed_ece": (uncspan.signed_ece, {"confidences": Z, "correct": C},
+                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
+    "expected_calibration_error": (uncspan.expected_calibration_error, {"confidences": Z, "correct": C},
+                                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
+    "reliability_bins": (uncspan.reliability_bins, {"confidences": Z, "correct": C},
+                         {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
+    "detection_metrics": (uncspan.detection_metrics, {"scores_in": Z, "scores_out": Z + 1},
+                          {"scores_in": BAD_SCORES, "scores_out": BAD_SCORES}),
+    "auroc_ci": (lambda **kw: uncspan.auroc_ci(**kw, n_boot=100), {"scores_in": Z, "scores_out": Z + 1},
+                 {"scores_in": BAD_SCORES, "scores_out": BAD_SCORES}),
+    "auroc_difference": (lambda **kw: uncspan.auroc_difference(**kw, n_boot=100),
+                         {"scores_in": Z, "scores_out": Z + 1, "scores_out_ref": Z + 2},
+                         {"scores_out": BAD_SCORES, "scores_out_ref": {"wrong_length": [0.1]}}),
+    "paired_difference": (lambda **kw: uncspan.paired_difference(**kw, n_boot=100), {"a": Z, "b": Z + 1},
+                          {"a": {"nan": [np.nan] * 4, "empty": []}, "b": {"two_dimensional": [[1.0] * 4]}}),
+    "entropy_widening": (lambda **kw: uncspan.entropy_widening(**kw, n_boot=100), {"span": _span()},
+                         {"span": {"a_dict": {"entropy_clean": [1.0]}}}),
+    "mus_difference": (lambda **kw: uncspan.mus_difference(**kw, n_boot=100), {"span_a": _span(), "span_b": _span()},
+                       {"span_a": {"an_array": np.ones(3)}}),
+    "span_signed_ece": (uncspan.span_signed_ece, {"span": _span(), "y": labels()}, {"y": BAD_Y}),
+    "adversarial_training_effect": (uncspan.adversarial_training_effect, {"board": _board()},
+                                    {"board": {"a_dict": {"rows": []}}}),
+    "leaderboard_row": (lambda **kw: uncspan.leaderboard_row("m", **kw, n_boot=100),
+                        {"span": _span(), "y": labels(), "robust": _outcome()},
+                        {"y": BAD_Y, "span": {"none": None}, "robust": {"wrong_length": _outcome(2)}}),
+    "plot_entropy_distributions": (uncspan.plot_entropy_distributions, {"spans": {"m": _span()}},
+                                   {"spans": {"empty": {}, "an_array": np.ones(3)}}),
+    "plot_reliability_diagrams": (uncspan.plot_reliability_diagrams, {"spans": {"m": _span()}, "y": labels()},
+                                  {"y": BAD_Y, "spans": {"empty": {}}}),
+    "plot_eps_sweep": (uncspan.plot_eps_sweep, {"sweeps": uncspan.eps_sweep(Net(), images(), labels(), [0.0, 0.1],
+                                                                            steps=1, n_boot=100)},
+                       {"sweeps": {"empty": {}, "a_span": {"m": _span()}}}),
+    "open_set_split": (uncspan.open_set_split, {"x": images(), "y": labels(), "open_classes": [3]},
+                       {"x": BAD_IMAGES, "y": BAD_Y, "open_classes": {"absent": [7], "a_string": "3"}}),
+    "match_images": (uncspan.match_images, {"x": images(), "like": (1, 4, 4)}, {"x": BAD_IMAGES}),
+    "pgd_gap": (uncspan.pgd_gap, {"pgd": _outcome(), "autoattack": _outcome()},
+                {"pgd": {"an_array": np.zeros(N, bool)}, "autoattack": {"wrong_length": _outcome(2)}}),
+    "robustbench_leaderboard": (lambda **kw: uncspan.robustbench_leaderboard(["Absent"], **kw, model_dir="/nonexistent"),
+                                {"x": images(), "y": labels()}, {"x": BAD_IMAGES, "y": BAD_Y}),
+}
+
+#: public names that take neither a model nor data: constants, result types, attack configurations, the abstract
+#: attack base class (its subclasses' entries above cover its __call__) and the RobustBench loader (names and a dir)
+NO_MODEL_OR_DATA = {
+    "__version__", "STRONGEST_UNDER_OBJECTIVES", "ROBUST_ATTACKS", "AttackResult", "UncertaintyAttack",
+    "UncertaintySpan", "SpanStatistic", "ReliabilityBins", "PairedDifference", "EntropyWidening", "TrainingComparison",
+    "TrainingEffect", "SpanSignedECE", "DetectionMetrics", "OODRow", "OODUnderAttack", "EpsSweepRow", "EpsSweep",
+    "LeaderboardRow", "Leaderboard", "AutoAttack", "RobustOutcome", "PGDGap", "EpistemicDecomposition",
+    "load_robustbench_models",
+}
+
+
+def test_every_public_name_is_in_the_catalogue():
+    covered = set(MODEL_ENTRIES) | set(DATA_ENTRIES) | NO_MODEL_OR_DATA
+    missing = sorted(set(uncspan.__all__) - covered)
+    assert not missing, f"public names without an input-contract entry: {missing}"
+    assert not sorted(covered - set(uncspan.__all__)), "catalogue entries that are not public"
+
+
+@pytest.mark.parametrize("case", sorted(bad_images((N, 1, 8, 8))))
+@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
+def test_bad_images_refused_before_any_forward_pass(name, case):
+    entry = MODEL_ENTRIES[name]
+    x = bad_images((N, 1, 8, 8))[case]
+    model = CountingModel(Net())
+    model.train()
+    before = snapshot(model)
+    with pytest.raises((ValueError, TypeError)) as err:
+        entry.call(model, x, labels())
+    assert entry.x_name in str(err.value), str(err.value)
+    assert model.calls == 0
+    before.assert_same(model)
+    if case == "range_0_255":
+        assert "got values in [" in str(err.value)  # the observed range is named
+    if case == "no_batch_dim":
+        assert "(N, C, H, W)" in str(err.value)
+
+
+@pytest.mark.parametrize("case", sorted(bad_labels(N, K)))
+@pytest.mark.parametrize("name", sorted(n for n, e in MODEL_ENTRIES.items() if e.y_name is not None))
+def test_bad_labels_refused_naming_y_before_the_work(name, case):
+    entry = MODEL_ENTRIES[name]
+    y = bad_labels(N, K)[case]
+    model = CountingModel(Net())
+    before = snapshot(model)
+    with pytest.raises((ValueError, TypeError)) as err:
+        entry.call(model, images(), y)
+    # (the experiment's Split refuses a wrong length itself, naming y)
+    assert entry.y_name in str(err.value) or (name == "experiment" and "y must" in str(err.value)), str(err.value)
+    # labels beyond the model's classes need the class count: at most the one pass that reads it
+    assert model.calls <= (1 if case == "out_of_range" else 0)
+    before.assert_same(model)
+
+
+def _fingerprint(out: Any) -> str:
+    if hasattr(out, "to_dict"):
+        try:
+            d = out.to_dict(per_sample=True)
+        except TypeError:
+            d = out.to_dict()
+    else:
+        d = {k: np.asarray(v).tolist() for k, v in vars(out).items() if v is not None}
+    return json.dumps(d, sort_keys=True, default=str)
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
+def test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result(name):
+    entry = MODEL_ENTRIES[name]
+    results = []
+    for form in output_forms():
+        net = Net()
+        net.train()  # a caller's model in train mode, with a frozen layer
+        net.conv.weight.requires_grad_(False)
+        model = form.wrap(net)
+        before = snapshot(model)
+        out = entry.call(model, images(), labels())
+        before.assert_same(model)
+        results.append(_fingerprint(out))
+    assert all(r == results[0] for r in results), name
+
+
+@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
+def test_float64_half_and_non_contiguous_inputs(name):
+    """float64 and half inputs are cast to the model's dtype (the same result as the cast input); a non-contiguous
+    batch gives the result of its contiguous copy."""
+    entry = MODEL_ENTRIES[name]
+    x = images()
+    ref = _fingerprint(entry.call(Net(), x, labels()))
+    assert _fingerprint(entry.call(Net(), x.double(), labels())) == ref
+    half = x.half()
+    assert _fingerprint(entry.call(Net(), half, labels())) == _fingerprint(entry.call(Net(), half.float(), labels()))
+    strided = x.transpose(2, 3)
+    assert not strided.is_contiguous()
+    assert _fingerprint(entry.call(Net(), strided, labels())) == _fingerprint(
+        entry.call(Net(), strided.contiguous(), labels()))
+
+
+@pytest.mark.parametrize("name, arg, case", [(n, a, c) for n, (_, _, bad) in sorted(DATA_ENTRIES.items())
+                                             for a, cases in bad.items() for c in cases])
+def test_data_entries_refuse_bad_values_naming_the_argument(name, arg, case):
+    fn, good, bad = DATA_ENTRIES[name]
+    fn(**good)  # the good arguments work
+    with pytest.raises((ValueError, TypeError)) as err:
+        fn(**{**good, arg: bad[arg][case]})
+    assert arg in str(err.value), str(err.value)
