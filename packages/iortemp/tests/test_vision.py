@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import iortemp
+from robustsuite_common.intervals import proportion_of
 
 
 def test_pgd_ior_on_overconfident_vision_model(digits_model):
@@ -13,10 +14,10 @@ def test_pgd_ior_on_overconfident_vision_model(digits_model):
     up = iortemp.TemperatureScaled(net, 0.005)
     rep = iortemp.detect_ior(up, xt, yt, pgd, val_inputs=xv, val_labels=yv, optimise=True, max_evaluations=6)
     base = iortemp.evaluate_attack(net, xt, yt, pgd)
-    cp = iortemp.clopper_pearson
+    cp = proportion_of
     plain, cal, opt = (cp(e.correct_adversarial) for e in (rep.plain, rep.cal, rep.opt))
     assert plain.above(cp(base.correct_adversarial)) and plain.above(cal) and plain.above(opt)
-    assert iortemp.intervals_overlap(cal, cp(base.correct_adversarial))
+    assert cal.overlaps(cp(base.correct_adversarial))
     # the search's optimum on the validation set is no worse than the calibrated temperature there
     q_cal = iortemp.evaluate_attack(up, xv, yv, pgd, temperature=rep.calibrated_temperature).adversarial_accuracy
     assert rep.search.adversarial_accuracy <= q_cal

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validation import check_positive_int
+from ._validation import check_int
 from .temperature import _device_of
 
 __all__ = ["CachedTextClassifier", "HFTextClassifier"]
@@ -27,8 +27,8 @@ class HFTextClassifier:
             raise TypeError("model must be a torch.nn.Module (a transformers sequence classifier)")
         self.model = model
         self.tokenizer = tokenizer
-        self.max_length = check_positive_int(max_length, "max_length")
-        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.max_length = check_int("max_length", max_length, ge=1)
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
 
     def encode(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
         enc = self.tokenizer(
@@ -83,7 +83,7 @@ class CachedTextClassifier:
         if not callable(model):
             raise TypeError("model must be a callable list[str] -> np.ndarray of logits")
         self.inner = model
-        self.maxsize = check_positive_int(maxsize, "maxsize")
+        self.maxsize = check_int("maxsize", maxsize, ge=1)
         self.model = getattr(model, "model", model)
         tok = getattr(model, "tokenizer", None)
         if tok is not None:
