@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from torch import nn
 
 from robustsuite_common.intervals import mean_interval, proportion_of, seed_interval
 
-from ._validation import check_choice
+from ._validation import check_choice, check_labels, check_texts
 from .hf import HFTextClassifier
 from .temperature import logits64
 from .training import NORMALIZATIONS, TrainingConfig, train_classifier
@@ -92,10 +93,13 @@ def ddi_normalization_ablation(
     if not seed_list:
         raise ValueError("seeds must be a non-empty sequence of integers")
     cfg = config or TrainingConfig()
-    y = np.asarray(test_labels.cpu() if hasattr(test_labels, "cpu") else test_labels).astype(np.int64)
-    texts = list(test_texts)
-    if len(texts) != len(y) or not texts:
-        raise ValueError("test_texts and test_labels must be non-empty and of equal length")
+    if not isinstance(model, nn.Module) or not hasattr(model, "get_input_embeddings"):
+        raise TypeError("model must be a transformers sequence classifier (nn.Module with get_input_embeddings), got "
+                        f"{type(model).__name__}")
+    train_texts = check_texts("train_texts", train_texts)
+    check_labels("train_labels", train_labels, length=len(train_texts))
+    texts = check_texts("test_texts", test_texts)
+    y = check_labels("test_labels", test_labels, length=len(texts))
     ml = int(max_length or cfg.max_length)
     was_training = model.training
     base = HFTextClassifier(model, tokenizer, max_length=ml)

@@ -23,6 +23,7 @@ from ._rng import seeded_globals
 from ._textattack import STOPWORDS, import_textattack
 from ._validation import (
     check_choice,
+    check_finite_array,
     check_float,
     check_images,
     check_int,
@@ -90,9 +91,10 @@ class EmbeddingNeighbours:
     """
 
     def __init__(self, words: Sequence[str], vectors, *, k: int = 10, min_similarity: float = -1.0):
-        vec = np.asarray(vectors, dtype=np.float64)
-        if vec.ndim != 2 or vec.shape[0] != len(words):
-            raise ValueError("vectors must have shape (len(words), d)")
+        words = check_texts("words", words)
+        vec = check_finite_array("vectors", vectors, ndim=2)
+        if vec.shape[0] != len(words):
+            raise ValueError(f"vectors must have shape (len(words), d) = ({len(words)}, d), got {vec.shape}")
         self.k = check_int("k", k, ge=1)
         self.words = [str(w) for w in words]
         self._index = {w: i for i, w in enumerate(self.words)}

@@ -178,6 +178,9 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
 def mean_embedding_norm(model: nn.Module) -> float:
     """Mean L2 norm of the rows of ``model``'s input-embedding matrix: the unit of
     ``TrainingConfig(adv_scale="embedding")`` (about 1 for BERT-base, ~0.1-0.3 for tiny models)."""
+    if not isinstance(model, nn.Module) or not hasattr(model, "get_input_embeddings"):
+        raise TypeError("model must be a transformers model (nn.Module with get_input_embeddings), got "
+                        f"{type(model).__name__}")
     with torch.no_grad():
         w = model.get_input_embeddings().weight
         return float(w.double().norm(dim=1).mean())
