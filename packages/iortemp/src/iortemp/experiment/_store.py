@@ -69,7 +69,7 @@ class Evaluations:
                 raise KeyError(f"attack {attack!r} has no identity in this experiment")
             text = not hasattr(inputs, "detach")
             k = key("eval", self.scope, system, self._data(inputs), self._data(np.asarray(labels)),
-                    self.attack_ids[id(attack)], f"{float(temperature):.10g}", int(seed),
+                    self.attack_ids[id(attack)], repr(float(temperature)), int(seed),
                     source_model is not None)
 
             def compute() -> dict:

@@ -96,7 +96,8 @@ def run_text(base, data, cfg: Config, store, progress: bool) -> TextOutcome:
     notes: list[str] = []
     # the model on these data: its logits (from the model itself, not the cache, whose fill order is part of
     # what the served systems compute) and the texts identify every checkpoint
-    fp = fingerprint(np.concatenate([logits64(base, xva), logits64(base, xte)]), xva, yva, xte, yte)
+    z_test = np.concatenate([logits64(base, [x]) for x in xte])  # each text alone, as the attacks first query it
+    fp = fingerprint(np.concatenate([logits64(base, xva), z_test]), xva, yva, xte, yte)
 
     attacks: dict[str, Any] = {}
     for name in a.names:
@@ -142,7 +143,9 @@ def run_text(base, data, cfg: Config, store, progress: bool) -> TextOutcome:
 
     confidence = {}
     for name, model in systems.items():  # Tables 1 and 11 on the clean test texts, float64
-        z = logits64(model, xte)
+        # from the model itself (the served systems' logits64 is base / T_d), not from the logits cache, whose
+        # content depends on the order texts were first queried in (a resumed run queries fewer)
+        z = logits64(model, xte) if temps.get(name) is None and name != "base" else z_test / (temps[name] or 1.0)
         ce = calibration_error(z, yte)
         conf = np.exp(scaled_log_softmax64(z).max(axis=1))
         confidence[name] = {"accuracy": ce.accuracy, "mean_confidence": ce.mean_confidence, "ece": ce.ece,
