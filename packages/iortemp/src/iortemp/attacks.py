@@ -240,7 +240,7 @@ class GreedyWordSwap:
     def __call__(
         self, victim, texts: Sequence[str], labels, *, seed: int = 0, progress: bool = False
     ) -> AttackOutput:
-        texts, labels = _check_text_batch(texts, labels)
+        texts, labels = _check_text_batch(texts, labels, victim)
         res = [
             self.attack_one(victim, t, int(y))
             for t, y in _progress(list(zip(texts, labels, strict=True)), progress)
@@ -332,7 +332,7 @@ class TextAttackRecipe:
     def __call__(
         self, victim, texts: Sequence[str], labels, *, seed: int = 0, progress: bool = False
     ) -> AttackOutput:
-        texts, labels = _check_text_batch(texts, labels)
+        texts, labels = _check_text_batch(texts, labels, victim)
         attack = self.build(victim)
         from textattack.attack_results import SkippedAttackResult, SuccessfulAttackResult
 
@@ -398,7 +398,10 @@ class PGDLinf:
                 xb = as_model_input(victim, x[a : a + self.batch_size])
                 yb = y[a : a + self.batch_size].to(device)
                 with torch.no_grad():
-                    clean_wrong = logits_from(victim(xb), n=xb.shape[0]).argmax(1) != yb
+                    z0 = logits_from(victim(xb), n=xb.shape[0])
+                if a == 0:  # the number of classes, known from the first forward pass: before any attack step
+                    check_labels("labels", y, n_classes=z0.shape[1])
+                clean_wrong = z0.argmax(1) != yb
                 delta = torch.zeros_like(xb)
                 if self.random_start:
                     delta = (torch.rand(xb.shape, generator=gen) * 2 - 1).to(device, xb.dtype) * self.eps
@@ -446,6 +449,9 @@ class AutoAttackLinf:
             raise TypeError("victim must be a torch.nn.Module (vision contract)")
         check_images("x", x)
         yl = check_labels("labels", y, length=x.shape[0])
+        with evaluating(victim), torch.no_grad():  # one input: the number of classes, before the attack runs
+            k = logits_from(victim(as_model_input(victim, x[:1])), n=1).shape[1]
+        check_labels("labels", yl, n_classes=k)
         res = autoattack(victim, x, yl, eps=self.eps, norm="Linf", version=self.version,
                          seed=check_seed("seed", seed), batch_size=self.batch_size)
         clean = res.clean_correct.numpy().astype(bool)
@@ -454,9 +460,15 @@ class AutoAttackLinf:
                             np.zeros(x.shape[0], dtype=np.int64), extra={"attack": res.attack})
 
 
-def _check_text_batch(texts, labels) -> tuple[list[str], np.ndarray]:
+def _check_text_batch(texts, labels, victim=None) -> tuple[list[str], np.ndarray]:
+    """Texts and labels checked; with ``victim``, the labels against its number of classes (one query of the
+    first text alone — the query every attack starts with)."""
     texts = check_texts("texts", texts)
-    return texts, check_labels("labels", labels, length=len(texts))
+    y = check_labels("labels", labels, length=len(texts))
+    if victim is not None:
+        k = np.asarray(victim([texts[0]])).shape[-1]
+        check_labels("labels", y, n_classes=k)
+    return texts, y
 
 
 def _progress(it, progress: bool):

@@ -11,8 +11,10 @@ from scipy.optimize import brentq, minimize, minimize_scalar
 from scipy.special import log_softmax
 from torch import nn
 
+from robustsuite_common.models import logits_from
+
 from ._numerics import scaled_log_softmax64
-from ._validation import check_choice, check_int, check_logits_labels
+from ._validation import check_choice, check_int, check_logits_labels, check_temperature
 from .temperature import _device_of
 
 __all__ = ["PlattScaler", "TemperatureFit", "calibrate_temperature", "fit_temperature", "temperature_nll"]
@@ -25,7 +27,7 @@ _LOG_T_BOUNDS = (-30.0, 30.0)
 def temperature_nll(logits, labels, temperature: float) -> float:
     """Mean negative log-likelihood of ``labels`` under ``softmax(logits / T)``, in float64 (Eq. 9)."""
     z, y = check_logits_labels(logits, labels)
-    lp = scaled_log_softmax64(z, temperature)
+    lp = scaled_log_softmax64(z, check_temperature(temperature))
     return float(-lp[np.arange(len(y)), y].mean())
 
 
@@ -268,5 +270,5 @@ class _PlattModule(nn.Module):
         self.register_buffer("bias", torch.as_tensor(affine.bias, dtype=torch.float32, device=dev))
 
     def forward(self, x):
-        out = self.inner(x)
+        out = logits_from(self.inner(x), n=x.shape[0])
         return out @ self.weight.to(out.dtype).T + self.bias.to(out.dtype)

@@ -114,7 +114,8 @@ class AdversarialEvaluation:
 
 def predict(model, inputs) -> np.ndarray:
     """Predicted classes (argmax of the float64 reporting logits; same argmax as served)."""
-    return logits64(model, inputs).argmax(axis=1)
+    z = logits64(model, inputs)
+    return z.argmax(axis=1) if len(z) else np.zeros(0, dtype=np.int64)
 
 
 def check_inputs_labels(model, inputs, labels, *, name: str = "inputs") -> tuple[object, np.ndarray, int]:

@@ -55,7 +55,7 @@ class TemperatureScaledText:
 
     def logits64(self, text_list: Sequence[str]) -> np.ndarray:
         """Reporting logits: the base logits in float64 divided by the (composed) temperature in float64."""
-        return logits64(self.inner, list(text_list)) / self.temperature
+        return logits64(self.inner, check_texts("text_list", text_list, allow_empty=True)) / self.temperature
 
     def get_grad(self, text_input: str) -> Any:  # pragma: no cover - TextAttack gradient recipes only
         raise NotImplementedError("gradient-based word importance is not supported by TemperatureScaledText")
