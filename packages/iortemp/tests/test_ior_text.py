@@ -185,3 +185,26 @@ def test_cached_text_classifier_same_logits_fewer_model_calls(tiny_text, corpus)
     assert cached(["dup", "dup"]).shape[0] == 2 and seen[-1] == "dup" and seen.count("dup") == 1
     with pytest.raises(TypeError, match="model"):
         iortemp.CachedTextClassifier(3)
+
+
+def test_paired_verdict_resolves_what_independent_intervals_cannot():
+    """The demo's ↑conf/PWWS pattern: 17 of 40 texts survive the plain attack, 6 the calibrated one, and every
+    text that survives calibration also survives plain. Two independent Clopper-Pearson intervals overlap; on the
+    same texts McNemar's exact test (11 discordant texts, all one way) resolves the drop."""
+    from robustsuite_common.intervals import proportion
+    from scipy.stats import binomtest
+
+    plain = np.zeros(40, bool)
+    plain[:17] = True
+    best = np.zeros(40, bool)
+    best[:6] = True
+    assert proportion(17, 40).overlaps(proportion(6, 40))  # the first pass's rule: not resolved
+    v = iortemp.paired_verdict([plain], [best], threshold=0.05)
+    assert v["mcnemar"]["p_value"] == pytest.approx(binomtest(11, 11, 0.5).pvalue)
+    assert v["difference"]["estimate"] == pytest.approx(11 / 40) and v["difference"]["low"] > 0
+    assert v["illusion"] and v["resolved"]
+    # several seeds: every seed must reject; one seed with 3 discordant texts (p = 0.25) leaves it unresolved
+    weak = plain.copy()
+    weak[9:17] = False
+    v2 = iortemp.paired_verdict([plain, weak], [best, best], threshold=0.05)
+    assert v2["mcnemar"]["p_value"] == pytest.approx(0.25) and v2["illusion"] and not v2["resolved"]

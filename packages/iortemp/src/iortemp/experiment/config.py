@@ -228,11 +228,12 @@ PAPER = Config(
     vision=VisionConfig(steps=20),
 )
 
-# A CPU-sized run of the headline tables (Tables 1-3, 11 with DDi-AT and Table 4): sized from a measured
-# small run (see the README's "paper-cpu"); not run at full size here.
+# A CPU-sized run of the headline tables (Tables 1-3, 11 with ddi-at, Table 4, Fig. 1, the vision check): about
+# 0.4 CPU-hours on the demo's models, estimated linearly from small runs of each piece (README, "paper-cpu");
+# not run at full size here.
 PAPER_CPU = Config(
     systems=SystemsConfig(calibration="gd", search=SearchConfig(max_evaluations=8)),
-    text=TextConfig(n_test=200, n_val=100),
+    text=TextConfig(n_test=500, n_val=250),
     ddi_at=DDiATConfig(enabled=True, train_size=800, epochs=5, lr=1e-3, batch_size=8),
     vision=VisionConfig(n=500, steps=20),
 )
