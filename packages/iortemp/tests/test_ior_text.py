@@ -191,8 +191,9 @@ def test_paired_verdict_resolves_what_independent_intervals_cannot():
     """The demo's ↑conf/PWWS pattern: 17 of 40 texts survive the plain attack, 6 the calibrated one, and every
     text that survives calibration also survives plain. Two independent Clopper-Pearson intervals overlap; on the
     same texts McNemar's exact test (11 discordant texts, all one way) resolves the drop."""
-    from robustsuite_common.intervals import proportion
     from scipy.stats import binomtest
+
+    from robustsuite_common.intervals import proportion
 
     plain = np.zeros(40, bool)
     plain[:17] = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from robustsuite_common.testing import readme_python_blocks, run_readme_blocks
 
 README = Path(__file__).resolve().parents[1] / "README.md"
