@@ -18,6 +18,7 @@ import torch
 
 import iortemp
 from iortemp._toy import SYNONYMS, build_tiny_bert
+from robustsuite_common.models import evaluating
 from robustsuite_common.testing import (
     CountingModel,
     bad_images,
@@ -64,12 +65,24 @@ VISION = {
     "PGDLinf": lambda m, x, y: _pgd()(m, x, y).adversarial,
     "AutoAttackLinf": lambda m, x, y: iortemp.AutoAttackLinf(eps=0.1)(m, x, y).adversarial,
     "robust_accuracy": lambda m, x, y: iortemp.robust_accuracy(m, x, y, eps=0.1).robust,
-    "TemperatureScaled": lambda m, x, y: iortemp.logits64(iortemp.TemperatureScaled(m, 0.005), x),
-    "TemperatureScaledModule": lambda m, x, y: iortemp.logits64(iortemp.TemperatureScaledModule(m, 2e6), x),
+    "TemperatureScaled": lambda m, x, y: _served_and_reported(iortemp.TemperatureScaled(m, 0.005), x),
+    "TemperatureScaledModule": lambda m, x, y: _served_and_reported(iortemp.TemperatureScaledModule(m, 2e6), x),
     "served_systems": lambda m, x, y: [iortemp.logits64(s, x) for s in iortemp.served_systems(m).values()],
     "PlattScaler": lambda m, x, y: iortemp.logits64(iortemp.PlattScaler().fit(
         np.random.default_rng(0).normal(size=(8, K_VISION)), np.arange(8)).wrap(m), x),
 }
+
+
+def _served_and_reported(wrapper, x):
+    """The wrapper's served logits (its forward, as an attack calls it) and its float64 reporting logits."""
+    reported = iortemp.logits64(wrapper, x)  # checks the images first
+    if x.shape[0] == 0:
+        return reported
+    with evaluating(wrapper), torch.no_grad():  # a module's own forward: its mode is the caller's business
+        served = wrapper(x).double().numpy()
+    return np.concatenate([served, reported])
+
+
 NO_LABELS = {"logits64", "predict", "TemperatureScaled", "TemperatureScaledModule", "served_systems", "PlattScaler"}
 EMPTY_OK = {"logits64", "predict", "TemperatureScaled", "TemperatureScaledModule", "served_systems", "PlattScaler"}
 VISION_ARG = r"\b(inputs|x|val_inputs)\b"
