@@ -229,8 +229,8 @@ PAPER = Config(
 )
 
 # A CPU-sized run of the headline tables (Tables 1-3, 11 with ddi-at, Table 4, Fig. 1, the vision check): about
-# 0.4 CPU-hours on the demo's models, estimated linearly from small runs of each piece (README, "paper-cpu");
-# not run at full size here.
+# 0.35 CPU-hours on the demo's models, estimated linearly from small runs of each piece (tools/bench/bench_iortemp.py
+# --paper-cpu; README, "paper-cpu"); not run at full size here.
 PAPER_CPU = Config(
     systems=SystemsConfig(calibration="gd", search=SearchConfig(max_evaluations=8)),
     text=TextConfig(n_test=500, n_val=250),
