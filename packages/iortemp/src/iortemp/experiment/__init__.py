@@ -269,7 +269,7 @@ def _notes(t, v, cfg: Config) -> list[str]:
 def figures(result: Result) -> list[Figure]:
     """Clean against attacked accuracy per system (bars with intervals), the Fig. 1 sweep, and PGD beside
     AutoAttack on the vision systems — drawn from ``result``'s tables only (matplotlib: the ``plot`` extra)."""
-    from .figures import draw
+    from .plots import draw  # a submodule named "figures" would replace this function on first import
 
     return draw(result)
 
