@@ -21,8 +21,14 @@
    that loads TextAttack and WordNet. Prints CPU seconds per text, model texts computed, and the ratio; the
    adversarial accuracies of both runs must agree.
 
+4. ``--paper-cpu``: the CPU time of the ``paper-cpu`` preset of ``iortemp.experiment``, estimated without running
+   it: each piece (the three served systems' tables, DDi-AT's fine-tuning, the ddi-at system with Table 4, the
+   Fig. 1 sweep, the vision part with AutoAttack) is run at a small size on the demo's models and scaled
+   linearly to the preset's sizes (attack costs per text, fine-tuning per text-epoch, vision per image).
+
 Usage: OMP_NUM_THREADS=1 uv run python tools/bench/bench_iortemp.py [--paper-size] [--attack wordswap]
        OMP_NUM_THREADS=1 uv run python tools/bench/bench_iortemp.py --pwws 20
+       OMP_NUM_THREADS=1 uv run python tools/bench/bench_iortemp.py --paper-cpu
 """
 
 from __future__ import annotations
@@ -151,6 +157,50 @@ def bench_pwws(n: int, model_spec: str, data_spec: str) -> None:
     print(f"[pwws] cached / uncached: CPU {cc / cu:.2f}x, model texts {tc / tu:.2f}x; accuracies agree: {au == ac}")
 
 
+def bench_paper_cpu() -> None:
+    from dataclasses import replace
+
+    from iortemp import experiment as ex
+    from robustsuite.loaders import load_dataset, load_model
+    from robustsuite_common.config import override
+
+    def named(ds):
+        return [s if s.label_names is not None else replace(s, label_names=tuple(ds.classes))
+                for s in (ds.train, ds.val, ds.test)]
+
+    (tr, va, te), (_, vva, vte) = named(load_dataset("builtin:wordnet-topics")), named(load_dataset("builtin:fashion-mnist"))
+    text, vision = load_model("builtin:wordnet-roberta"), load_model("builtin:fashion-cnn")
+    paper = ex.preset("paper-cpu")
+    data = ex.Data(test=te, val=va, train=tr, vision_test=vte, vision_val=vva)
+    tiny = {"n_test": 2, "n_val": 2, "attacks": {"names": ["deepwordbug"], "seeds": [0]}}
+
+    def cpu(changes: dict, with_vision: bool = False) -> float:
+        c0 = time.process_time()
+        ex.run(ex.Models(text=text, vision=vision if with_vision else None), data, override(paper, changes),
+               progress=False)
+        return time.process_time() - c0
+
+    n, n_train = 20, 80
+    off = {"ddi_at": {"enabled": False}, "sweep": {"enabled": False}}
+    warm = cpu({"text": {"n_test": 2, "n_val": 2}, **off})  # imports TextAttack, reads WordNet: once per process
+    text3 = cpu({"text": {"n_test": n, "n_val": n // 2}, **off})
+    text4 = cpu({"text": {"n_test": n, "n_val": n // 2}, "ddi_at": {"train_size": n_train, "epochs": 1},
+                 "sweep": {"enabled": False}})
+    ddi = cpu({"text": tiny, "ddi_at": {"train_size": n_train, "epochs": 1}, "sweep": {"enabled": False}})
+    sweep = cpu({"text": {**tiny, "n_test": n}, "systems": {"search": {"max_evaluations": 1}},
+                 "ddi_at": {"enabled": False}})
+    vis = cpu({"text": tiny, **off, "vision": {"n": 50}}, with_vision=True)
+    scale_text = paper.text.n_test / n
+    scale_train = paper.ddi_at.train_size * paper.ddi_at.epochs / n_train
+    parts = {"one-time imports": warm, "base/↓conf/↑conf tables": text3 * scale_text,
+             "DDi-AT fine-tuning": ddi * scale_train, "ddi-at table + Table 4": (text4 - text3 - ddi) * scale_text,
+             "Fig. 1 sweep": sweep * scale_text, "vision (PGD + AutoAttack)": vis * paper.vision.n / 50}
+    for k, v in parts.items():
+        print(f"[paper-cpu] {k}: {v:.0f} s CPU")
+    print(f"[paper-cpu] estimated total: {sum(parts.values()):.0f} s CPU = {sum(parts.values()) / 3600:.2f} CPU-hours "
+          f"(measured at n_test={n}, {n_train} training texts x 1 epoch, 50 images; scaled linearly)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--paper-size", action="store_true", help="validation set of 1066 (RT) / 10000 logits")
@@ -164,7 +214,11 @@ def main() -> None:
     ap.add_argument("--pwws", type=int, default=0, metavar="N", help="only the PWWS profile on N texts")
     ap.add_argument("--model", default="builtin:wordnet-roberta", help="model spec for --pwws")
     ap.add_argument("--dataset", default="builtin:wordnet-topics", help="dataset spec for --pwws")
+    ap.add_argument("--paper-cpu", action="store_true", help="only the paper-cpu preset's CPU estimate")
     a = ap.parse_args()
+    if a.paper_cpu:
+        bench_paper_cpu()
+        return
     if a.pwws:
         bench_pwws(a.pwws, a.model, a.dataset)
         return

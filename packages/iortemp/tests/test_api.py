@@ -8,8 +8,9 @@ EXPECTED = {
     "calibrate_temperature", "calibration_error", "confidence_stats", "detect_ior", "evaluate_attack",
     "illusion_table", "logits64", "mean_embedding_norm", "min_norm_simplex", "optimize_temperature", "predict", "search_temperature",
     "temperature_nll", "temperature_sweep", "train_classifier", "transfer_attack", "TemperatureFit",
-    "fit_temperature", "Interval", "bootstrap_interval", "clopper_pearson", "intervals_overlap", "call_attack", "ascc_perturbation",
-    "CachedTextClassifier", "run_interval", "seed_interval", "TEXT_ATTACKS", "text_attack", "served_systems",
+    "fit_temperature", "call_attack", "ascc_perturbation", "AutoAttackLinf", "ROBUST_ATTACKS", "RobustAccuracy",
+    "robust_accuracy", "paired_verdict",
+    "CachedTextClassifier", "run_interval", "TEXT_ATTACKS", "text_attack", "served_systems",
     "NormalizationAblation", "ddi_normalization_ablation",
 }
 

@@ -5,7 +5,7 @@ import numpy as np
 import torch
 
 import iortemp
-from iortemp.intervals import bootstrap_interval, clopper_pearson
+from robustsuite_common.intervals import mean_interval, proportion_of
 
 
 def _margin(z, y):
@@ -20,9 +20,9 @@ def test_pgd_lowers_accuracy_and_margin(digits_model):
     net, _, (xt, yt) = digits_model
     pgd = iortemp.PGDLinf(eps=0.15, steps=10, random_start=False)
     ev = iortemp.evaluate_attack(net, xt, yt, pgd, keep_adversarial=True)
-    assert clopper_pearson(ev.correct_adversarial).below(clopper_pearson(ev.correct_clean))
+    assert proportion_of(ev.correct_adversarial).below(proportion_of(ev.correct_clean))
     d = _margin(iortemp.logits64(net, ev.adversarial), yt.numpy()) - _margin(iortemp.logits64(net, xt), yt.numpy())
-    assert bootstrap_interval(d).high < 0  # the margin falls on average, by more than its interval
+    assert mean_interval(d, seed=0).high < 0  # the margin falls on average, by more than its interval
     assert np.mean(d < 0) > 0.9
 
 
@@ -30,11 +30,11 @@ def test_greedy_word_swap_lowers_accuracy_and_never_raises_the_margin(tiny_text,
     _, _, (xte, yte) = corpus
     atk = iortemp.GreedyWordSwap(candidates=synonyms)
     ev = iortemp.evaluate_attack(tiny_text, xte[:60], yte[:60], atk, keep_adversarial=True)
-    assert clopper_pearson(ev.correct_adversarial).below(clopper_pearson(ev.correct_clean))
+    assert proportion_of(ev.correct_adversarial).below(proportion_of(ev.correct_clean))
     d = _margin(iortemp.logits64(tiny_text, ev.adversarial), yte[:60]) - _margin(iortemp.logits64(tiny_text, xte[:60]),
                                                                                   yte[:60])
     assert (d <= 1e-9).all()  # greedy search keeps only swaps that lower p(true): the margin never rises
-    assert bootstrap_interval(d).high < 0
+    assert mean_interval(d, seed=0).high < 0
 
 
 def test_overconfident_victim_masks_pgd_but_adversary_temperature_unmasks(digits_model):
@@ -42,10 +42,10 @@ def test_overconfident_victim_masks_pgd_but_adversary_temperature_unmasks(digits
     net, _, (xt, yt) = digits_model
     pgd = iortemp.PGDLinf(eps=0.15, steps=10, random_start=False)
     up = iortemp.TemperatureScaled(net, 0.005)
-    plain = clopper_pearson(iortemp.evaluate_attack(up, xt, yt, pgd).correct_adversarial)
-    base = clopper_pearson(iortemp.evaluate_attack(net, xt, yt, pgd).correct_adversarial)
+    plain = proportion_of(iortemp.evaluate_attack(up, xt, yt, pgd).correct_adversarial)
+    base = proportion_of(iortemp.evaluate_attack(net, xt, yt, pgd).correct_adversarial)
     undone = iortemp.evaluate_attack(up, xt, yt, pgd, temperature=200.0)
-    assert plain.above(base) and plain.above(clopper_pearson(undone.correct_adversarial))
+    assert plain.above(base) and plain.above(proportion_of(undone.correct_adversarial))
     # attacking at T_a = 1/T_d is the base attack up to float rounding of the composed scale
     assert np.mean(np.array(undone.correct_adversarial) == np.array(
         iortemp.evaluate_attack(net, xt, yt, pgd).correct_adversarial)) > 0.95

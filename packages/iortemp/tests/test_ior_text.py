@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import iortemp
+from robustsuite_common.intervals import proportion_of
 
 
 @pytest.fixture(scope="module")
@@ -26,8 +27,8 @@ def test_overconfident_model_shows_illusion_and_cal_opt_remove_it(table):
     assert up.above(base)  # IOR: same predictions, adversarial accuracy far higher (intervals do not overlap)
     for mode in ("cal", "opt"):  # the adversary's temperature brings it back down to the base level
         back = table.interval("up", mode, "wordswap")
-        assert up.above(back) and iortemp.intervals_overlap(back, base)
-    assert base.value < next(r["clean_accuracy"] for r in table.rows)  # the attack attacks
+        assert up.above(back) and back.overlaps(base)
+    assert base.estimate < next(r["clean_accuracy"] for r in table.rows)  # the attack attacks
     # Table 13's comparator runs and is scored on the served model (its value is not pinned: Platt is unstable)
     assert 0.0 <= table.value("up", "platt", "wordswap") <= 1.0
     # clean accuracy is identical: the served systems share the base model's argmax
@@ -55,8 +56,8 @@ def test_detector_flags_overconfident_and_not_base(tiny_text, corpus, synonyms):
                               optimise=False)
     assert up.illusion and "illusion of robustness" in up.verdict
     assert not base.illusion
-    assert iortemp.clopper_pearson(up.plain.correct_adversarial).above(
-        iortemp.clopper_pearson(up.cal.correct_adversarial))
+    assert proportion_of(up.plain.correct_adversarial).above(
+        proportion_of(up.cal.correct_adversarial))
     assert len(up.sweep) == 2 and up.sweep[1].adversarial_accuracy < up.sweep[0].adversarial_accuracy
 
 
@@ -119,10 +120,10 @@ def test_illusion_table_seeds_give_seed_and_per_run_intervals(tiny_text, corpus)
     assert row["adversarial_accuracy_seed_ci_low"]["drop"] == pytest.approx(np.mean(accs) - half)
     assert row["adversarial_accuracy_seed_ci_high"]["drop"] == pytest.approx(np.mean(accs) + half)
     iv = tab.interval("base", "plain", "drop")
-    assert iv.low <= iv.value <= iv.high and row["seeds"] == [0, 1, 2] and row["n"] == 30
-    per_run = [iortemp.clopper_pearson(ev.correct_adversarial) for ev in evs]
+    assert iv.low <= iv.estimate <= iv.high and row["seeds"] == [0, 1, 2] and row["n"] == 30
+    per_run = [proportion_of(ev.correct_adversarial) for ev in evs]
     assert (iv.low, iv.high) == (min(r.low for r in per_run), max(r.high for r in per_run))
-    pooled = iortemp.clopper_pearson(np.concatenate([ev.correct_adversarial for ev in evs]))
+    pooled = proportion_of(np.concatenate([ev.correct_adversarial for ev in evs]))
     assert iv.high - iv.low > pooled.high - pooled.low  # wider than the (wrong) pooled interval
     with pytest.raises(ValueError, match="seeds"):
         iortemp.illusion_table({"base": tiny_text}, {"drop": random_drop}, xte[:3], yte[:3], val_inputs=xva[:3],
@@ -153,8 +154,11 @@ def test_deterministic_attack_runs_once_per_temperature_and_logs_samples(tiny_te
     assert np.mean((pred == y) & (adv == y)) == pytest.approx(row["adversarial_accuracy"]["swap"])
     assert np.mean(adv == y) < np.mean(pred == y)  # the attack attacks (fails for a reversed adversary)
     assert iortemp.predict(tiny_text, samples[0]["perturbed_text"]).tolist() == samples[0]["adv_prediction"]
-    recs = tab.sample_records(yte[:20])
-    assert len(recs) == 20 * 3 and {"id", "label", "prediction", "adv_prediction", "perturbed_text"} <= set(recs[0])
+    recs = tab.sample_records(yte[:20], ids=[f"t{i}" for i in range(20)], inputs=xte[:20], label_names=["neg", "pos"])
+    assert len(recs) == 20 * 3 and {"id", "input", "label", "prediction", "confidence", "adv_input", "adv_prediction",
+                                    "adv_confidence"} <= set(recs[0])
+    assert recs[0]["id"] == "t0" and recs[0]["input"] == xte[0] and recs[0]["label"] == ["neg", "pos"][yte[0]]
+    assert recs[0]["adv_input"] == samples[0]["perturbed_text"][0] and 0.5 <= recs[0]["confidence"] <= 1
     for sd in (0, 1, 2):
         acc = np.mean([r["adv_correct"] for r in recs if r["seed"] == sd])
         assert acc == pytest.approx(row["adversarial_accuracy"]["swap"])
@@ -181,3 +185,27 @@ def test_cached_text_classifier_same_logits_fewer_model_calls(tiny_text, corpus)
     assert cached(["dup", "dup"]).shape[0] == 2 and seen[-1] == "dup" and seen.count("dup") == 1
     with pytest.raises(TypeError, match="model"):
         iortemp.CachedTextClassifier(3)
+
+
+def test_paired_verdict_resolves_what_independent_intervals_cannot():
+    """The demo's ↑conf/PWWS pattern: 17 of 40 texts survive the plain attack, 6 the calibrated one, and every
+    text that survives calibration also survives plain. Two independent Clopper-Pearson intervals overlap; on the
+    same texts McNemar's exact test (11 discordant texts, all one way) resolves the drop."""
+    from scipy.stats import binomtest
+
+    from robustsuite_common.intervals import proportion
+
+    plain = np.zeros(40, bool)
+    plain[:17] = True
+    best = np.zeros(40, bool)
+    best[:6] = True
+    assert proportion(17, 40).overlaps(proportion(6, 40))  # the first pass's rule: not resolved
+    v = iortemp.paired_verdict([plain], [best], threshold=0.05)
+    assert v["mcnemar"]["p_value"] == pytest.approx(binomtest(11, 11, 0.5).pvalue)
+    assert v["difference"]["estimate"] == pytest.approx(11 / 40) and v["difference"]["low"] > 0
+    assert v["illusion"] and v["resolved"]
+    # several seeds: every seed must reject; one seed with 3 discordant texts (p = 0.25) leaves it unresolved
+    weak = plain.copy()
+    weak[9:17] = False
+    v2 = iortemp.paired_verdict([plain, weak], [best, best], threshold=0.05)
+    assert v2["mcnemar"]["p_value"] == pytest.approx(0.25) and v2["illusion"] and not v2["resolved"]

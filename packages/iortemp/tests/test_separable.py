@@ -5,7 +5,7 @@ import math
 import torch
 
 import iortemp
-from iortemp.intervals import clopper_pearson
+from robustsuite_common.intervals import proportion_of
 
 
 def _separable_val(net, xv, yv):
@@ -46,9 +46,9 @@ def test_detector_flags_overconfident_model_on_separable_validation_set(digits_m
                                  max_evaluations=6)
         assert rep.separable and "separable" in rep.verdict
         assert rep.opt is not None  # the separable case falls back to an attack-optimised temperature
-        plain = clopper_pearson(rep.plain.correct_adversarial)
-        best = clopper_pearson(min(rep.cal, rep.opt, key=lambda e: e.adversarial_accuracy).correct_adversarial)
-        assert plain.above(clopper_pearson(base.correct_adversarial))  # the illusion is there ...
+        plain = proportion_of(rep.plain.correct_adversarial)
+        best = proportion_of(min(rep.cal, rep.opt, key=lambda e: e.adversarial_accuracy).correct_adversarial)
+        assert plain.above(proportion_of(base.correct_adversarial))  # the illusion is there ...
         assert plain.above(best)  # ... and the adversary's temperature removes it
         assert rep.illusion
     # the base model on the same separable set: no illusion

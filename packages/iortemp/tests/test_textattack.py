@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import iortemp
+from robustsuite_common.intervals import mean_interval, proportion_of
 
 
 @pytest.mark.slow
@@ -17,13 +18,17 @@ def test_deepwordbug_offline_shows_ior_and_is_seeded(tiny_text, corpus):
     plain = iortemp.evaluate_attack(up, x, y, atk, seed=0)
     t_cal = iortemp.calibrate_temperature(iortemp.logits64(up, xva), yva)
     cal = iortemp.evaluate_attack(up, x, y, atk, temperature=t_cal, seed=0)
-    cp, boot = iortemp.clopper_pearson, iortemp.bootstrap_interval
+    cp = proportion_of
+
+    def boot(v):
+        return mean_interval(v, seed=0)
+
     assert cp(base.correct_adversarial).below(cp(base.correct_clean))  # DeepWordBug attacks
     # paired per-text differences on the same 30 texts (their bootstrap interval is the data's own margin)
     c = {k: np.array(e.correct_adversarial, dtype=float) for k, e in (("base", base), ("plain", plain), ("cal", cal))}
     assert boot(c["plain"] - c["base"]).low > 0  # the illusion: the saturated victim survives more texts
     assert boot(c["plain"] - c["cal"]).low > 0  # the adversary's temperature removes it
-    assert iortemp.intervals_overlap(cp(cal.correct_adversarial), cp(base.correct_adversarial))
+    assert cp(cal.correct_adversarial).overlaps(cp(base.correct_adversarial))
     again = atk(tiny_text, x[:8], y[:8], seed=0)
     first = atk(tiny_text, x[:8], y[:8], seed=0)
     assert again.adversarial == first.adversarial
@@ -49,7 +54,7 @@ def test_pwws_offline_from_local_wordnet(tiny_text, corpus):
     _, _, (xte, yte) = corpus
     atk = iortemp.TextAttackRecipe(recipe="pwws")
     ev = iortemp.evaluate_attack(tiny_text, xte[:30], yte[:30], atk, keep_adversarial=True)
-    cp = iortemp.clopper_pearson
+    cp = proportion_of
     assert cp(ev.correct_adversarial).below(cp(ev.correct_clean))  # PWWS attacks
     changed = [a for a, t in zip(ev.adversarial, xte[:30], strict=True) if a != t]
     assert changed and all(len(a.split()) == len(t.split()) for a, t in zip(ev.adversarial, xte[:30], strict=True))

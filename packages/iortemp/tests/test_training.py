@@ -3,6 +3,7 @@ import pytest
 import torch
 
 import iortemp
+from robustsuite_common.intervals import mean_interval, proportion_of
 
 
 @pytest.fixture(scope="module")
@@ -99,12 +100,14 @@ def test_ddi_at_global_normalisation_makes_the_model_overconfident(tiny_text, co
         iortemp.train_classifier(model, tiny_text.tokenizer, xtr[:400], ytr[:400], method="ddi-at", config=cfg,
                                  seed=0)
         record(norm, iortemp.HFTextClassifier(model, tiny_text.tokenizer, max_length=32))
-    boot = iortemp.bootstrap_interval
+    def boot(v):
+        return mean_interval(v, seed=0)
+
     assert boot(conf["normalise"] - conf["none"]).low > 0
     assert boot(conf["normalise"] - conf["base"]).low > 0
     assert boot(conf["normalise"] - correct["normalise"]).low > 0  # over-confident, not just more accurate
-    cp = iortemp.clopper_pearson
-    assert iortemp.intervals_overlap(cp(correct["normalise"]), cp(correct["none"]))
+    cp = proportion_of
+    assert cp(correct["normalise"]).overlaps(cp(correct["none"]))
     assert not cp(correct["normalise"]).below(cp(correct["base"]))
 
 
@@ -176,7 +179,7 @@ def test_ascc_raises_robust_accuracy_under_synonym_swaps(tiny_text, corpus, corp
     attack = iortemp.GreedyWordSwap(candidates=same_sign)
     ev_base = iortemp.evaluate_attack(tiny_text, xte, yte, attack)
     ev_ascc = iortemp.evaluate_attack(ascc, xte, yte, attack)
-    cp = iortemp.clopper_pearson
+    cp = proportion_of
     assert cp(ev_ascc.correct_adversarial).above(cp(ev_base.correct_adversarial))
     assert not cp(ev_ascc.correct_clean).below(cp(ev_base.correct_clean))
     assert ev_base.adversarial_accuracy < ev_base.clean_accuracy  # the attack attacks the undefended model

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 import iortemp
+from robustsuite_common.intervals import proportion_of
 
 
 def test_pgd_ior_on_overconfident_vision_model(digits_model):
@@ -13,10 +14,10 @@ def test_pgd_ior_on_overconfident_vision_model(digits_model):
     up = iortemp.TemperatureScaled(net, 0.005)
     rep = iortemp.detect_ior(up, xt, yt, pgd, val_inputs=xv, val_labels=yv, optimise=True, max_evaluations=6)
     base = iortemp.evaluate_attack(net, xt, yt, pgd)
-    cp = iortemp.clopper_pearson
+    cp = proportion_of
     plain, cal, opt = (cp(e.correct_adversarial) for e in (rep.plain, rep.cal, rep.opt))
     assert plain.above(cp(base.correct_adversarial)) and plain.above(cal) and plain.above(opt)
-    assert iortemp.intervals_overlap(cal, cp(base.correct_adversarial))
+    assert cal.overlaps(cp(base.correct_adversarial))
     # the search's optimum on the validation set is no worse than the calibrated temperature there
     q_cal = iortemp.evaluate_attack(up, xv, yv, pgd, temperature=rep.calibrated_temperature).adversarial_accuracy
     assert rep.search.adversarial_accuracy <= q_cal
@@ -51,3 +52,22 @@ def test_pgd_bad_input(digits_model):
     with pytest.raises(ValueError, match="labels"):
         iortemp.PGDLinf()(net, xt, yt[:-1])
     assert np.isfinite(iortemp.logits64(iortemp.TemperatureScaled(net, 1e7), xt)).all()
+
+
+def test_robust_accuracy_defaults_to_standard_autoattack(digits_model):
+    """Issue 27: a robust accuracy that names no attack is pyautoattack's standard evaluation with the same seed,
+    and it is never above PGD's on the same points; PGD under an extreme temperature is fooled, AutoAttack not."""
+    from robustsuite_common.autoattack import autoattack
+
+    net, _, (xt, yt) = digits_model
+    x, y = xt[:32], yt[:32]
+    default = iortemp.robust_accuracy(net, x, y, eps=0.3, seed=1)
+    direct = autoattack(net, x, y, eps=0.3, seed=1)
+    assert default.robust == tuple(bool(v) for v in direct.robust) and "AutoAttack (standard" in default.attack
+    pgd = iortemp.robust_accuracy(net, x, y, attack="pgd", eps=0.3, steps=10, seed=1)
+    assert default.value <= pgd.value and pgd.attack.startswith("PGD-10")
+    up = iortemp.TemperatureScaled(net, 0.005)
+    fooled = iortemp.robust_accuracy(up, x, y, attack="pgd", eps=0.3, steps=10, seed=1)
+    assert fooled.interval.above(iortemp.robust_accuracy(up, x, y, eps=0.3, seed=1).interval)
+    with pytest.raises(ValueError, match="attack"):
+        iortemp.robust_accuracy(net, x, y, attack="fgsm")

@@ -3,7 +3,8 @@
 Temperature wrappers (Eq. 8), adversary temperature calibration (Sec. 4.1, Eq. 9) and Brent-optimised
 temperatures (Sec. 4.2, Eqs. 10-11), the attack-the-scaled / score-the-original protocol (Sec. 5), IOR
 detection (Fig. 1), and DDi-AT / PGD-K / FreeLB / ASCC / augmentation training (App. A-C).
-Heavy integrations (TextAttack, transformers) are imported lazily.
+Heavy integrations (TextAttack, transformers, AutoAttack) are imported lazily. The paper's experiment (its
+typed config, presets and ``run``) is the submodule :mod:`iortemp.experiment` (imported on first use).
 """
 
 from importlib.metadata import version as _version
@@ -12,6 +13,7 @@ from .ablation import NormalizationAblation, ddi_normalization_ablation
 from .attacks import (
     TEXT_ATTACKS,
     AttackOutput,
+    AutoAttackLinf,
     EmbeddingNeighbours,
     GreedyWordSwap,
     PGDLinf,
@@ -20,18 +22,20 @@ from .attacks import (
 )
 from .calibration import PlattScaler, TemperatureFit, calibrate_temperature, fit_temperature, temperature_nll
 from .hf import CachedTextClassifier, HFTextClassifier
-from .intervals import (
-    Interval,
-    bootstrap_interval,
-    clopper_pearson,
-    intervals_overlap,
+from .ior import (
+    IllusionTable,
+    IORReport,
+    SweepPoint,
+    detect_ior,
+    illusion_table,
+    paired_verdict,
     run_interval,
-    seed_interval,
+    temperature_sweep,
 )
-from .ior import IllusionTable, IORReport, SweepPoint, detect_ior, illusion_table, temperature_sweep
 from .metrics import CalibrationError, ConfidenceStats, calibration_error, confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature, search_temperature
 from .protocol import AdversarialEvaluation, call_attack, evaluate_attack, predict, transfer_attack
+from .robust import ROBUST_ATTACKS, RobustAccuracy, robust_accuracy
 from .temperature import (
     TemperatureScaled,
     TemperatureScaledModule,
@@ -55,6 +59,7 @@ __all__ = [
     "TEXT_ATTACKS",
     "AdversarialEvaluation",
     "AttackOutput",
+    "AutoAttackLinf",
     "CachedTextClassifier",
     "CalibrationError",
     "ConfidenceStats",
@@ -63,10 +68,11 @@ __all__ = [
     "HFTextClassifier",
     "IORReport",
     "IllusionTable",
-    "Interval",
     "NormalizationAblation",
     "PGDLinf",
     "PlattScaler",
+    "ROBUST_ATTACKS",
+    "RobustAccuracy",
     "SweepPoint",
     "TemperatureFit",
     "TemperatureScaled",
@@ -79,30 +85,36 @@ __all__ = [
     "__version__",
     "adversarial_augmentation",
     "ascc_perturbation",
-    "bootstrap_interval",
     "calibrate_temperature",
     "calibration_error",
     "call_attack",
-    "clopper_pearson",
     "confidence_stats",
     "ddi_normalization_ablation",
     "detect_ior",
     "evaluate_attack",
     "fit_temperature",
     "illusion_table",
-    "intervals_overlap",
     "logits64",
     "mean_embedding_norm",
     "min_norm_simplex",
     "optimize_temperature",
+    "paired_verdict",
     "predict",
+    "robust_accuracy",
     "run_interval",
     "search_temperature",
     "served_systems",
-    "seed_interval",
     "temperature_nll",
     "temperature_sweep",
     "text_attack",
     "train_classifier",
     "transfer_attack",
 ]
+
+
+def __getattr__(name: str):
+    if name == "experiment":  # the paper's protocol: imported on first use, so `import iortemp` stays light
+        import importlib
+
+        return importlib.import_module(".experiment", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

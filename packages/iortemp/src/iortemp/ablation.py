@@ -3,7 +3,7 @@
 Fine-tunes a copy of one base classifier with DDi-AT under each ``ddi_normalization`` setting (``normalise``:
 Eq. 12's global unit-norm direction; ``clip``; ``none``) once per seed, and reports clean accuracy and mean
 predicted-class confidence (float64) on held-out texts: the mean over seeds, a Student-t interval over seeds,
-and per-run intervals (Clopper-Pearson for accuracy, percentile bootstrap for the mean confidence; the hull over
+and per-run intervals (Clopper-Pearson for accuracy, BCa bootstrap for the mean confidence; the hull over
 seeds). The paper's claim: only ``normalise`` makes the model over-confident at unchanged accuracy.
 """
 
@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from torch import nn
 
-from ._validation import check_choice
+from robustsuite_common.intervals import mean_interval, proportion_of, seed_interval
+
+from ._validation import check_choice, check_labels, check_texts
 from .hf import HFTextClassifier
-from .intervals import bootstrap_interval, clopper_pearson, seed_interval
 from .temperature import logits64
 from .training import NORMALIZATIONS, TrainingConfig, train_classifier
 
@@ -49,7 +51,8 @@ def _measure(clf, texts, labels, seed: int) -> tuple[float, float, object, objec
     z = z - z.max(axis=1, keepdims=True)
     conf = 1.0 / np.exp(z).sum(axis=1)  # max-softmax from log-sum-exp (the max logit is 0)
     correct = z.argmax(axis=1) == labels
-    return float(correct.mean()), float(conf.mean()), clopper_pearson(correct), bootstrap_interval(conf, seed=seed)
+    return (float(correct.mean()), float(conf.mean()), proportion_of(correct),
+            mean_interval(conf, seed=seed, bounds=(0.0, 1.0)))
 
 
 def _row(setting: str, runs: list[tuple[int, tuple]]) -> dict:
@@ -60,7 +63,7 @@ def _row(setting: str, runs: list[tuple[int, tuple]]) -> dict:
            "confidence_ci_low": min(r[1][3].low for r in runs),
            "confidence_ci_high": max(r[1][3].high for r in runs)}
     for name, vals in (("accuracy", acc), ("confidence", conf)):
-        iv = seed_interval(vals)
+        iv = seed_interval(vals, bounds=(0.0, 1.0))
         row[f"{name}_seed_ci_low"] = None if iv is None else iv.low
         row[f"{name}_seed_ci_high"] = None if iv is None else iv.high
     row["per_seed"] = [{"seed": sd, "accuracy": m[0], "confidence": m[1]} for sd, m in runs]
@@ -85,15 +88,18 @@ def ddi_normalization_ablation(
     ``ddi_normalization`` in ``settings``, once per training seed; accuracy and mean confidence on the test
     texts with per-run and over-seed 95 % intervals, plus the ``base`` row (``model`` itself)."""
     for s in settings:
-        check_choice(s, NORMALIZATIONS, "settings")
+        check_choice("settings", s, NORMALIZATIONS)
     seed_list = tuple(int(s) for s in seeds)
     if not seed_list:
         raise ValueError("seeds must be a non-empty sequence of integers")
     cfg = config or TrainingConfig()
-    y = np.asarray(test_labels.cpu() if hasattr(test_labels, "cpu") else test_labels).astype(np.int64)
-    texts = list(test_texts)
-    if len(texts) != len(y) or not texts:
-        raise ValueError("test_texts and test_labels must be non-empty and of equal length")
+    if not isinstance(model, nn.Module) or not hasattr(model, "get_input_embeddings"):
+        raise TypeError("model must be a transformers sequence classifier (nn.Module with get_input_embeddings), got "
+                        f"{type(model).__name__}")
+    train_texts = check_texts("train_texts", train_texts)
+    check_labels("train_labels", train_labels, length=len(train_texts))
+    texts = check_texts("test_texts", test_texts)
+    y = check_labels("test_labels", test_labels, length=len(texts))
     ml = int(max_length or cfg.max_length)
     was_training = model.training
     base = HFTextClassifier(model, tokenizer, max_length=ml)

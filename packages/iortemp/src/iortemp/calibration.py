@@ -11,8 +11,10 @@ from scipy.optimize import brentq, minimize, minimize_scalar
 from scipy.special import log_softmax
 from torch import nn
 
+from robustsuite_common.models import logits_from
+
 from ._numerics import scaled_log_softmax64
-from ._validation import check_choice, check_logits_labels, check_positive_int
+from ._validation import check_choice, check_int, check_logits_labels, check_temperature
 from .temperature import _device_of
 
 __all__ = ["PlattScaler", "TemperatureFit", "calibrate_temperature", "fit_temperature", "temperature_nll"]
@@ -25,7 +27,7 @@ _LOG_T_BOUNDS = (-30.0, 30.0)
 def temperature_nll(logits, labels, temperature: float) -> float:
     """Mean negative log-likelihood of ``labels`` under ``softmax(logits / T)``, in float64 (Eq. 9)."""
     z, y = check_logits_labels(logits, labels)
-    lp = scaled_log_softmax64(z, temperature)
+    lp = scaled_log_softmax64(z, check_temperature(temperature))
     return float(-lp[np.arange(len(y)), y].mean())
 
 
@@ -122,8 +124,8 @@ def _nll_temperature(
     z: np.ndarray, y: np.ndarray, *, method: str = "exact", lr: float = 0.01, iterations: int = 5000,
     init: float = 1.0,
 ) -> float:
-    check_choice(method, ("exact", "gd"), "method")
-    check_positive_int(iterations, "iterations")
+    check_choice("method", method, ("exact", "gd"))
+    check_int("iterations", iterations, ge=1)
     if not (lr > 0 and math.isfinite(lr)):
         raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
     if not (init > 0 and math.isfinite(init)):
@@ -167,10 +169,10 @@ class PlattScaler:
     def __init__(
         self, *, kind: str = "matrix", method: str = "exact", lr: float = 0.01, iterations: int = 5000
     ):
-        self.kind = check_choice(kind, ("matrix", "vector"), "kind")
-        self.method = check_choice(method, ("exact", "gd"), "method")
+        self.kind = check_choice("kind", kind, ("matrix", "vector"))
+        self.method = check_choice("method", method, ("exact", "gd"))
         self.lr = float(lr)
-        self.iterations = check_positive_int(iterations, "iterations")
+        self.iterations = check_int("iterations", iterations, ge=1)
         self._affine: _Affine | None = None
 
     def fit(self, logits, labels) -> PlattScaler:
@@ -268,5 +270,5 @@ class _PlattModule(nn.Module):
         self.register_buffer("bias", torch.as_tensor(affine.bias, dtype=torch.float32, device=dev))
 
     def forward(self, x):
-        out = self.inner(x)
+        out = logits_from(self.inner(x), n=x.shape[0])
         return out @ self.weight.to(out.dtype).T + self.bias.to(out.dtype)

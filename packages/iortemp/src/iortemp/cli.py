@@ -1,18 +1,90 @@
-"""Small command line: ``iortemp demo`` (offline toy reproduction) and ``iortemp calibrate`` (T_a from logits)."""
+"""Small command line: ``iortemp experiment`` (the paper's experiment on the package's offline toy data),
+``iortemp demo`` (the toy Table 2/3 grid) and ``iortemp calibrate`` (T_a from saved logits). Bad input (a missing
+file, a bad option or config value) prints ``iortemp: error: ...`` and exits with status 2."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 import numpy as np
+
+
+class UsageError(ValueError):
+    """Bad input from the command line (exit status 2)."""
+
+
+def _toy(seed: int):
+    from robustsuite_common.experiment import Split
+
+    from ._toy import trained_toy_classifier
+
+    clf, ((xtr, ytr), (xva, yva), (xte, yte)) = trained_toy_classifier(seed=seed)
+    names = ("negative", "positive")
+    return clf, [Split(x, y, label_names=names) for x, y in ((xtr, ytr), (xva, yva), (xte, yte))]
+
+
+def _experiment(args) -> int:
+    from robustsuite_common.config import ConfigError, from_dict
+
+    from . import experiment as ex
+
+    overrides: dict = {}
+    if args.config is not None:
+        path = Path(args.config)
+        if not path.is_file():
+            raise UsageError(f"--config: no such file: {path}")
+        try:
+            if path.suffix == ".toml":
+                import tomllib
+
+                overrides = tomllib.loads(path.read_text(encoding="utf-8"))
+            else:
+                overrides = json.loads(path.read_text(encoding="utf-8"))
+        except (ValueError, UnicodeDecodeError) as err:
+            raise UsageError(f"--config: {path} is not valid {path.suffix.lstrip('.') or 'JSON'}: {err}") from None
+    quick = {"text": {"attacks": {"names": [a.strip() for a in args.attacks.split(",")]}}}
+    if args.n is not None:
+        quick["text"] |= {"n_test": args.n, "n_val": args.n}
+    quick["systems"] = {"search": {"attack": quick["text"]["attacks"]["names"][0]}}
+    quick["sweep"] = {"attack": quick["text"]["attacks"]["names"][0]}
+    try:
+        cfg = from_dict(ex.Config, _merge(quick, overrides), base=ex.preset(args.preset), where="config")
+    except ConfigError as err:
+        raise UsageError(str(err)) from None
+    clf, (train, val, test) = _toy(cfg.seed)
+    result = ex.run(ex.Models(text=clf), ex.Data(test=test, val=val, train=train), cfg, progress=args.progress)
+    if args.out is not None:
+        result.save(args.out)
+    if args.json:
+        json.dump(result.to_dict(), sys.stdout)
+        print()
+        return 0
+    for w in result.warnings:
+        print(f"WARNING: {w}")
+    print(result.summary)
+    t = result.tables["ior_verdict"]
+    print("\t".join(t.columns))
+    for row in t.rows:
+        print("\t".join("" if v is None else f"{v:.4g}" if isinstance(v, float) else str(v) for v in row))
+    return 0
+
+
+def _merge(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for k, v in b.items():
+        out[k] = _merge(out[k], v) if isinstance(v, dict) and isinstance(out.get(k), dict) else v
+    return out
 
 
 def _demo(args) -> int:
     import iortemp
     from iortemp._toy import SYNONYMS, trained_toy_classifier
 
+    if args.n < 1:
+        raise UsageError(f"--n must be >= 1, got {args.n}")
     clf, (_, (xva, yva), (xte, yte)) = trained_toy_classifier(seed=args.seed)
     systems = {"base": clf, "↓conf": iortemp.TemperatureScaled(clf, 2e6), "↑conf": iortemp.TemperatureScaled(clf, 0.005)}
     attacks = {"wordswap": iortemp.GreedyWordSwap(candidates=SYNONYMS)}
@@ -35,18 +107,26 @@ def _demo(args) -> int:
               f"{100 * r['clean_confidence']:10.5f}")
     first = names[0]
     for s in systems:
-        plain = tab.value(s, "plain", first)
-        best = min(tab.value(s, m, first) for m in ("cal", "opt"))
-        verdict = "ILLUSION OF ROBUSTNESS" if plain - best > args.threshold else "no illusion"
-        print(f"{s}: plain {100 * plain:.1f}% -> best adversary temperature {100 * best:.1f}%: {verdict}")
+        v = tab.verdict(s, first, args.threshold)
+        verdict = "ILLUSION OF ROBUSTNESS" if v["illusion"] else "no illusion"
+        print(f"{s}: plain {v['plain']['estimate'] * 100:.1f}% -> best adversary temperature "
+              f"{v['best']['estimate'] * 100:.1f}%: {verdict} (McNemar p = {v['mcnemar']['p_value']:.3g})")
     return 0
 
 
 def _calibrate(args) -> int:
     import iortemp
 
-    z = np.load(args.logits)
-    y = np.load(args.labels)
+    arrays = []
+    for name in ("logits", "labels"):
+        path = Path(getattr(args, name))
+        if not path.is_file():
+            raise UsageError(f"{name}: no such file: {path}")
+        try:
+            arrays.append(np.load(path, allow_pickle=False))
+        except (ValueError, OSError) as err:
+            raise UsageError(f"{name}: {path} is not a .npy array: {err}") from None
+    z, y = arrays
     t = iortemp.calibrate_temperature(z, y, method=args.method)
     print(json.dumps({"temperature": t, "nll_before": iortemp.temperature_nll(z, y, 1.0),
                       "nll_after": iortemp.temperature_nll(z, y, t)}))
@@ -56,6 +136,15 @@ def _calibrate(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="iortemp", description="Illusion of robustness: temperature scaling tools")
     sub = ap.add_subparsers(dest="cmd", required=True)
+    e = sub.add_parser("experiment", help="the paper's experiment (iortemp.experiment.run) on the offline toy data")
+    e.add_argument("--preset", default="demo", help="named preset: demo, paper, paper-cpu (default demo)")
+    e.add_argument("--config", help="JSON or TOML file of config overrides (e.g. {\"text\": {\"n_test\": 20}})")
+    e.add_argument("--attacks", default="wordswap", help="comma-separated text attacks (default wordswap: offline)")
+    e.add_argument("--n", type=int, help="test and validation texts")
+    e.add_argument("--out", help="write the result as JSON here")
+    e.add_argument("--json", action="store_true", help="print the result as JSON")
+    e.add_argument("--progress", action="store_true")
+    e.set_defaults(func=_experiment)
     d = sub.add_parser("demo", help="offline toy reproduction of Tables 2/3 (base, ↓conf, ↑conf; plain/cal/opt)")
     d.add_argument("--n", type=int, default=60, help="test and validation texts (default 60)")
     d.add_argument("--seed", type=int, default=0)
@@ -71,7 +160,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--method", choices=["exact", "gd"], default="exact")
     c.set_defaults(func=_calibrate)
     args = ap.parse_args(argv)
-    return args.func(args)
+    try:
+        return args.func(args)
+    except (UsageError, ValueError, TypeError, FileNotFoundError) as err:
+        print(f"iortemp: error: {err}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":  # pragma: no cover

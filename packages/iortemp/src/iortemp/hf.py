@@ -9,7 +9,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validation import check_positive_int
+from robustsuite_common.models import evaluating, logits_from
+
+from ._validation import check_int, check_texts
 from .temperature import _device_of
 
 __all__ = ["CachedTextClassifier", "HFTextClassifier"]
@@ -27,8 +29,8 @@ class HFTextClassifier:
             raise TypeError("model must be a torch.nn.Module (a transformers sequence classifier)")
         self.model = model
         self.tokenizer = tokenizer
-        self.max_length = check_positive_int(max_length, "max_length")
-        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.max_length = check_int("max_length", max_length, ge=1)
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
 
     def encode(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
         enc = self.tokenizer(
@@ -51,19 +53,14 @@ class HFTextClassifier:
         return self._accepted
 
     def __call__(self, text_list: Sequence[str]) -> np.ndarray:
-        texts = list(text_list)
+        texts = check_texts("text_list", text_list, allow_empty=True)
         if not texts:
             return np.zeros((0, self.model.config.num_labels), dtype=np.float32)
-        was_training = self.model.training
-        self.model.eval()
         outs = []
-        try:
-            with torch.no_grad():
-                for i in range(0, len(texts), self.batch_size):
-                    logits = self.model(**self.encode(texts[i : i + self.batch_size])).logits
-                    outs.append(logits.float().cpu().numpy())
-        finally:
-            self.model.train(was_training)
+        with evaluating(self.model), torch.no_grad():  # the caller's mode and buffers come back unchanged
+            for i in range(0, len(texts), self.batch_size):
+                logits = logits_from(self.model(**self.encode(texts[i : i + self.batch_size])))
+                outs.append(logits.float().cpu().numpy())
         return np.concatenate(outs, axis=0)
 
 
@@ -83,7 +80,7 @@ class CachedTextClassifier:
         if not callable(model):
             raise TypeError("model must be a callable list[str] -> np.ndarray of logits")
         self.inner = model
-        self.maxsize = check_positive_int(maxsize, "maxsize")
+        self.maxsize = check_int("maxsize", maxsize, ge=1)
         self.model = getattr(model, "model", model)
         tok = getattr(model, "tokenizer", None)
         if tok is not None:
@@ -93,7 +90,7 @@ class CachedTextClassifier:
         self.misses = 0
 
     def __call__(self, text_list: Sequence[str]) -> np.ndarray:
-        texts = list(text_list)
+        texts = check_texts("text_list", text_list, allow_empty=True)
         if not texts:
             return np.asarray(self.inner([]))
         todo = list(dict.fromkeys(t for t in texts if t not in self._cache))
@@ -112,8 +109,9 @@ class CachedTextClassifier:
 
     def logits64(self, text_list: Sequence[str]) -> np.ndarray:
         """Reporting logits: the cached float32 logits in float64 (or the inner model's own ``logits64``)."""
+        texts = check_texts("text_list", text_list, allow_empty=True)
         inner64 = getattr(self.inner, "logits64", None)
-        return inner64(list(text_list)) if inner64 is not None else self(text_list).astype(np.float64)
+        return inner64(texts) if inner64 is not None else self(texts).astype(np.float64)
 
     def clear(self) -> None:
         self._cache.clear()

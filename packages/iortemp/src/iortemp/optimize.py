@@ -19,8 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ._validation import check_positive_int, check_temperature
-from .protocol import evaluate_attack
+from ._validation import check_int, check_temperature
+from .protocol import check_inputs_labels, evaluate_attack
 
 __all__ = ["TemperatureSearchResult", "optimize_temperature", "search_temperature"]
 
@@ -88,12 +88,12 @@ def search_temperature(
             f"log10_bounds must be finite (lo, hi) with {LOG10_LIMIT[0]} <= lo < hi <= {LOG10_LIMIT[1]} "
             f"(temperatures 1e-20..1e20 keep float32 logits finite), got {log10_bounds}"
         )
-    budget = check_positive_int(max_evaluations, "max_evaluations")
-    patience = check_positive_int(flat_patience, "flat_patience", minimum=0)
+    budget = check_int("max_evaluations", max_evaluations, ge=1)
+    patience = check_int("flat_patience", flat_patience, ge=0)
     if not (xatol > 0):
         raise ValueError(f"xatol must be > 0, got {xatol}")
     if stall_patience is not None:
-        check_positive_int(stall_patience, "stall_patience")
+        check_int("stall_patience", stall_patience, ge=1)
 
     cache: dict[float, float] = {}
     stage = {"brent": False, "stall": 0}
@@ -219,23 +219,25 @@ def optimize_temperature(
     floor: float | None = 0.0,
     seed: int = 0,
     progress: bool = False,
+    evaluate: Callable[..., object] | None = None,
 ) -> TemperatureSearchResult:
     """Adversarial temperature T_a = argmin_T Q(T) (Eq. 11) on a validation set.
 
     Q(T) (Eq. 10) attacks ``TemperatureScaled(model, T)`` with ``attack`` under the same ``seed`` at every T
     and scores the adversarial examples on the unmodified ``model``. The paper uses DeepWordBug on the
     validation set; start from the calibrated temperature (``init_temperature=calibrate_temperature(...)``)
-    to save evaluations.
+    to save evaluations. ``evaluate`` replaces :func:`~iortemp.evaluate_attack` (same signature), e.g. to
+    checkpoint every attack run of the search.
     """
     if not callable(attack):
         raise TypeError("attack must be callable as attack(victim, inputs, labels, seed=...)")
 
     check_temperature(init_temperature, "init_temperature")
+    inputs, labels, _ = check_inputs_labels(model, inputs, labels)
+    run = evaluate or evaluate_attack
 
     def q(t: float) -> float:
-        return evaluate_attack(
-            model, inputs, labels, attack, temperature=t, seed=seed, progress=progress
-        ).adversarial_accuracy
+        return run(model, inputs, labels, attack, temperature=t, seed=seed, progress=progress).adversarial_accuracy
 
     return search_temperature(
         q,

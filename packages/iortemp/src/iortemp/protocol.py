@@ -7,13 +7,19 @@ score on a target model. Confidence statistics (Table 1) use the float64 reporti
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.models import evaluating
+
+from ._numerics import scaled_log_softmax64
+from ._validation import check_images, check_labels, check_seed, check_temperature, check_texts, is_texts
 from .metrics import ConfidenceStats, confidence_stats
 from .temperature import TemperatureScaled, logits64
 
@@ -43,7 +49,13 @@ def call_attack(attack, victim, inputs, labels, *, seed: int = 0, progress: bool
 
 @dataclass(frozen=True)
 class AdversarialEvaluation:
-    """Accuracies (fractions) of the target model on clean and adversarial inputs, and its confidences."""
+    """Accuracies (fractions) of the target model on clean and adversarial inputs, and its confidences.
+
+    Per input: ``correct_clean`` / ``correct_adversarial`` (the served model is right on the clean input / on
+    the clean and the adversarial input), ``predictions`` / ``adversarial_predictions`` (argmax of the float64
+    reporting logits) and ``confidences`` / ``adversarial_confidences`` (its max-softmax probability there,
+    float64). ``adversarial`` holds the adversarial inputs when asked for (``keep_adversarial=True``).
+    """
 
     temperature: float  # adversary's temperature applied to the attacked model (1.0 = plain attack)
     clean_accuracy: float
@@ -57,9 +69,12 @@ class AdversarialEvaluation:
     adversarial: list | torch.Tensor | None = None
     predictions: tuple[int, ...] = ()  # served model's clean predictions (argmax of the reporting logits)
     adversarial_predictions: tuple[int, ...] = ()  # its predictions on the adversarial inputs
+    confidences: tuple[float, ...] = ()  # its max-softmax probability on each clean input (float64)
+    adversarial_confidences: tuple[float, ...] = ()  # ... and on each adversarial input
 
     def to_dict(self) -> dict:
-        return {
+        """JSON-safe; adversarial *texts* are kept (``adversarial``), adversarial images are not."""
+        out = {
             "temperature": self.temperature,
             "clean_accuracy": self.clean_accuracy,
             "adversarial_accuracy": self.adversarial_accuracy,
@@ -71,19 +86,58 @@ class AdversarialEvaluation:
             "mean_queries": self.mean_queries,
             "predictions": list(self.predictions),
             "adversarial_predictions": list(self.adversarial_predictions),
+            "confidences": list(self.confidences),
+            "adversarial_confidences": list(self.adversarial_confidences),
         }
+        if isinstance(self.adversarial, list):
+            out["adversarial"] = list(self.adversarial)
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> AdversarialEvaluation:
+        """The evaluation :meth:`to_dict` wrote (a checkpoint)."""
+        return cls(
+            temperature=float(d["temperature"]), clean_accuracy=float(d["clean_accuracy"]),
+            adversarial_accuracy=float(d["adversarial_accuracy"]), n=int(d["n"]),
+            clean_confidence=ConfidenceStats(**d["clean_confidence"]),
+            adversarial_confidence=ConfidenceStats(**d["adversarial_confidence"]),
+            correct_clean=tuple(bool(b) for b in d["correct_clean"]),
+            correct_adversarial=tuple(bool(b) for b in d["correct_adversarial"]),
+            mean_queries=float(d["mean_queries"]),
+            adversarial=list(d["adversarial"]) if d.get("adversarial") is not None else None,
+            predictions=tuple(int(v) for v in d.get("predictions", ())),
+            adversarial_predictions=tuple(int(v) for v in d.get("adversarial_predictions", ())),
+            confidences=tuple(float(v) for v in d.get("confidences", ())),
+            adversarial_confidences=tuple(float(v) for v in d.get("adversarial_confidences", ())),
+        )
 
 
 def predict(model, inputs) -> np.ndarray:
     """Predicted classes (argmax of the float64 reporting logits; same argmax as served)."""
-    return logits64(model, inputs).argmax(axis=1)
+    z = logits64(model, inputs)
+    return z.argmax(axis=1) if len(z) else np.zeros(0, dtype=np.int64)
 
 
-def _labels(labels) -> np.ndarray:
-    lab = np.asarray(labels.cpu() if isinstance(labels, torch.Tensor) else labels)
-    if lab.ndim != 1 or (len(lab) and lab.dtype.kind not in "iu"):
-        raise ValueError(f"labels must be a 1-d integer array, got shape {lab.shape} dtype {lab.dtype}")
-    return lab.astype(np.int64)
+def check_inputs_labels(model, inputs, labels, *, name: str = "inputs") -> tuple[object, np.ndarray, int]:
+    """``(inputs, labels as int64, n)`` for ``model``: a vision ``nn.Module`` takes an ``(N, C, H, W)`` float
+    tensor in [0, 1] (NaN, inf, out-of-range values, a missing batch dimension refused); a text classifier a
+    list of strings (a bare string refused). Labels: N integer class indices."""
+    if isinstance(model, nn.Module):
+        check_images(name, inputs)
+        n = int(inputs.shape[0])
+    else:
+        if not callable(model):
+            raise TypeError(f"model must be a torch.nn.Module (vision) or a callable text classifier "
+                            f"list[str] -> logits (N, K), got {type(model).__name__}")
+        if not is_texts(inputs):
+            raise TypeError(f"{name} must be a list of strings for a text classifier, got a tensor")
+        inputs = check_texts(name, inputs)
+        n = len(inputs)
+    return inputs, check_labels("labels", labels, length=n), n
+
+
+def _max_softmax(z: np.ndarray) -> np.ndarray:
+    return np.exp(scaled_log_softmax64(z).max(axis=1))
 
 
 def evaluate_attack(
@@ -102,23 +156,28 @@ def evaluate_attack(
     inputs on the unmodified ``model`` (adversarial accuracy, Eq. 10 at one temperature).
 
     ``temperature=1.0`` is the plain out-of-the-box attack; ``source_model`` gives a transfer attack.
+    Inputs and labels are checked before any work (:func:`check_inputs_labels`); a vision model runs in eval
+    mode and comes back as it came (mode, buffers such as BatchNorm statistics, ``requires_grad``).
     """
-    y = _labels(labels)
-    n = len(inputs) if not isinstance(inputs, torch.Tensor) else inputs.shape[0]
-    if n != len(y) or n == 0:
-        raise ValueError(f"inputs and labels must be non-empty and of equal length, got {n} and {len(y)}")
+    inputs, y, n = check_inputs_labels(model, inputs, labels)
     if not callable(attack):
         raise TypeError("attack must be callable as attack(victim, inputs, labels[, seed=...][, progress=...])")
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating, np.integer)):
-        raise TypeError(f"temperature must be a positive real number, got {type(temperature).__name__}")
-    if not (np.isfinite(temperature) and temperature > 0):
-        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
-    victim = source_model if source_model is not None else model
-    if temperature != 1.0:
-        victim = TemperatureScaled(victim, temperature)
-    out = call_attack(attack, victim, inputs, y, seed=seed, progress=progress)
-    clean_logits = logits64(model, inputs)
-    adv_logits = logits64(model, out.adversarial)
+    temperature = check_temperature(temperature)
+    seed = check_seed("seed", seed)
+    if source_model is not None and isinstance(source_model, nn.Module) != isinstance(model, nn.Module):
+        raise TypeError("source_model and model must both be vision modules or both text classifiers")
+    with contextlib.ExitStack() as stack:
+        for m in (model, source_model):
+            if isinstance(m, nn.Module):
+                stack.enter_context(evaluating(m))
+        k = logits64(model, inputs[:1]).shape[1]  # one input: the number of classes, before the attack runs
+        check_labels("labels", y, n_classes=k)
+        victim = source_model if source_model is not None else model
+        if temperature != 1.0:
+            victim = TemperatureScaled(victim, temperature)
+        out = call_attack(attack, victim, inputs, y, seed=seed, progress=progress)
+        clean_logits = logits64(model, inputs)
+        adv_logits = logits64(model, out.adversarial)
     correct_clean = clean_logits.argmax(1) == y
     correct_adv = (adv_logits.argmax(1) == y) & correct_clean
     return AdversarialEvaluation(
@@ -134,6 +193,8 @@ def evaluate_attack(
         adversarial=out.adversarial if keep_adversarial else None,
         predictions=tuple(int(v) for v in clean_logits.argmax(1)),
         adversarial_predictions=tuple(int(v) for v in adv_logits.argmax(1)),
+        confidences=tuple(float(v) for v in _max_softmax(clean_logits)),
+        adversarial_confidences=tuple(float(v) for v in _max_softmax(adv_logits)),
     )
 
 

@@ -22,7 +22,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validation import check_temperature
+from robustsuite_common.models import as_model_input, evaluating, logits_from
+
+from ._validation import check_images, check_int, check_temperature, check_texts
 
 __all__ = ["TemperatureScaled", "TemperatureScaledModule", "TemperatureScaledText", "logits64", "served_systems"]
 
@@ -47,13 +49,13 @@ class TemperatureScaledText:
 
     def __call__(self, text_list: Sequence[str]) -> np.ndarray:
         """Served scores: float32 ``logits / T`` computed in float32, as the deployed model returns them."""
-        raw = np.asarray(self.inner(list(text_list)))
+        raw = np.asarray(self.inner(check_texts("text_list", text_list, allow_empty=True)))
         served = raw.astype(np.float32, copy=False) / np.float32(self.temperature)
         return served.astype(np.float32, copy=False)
 
     def logits64(self, text_list: Sequence[str]) -> np.ndarray:
         """Reporting logits: the base logits in float64 divided by the (composed) temperature in float64."""
-        return logits64(self.inner, list(text_list)) / self.temperature
+        return logits64(self.inner, check_texts("text_list", text_list, allow_empty=True)) / self.temperature
 
     def get_grad(self, text_input: str) -> Any:  # pragma: no cover - TextAttack gradient recipes only
         raise NotImplementedError("gradient-based word importance is not supported by TemperatureScaledText")
@@ -73,12 +75,15 @@ class TemperatureScaledModule(nn.Module):
         self.temperature = check_temperature(temperature)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        out = self.inner(x)
+        out = logits_from(self.inner(x), n=x.shape[0])  # tensor, tuple, dict or ModelOutput -> logits
         return out / torch.as_tensor(self.temperature, dtype=out.dtype, device=out.device)
 
     @torch.no_grad()
     def logits64(self, x: torch.Tensor) -> torch.Tensor:
-        base = self.inner.logits64(x) if hasattr(self.inner, "logits64") else self.inner(x).double()
+        if hasattr(self.inner, "logits64"):
+            base = self.inner.logits64(x)
+        else:
+            base = logits_from(self.inner(x), n=x.shape[0]).double()
         return base / self.temperature
 
 
@@ -99,29 +104,36 @@ def TemperatureScaled(model, temperature: float):  # noqa: N802 - reads as a typ
 
 
 def logits64(model, inputs, *, batch_size: int = 256) -> np.ndarray:
-    """Float64 logits of ``model`` on ``inputs`` (a tensor for vision, a list of str for text).
+    """Float64 logits of ``model`` on ``inputs`` (an ``(N, C, H, W)`` tensor in [0, 1] for a vision
+    ``nn.Module``, a list of str for a text classifier; a bare string is refused).
 
     Uses the reporting numerics of temperature wrappers (no float32 round trip through the scaled
-    logits), batched without gradients for vision models on the model's device.
+    logits), batched without gradients for vision models on the model's device, in eval mode (the model's
+    mode, buffers and ``requires_grad`` restored afterwards). Vision models may return a tensor, a tuple, a
+    dict with ``"logits"`` or a ``ModelOutput`` (:func:`robustsuite_common.models.logits_from`).
     """
-    if hasattr(model, "logits64") and not isinstance(model, nn.Module):
-        return np.asarray(model.logits64(list(inputs)), dtype=np.float64)
+    check_int("batch_size", batch_size, ge=1)
     if isinstance(model, nn.Module):
-        if not isinstance(inputs, torch.Tensor):
-            raise TypeError("inputs must be a torch.Tensor for a vision model")
-        device = _device_of(model)
+        check_images("inputs", inputs, allow_empty=True)
         outs = []
-        with torch.no_grad():
+        with evaluating(model), torch.no_grad():
             for i in range(0, inputs.shape[0], batch_size):
-                xb = inputs[i : i + batch_size].to(device)
-                out = model.logits64(xb) if hasattr(model, "logits64") else model(xb).double()
+                xb = as_model_input(model, inputs[i : i + batch_size])
+                if hasattr(model, "logits64"):
+                    out = model.logits64(xb)
+                else:
+                    out = logits_from(model(xb), n=xb.shape[0]).double()
                 outs.append(out.detach().cpu().double().numpy())
-        return np.concatenate(outs, axis=0)
+        return np.concatenate(outs, axis=0) if outs else np.zeros((0, 0))
+    if not callable(model):
+        raise TypeError(f"model must be a torch.nn.Module or a callable text classifier, got {type(model).__name__}")
+    texts = check_texts("inputs", inputs, allow_empty=True)
+    if hasattr(model, "logits64"):
+        return np.asarray(model.logits64(texts), dtype=np.float64)
     out = []
-    texts = list(inputs)
     for i in range(0, len(texts), batch_size):
         out.append(np.asarray(model(texts[i : i + batch_size]), dtype=np.float64))
-    return np.concatenate(out, axis=0)
+    return np.concatenate(out, axis=0) if out else np.zeros((0, 0))
 
 
 def _device_of(model: nn.Module) -> torch.device:

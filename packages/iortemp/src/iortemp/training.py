@@ -16,7 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validation import check_choice, check_positive_int
+from ._validation import check_choice, check_int, check_labels, check_seed, check_texts
 from .hf import HFTextClassifier
 from .protocol import call_attack
 from .temperature import _device_of
@@ -75,12 +75,12 @@ class TrainingConfig:
     adv_scale: str = "absolute"
 
     def __post_init__(self):
-        check_choice(self.ddi_normalization, NORMALIZATIONS, "ddi_normalization")
-        check_choice(self.adv_scale, ADV_SCALES, "adv_scale")
-        check_choice(self.ddi_solver, ("auto", "exact", "cvxpy"), "ddi_solver")
+        check_choice("ddi_normalization", self.ddi_normalization, NORMALIZATIONS)
+        check_choice("adv_scale", self.adv_scale, ADV_SCALES)
+        check_choice("ddi_solver", self.ddi_solver, ("auto", "exact", "cvxpy"))
         for name in ("batch_size", "epochs", "max_length", "adv_steps", "ddi_m", "ddi_k", "ascc_steps",
                      "ascc_max_synonyms"):
-            check_positive_int(getattr(self, name), name)
+            check_int(name, getattr(self, name), ge=1)
         if self.ascc_beta < 0 or self.ascc_entropy < 0:
             raise ValueError("ascc_beta and ascc_entropy must be >= 0")
         for name in ("lr", "adv_lr", "ddi_clip_norm", "ascc_lr"):
@@ -129,7 +129,7 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
         raise ValueError(f"gram must be a square (M, M) matrix, got shape {g.shape}")
     if not np.all(np.isfinite(g)):
         raise ValueError("gram must be finite")
-    check_choice(solver, ("auto", "exact", "cvxpy"), "solver")
+    check_choice("solver", solver, ("auto", "exact", "cvxpy"))
     m = g.shape[0]
     g = 0.5 * (g + g.T)
     # alpha* is invariant to a positive scale of G: solve on G / max diag, so Gram matrices of gradients from
@@ -178,6 +178,9 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
 def mean_embedding_norm(model: nn.Module) -> float:
     """Mean L2 norm of the rows of ``model``'s input-embedding matrix: the unit of
     ``TrainingConfig(adv_scale="embedding")`` (about 1 for BERT-base, ~0.1-0.3 for tiny models)."""
+    if not isinstance(model, nn.Module) or not hasattr(model, "get_input_embeddings"):
+        raise TypeError("model must be a transformers model (nn.Module with get_input_embeddings), got "
+                        f"{type(model).__name__}")
     with torch.no_grad():
         w = model.get_input_embeddings().weight
         return float(w.double().norm(dim=1).mean())
@@ -307,15 +310,15 @@ def train_classifier(
     Dropout and the data order are seeded from ``seed`` without changing the caller's global RNG state.
     """
     cfg = config or TrainingConfig()
-    check_choice(method, METHODS, "method")
+    check_choice("method", method, METHODS)
     if not isinstance(model, nn.Module) or not hasattr(model, "get_input_embeddings"):
         raise TypeError(
             "model must be a transformers sequence classifier (nn.Module with get_input_embeddings)"
         )
-    texts = list(texts)
-    y = np.asarray(labels.cpu() if isinstance(labels, torch.Tensor) else labels)
-    if len(texts) == 0 or y.ndim != 1 or len(y) != len(texts) or y.dtype.kind not in "iu":
-        raise ValueError("texts must be non-empty and labels a matching 1-d integer array")
+    texts = check_texts("texts", texts)
+    n_labels = getattr(getattr(model, "config", None), "num_labels", None)
+    y = check_labels("labels", labels, length=len(texts), n_classes=n_labels if isinstance(n_labels, int) else None)
+    check_seed("seed", seed)
     table = None
     if method == "ascc":
         if synonyms is None or not hasattr(synonyms, "items"):
@@ -448,8 +451,9 @@ def adversarial_augmentation(
     ``attack`` (the paper: DeepWordBug) finds on a normally trained ``classifier``. Re-train a fresh
     model on the returned set with ``train_classifier(..., method="base")``.
     """
-    y = np.asarray(labels.cpu() if isinstance(labels, torch.Tensor) else labels).astype(np.int64)
-    out = call_attack(attack, classifier, list(texts), y, seed=seed, progress=progress)
+    texts = check_texts("texts", texts)
+    y = check_labels("labels", labels, length=len(texts))
+    out = call_attack(attack, classifier, texts, y, seed=seed, progress=progress)
     keep = np.flatnonzero(out.success)
     aug_texts = list(texts) + [out.adversarial[i] for i in keep]
     return aug_texts, np.concatenate([y, y[keep]])

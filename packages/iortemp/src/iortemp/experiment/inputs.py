@@ -1,0 +1,86 @@
+"""What ``experiment.run`` takes: the models (:class:`Models`) and the data (:class:`Data`), checked before work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from robustsuite_common.experiment import Split
+
+from .._validation import check_images, check_labels, check_texts
+from .config import Config
+
+__all__ = ["Data", "Models", "check_inputs"]
+
+
+@dataclass(frozen=True)
+class Models:
+    """``text``: a text classifier ``list[str] -> (N, K)`` logits (the TextAttack ``ModelWrapper`` contract,
+    e.g. :class:`iortemp.HFTextClassifier`); DDi-AT and the ``wordswap`` attack also need its ``.model`` (a
+    transformers sequence classifier) and ``.tokenizer``. ``vision``: an optional ``torch.nn.Module`` taking
+    ``(N, C, H, W)`` images in [0, 1] and returning logits (a tensor, a tuple, a dict with ``"logits"`` or a
+    ``ModelOutput``); without it the vision part is skipped."""
+
+    text: Any
+    vision: Any = None
+
+
+@dataclass(frozen=True)
+class Data:
+    """``test`` / ``val``: text :class:`~robustsuite_common.experiment.Split` s (lists of strings, integer
+    labels, the user's row ``ids`` and ``label_names``); ``train``: texts for DDi-AT (needed when it is
+    enabled); ``vision_test`` / ``vision_val``: image splits (``(N, C, H, W)`` float tensors in [0, 1]) for the
+    vision part (needed with a vision model)."""
+
+    test: Split
+    val: Split
+    train: Split | None = None
+    vision_test: Split | None = None
+    vision_val: Split | None = None
+
+
+def _split(name: str, split: Any, *, images: bool) -> None:
+    if not isinstance(split, Split):
+        raise TypeError(f"data.{name} must be a robustsuite_common.experiment.Split, got {type(split).__name__}")
+    if images:
+        check_images(f"data.{name}.x", split.x)
+    else:
+        check_texts(f"data.{name}.x", split.x)
+    check_labels(f"data.{name}.y", split.y, length=len(split.x))
+
+
+def check_inputs(models: Any, data: Any, config: Any) -> None:
+    """Refuse bad inputs before any work: ``TypeError``/``ValueError`` naming the argument."""
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be an iortemp.experiment.Config (e.g. preset('demo')), got "
+                        f"{type(config).__name__}")
+    if not isinstance(models, Models):
+        raise TypeError(f"models must be an iortemp.experiment.Models, got {type(models).__name__}")
+    if not isinstance(data, Data):
+        raise TypeError(f"data must be an iortemp.experiment.Data, got {type(data).__name__}")
+    import torch
+
+    if not callable(models.text) or isinstance(models.text, torch.nn.Module):
+        raise TypeError("models.text must be a text classifier: a callable list[str] -> logits (N, K), e.g. "
+                        f"iortemp.HFTextClassifier(model, tokenizer); got {type(models.text).__name__}")
+    _split("test", data.test, images=False)
+    _split("val", data.val, images=False)
+    needs_train = config.ddi_at.enabled or config.ablation.enabled
+    if needs_train:
+        if data.train is None:
+            raise ValueError("data.train must hold training texts when ddi_at or ablation is enabled")
+        _split("train", data.train, images=False)
+        for attr in ("model", "tokenizer"):
+            if getattr(models.text, attr, None) is None:
+                raise TypeError(f"models.text must have .{attr} (a transformers classifier and its tokenizer) for "
+                                "DDi-AT")
+    if "wordswap" in config.text.attacks.names and (getattr(models.text, "model", None) is None
+                                                    or getattr(models.text, "tokenizer", None) is None):
+        raise TypeError("the wordswap attack needs models.text with .model and .tokenizer (a transformers classifier)")
+    if models.vision is not None:
+        if not isinstance(models.vision, torch.nn.Module):
+            raise TypeError(f"models.vision must be a torch.nn.Module, got {type(models.vision).__name__}")
+        for name in ("vision_test", "vision_val"):
+            if getattr(data, name) is None:
+                raise ValueError(f"data.{name} must hold images when models.vision is given")
+            _split(name, getattr(data, name), images=True)
