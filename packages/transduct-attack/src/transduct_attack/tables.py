@@ -302,7 +302,7 @@ _TABLE_ATTACKS = ("none", "pgd", *MODEL_SPACE_ATTACKS)
 def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
               y_test: torch.Tensor, *, eps: float = 0.3, n: int = 1000, batch_size: int = 1, k: int = 1024,
               lr: float = 2e-4, epochs: int = 100, patience: int = 5, aug_step_size: float | None = None,
-              calibration_points: int = 0, T: int = 9, pgd_steps: int = 100, seeds: Sequence[int] = (0,),
+              aug_steps: int | None = None, calibration_points: int = 0, T: int = 9, pgd_steps: int = 100, seeds: Sequence[int] = (0,),
               attacks: Sequence[str] = _TABLE_ATTACKS, progress: bool = False,
               cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
     """Tables 1 and 6: RMC (A.2) over ``model`` with D = (x_train, y_train) and D' = D ∪ PGD(D) (PGD
@@ -321,7 +321,8 @@ def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_
     _select(suite, attacks)
 
     def make(s: int) -> RMC:
-        rmc = RMC(model, x_train, y_train, k=k, aug_eps=eps, aug_steps=pgd_steps, aug_step_size=aug_step_size,
+        rmc = RMC(model, x_train, y_train, k=k, aug_eps=eps, aug_steps=pgd_steps if aug_steps is None else aug_steps,
+                  aug_step_size=aug_step_size,
                   lr=lr, max_epochs=epochs, patience=patience, seed=s)
         if calibration_points > 0:  # clean points outside the seed's draw (same permutation), never scored
             perm = torch.randperm(x_test.shape[0], generator=torch.Generator().manual_seed(s))

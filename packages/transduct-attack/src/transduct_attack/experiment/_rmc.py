@@ -1,0 +1,88 @@
+"""Tables 1 and 6: RMC over the standard and the adversarially trained base (A.2)."""
+
+from __future__ import annotations
+
+from robustsuite_common.config import config_hash
+from robustsuite_common.experiment import Metric
+
+from ..tables import TableCell, rmc_table
+from ._common import ATTACKS, COLUMNS, LABEL, Out, StoreCells, cells_of, cp_interval, cp_row, row_labels
+
+SEED_COLUMNS = ("defense", "attack", "mean", "mean_ci_low", "mean_ci_high", "std over seeds", "pooled",
+                "pooled_ci_low", "pooled_ci_high", "paper")
+SEED_UNITS = {c: "fraction" for c in SEED_COLUMNS[2:-1]}
+SEED_BOUNDS = {"mean": (0.0, 1.0), "pooled": (0.0, 1.0)}
+BASES = (("standard", "std", "standard"), ("adv. trained", "at", "adversarial"))
+
+
+def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, paper, key) -> None:
+    r, seed = cfg.rmc, cfg.seed
+    n, b, rm, n_cal = r.points, r.batch_size, r.train_points, r.warmup_points
+    eps = cfg.threat.eps
+    t1 = [seed] if "rmc" in cfg.tables else []
+    t6 = list(r.seeds) if "rmc_seeds" in cfg.tables else []
+    rows1, rows6 = [], []
+    for label, tag, role in BASES:
+        model = getattr(models, role)
+        memo = StoreCells(store, f"rmc-{tag}-{key(role)}", TableCell.from_dict)
+
+        def table(s, attacks, model=model, memo=memo):
+            return rmc_table(model, xtr[:rm], ytr[:rm], xte, yte, eps=eps, n=n, batch_size=b, k=r.k, lr=r.lr,
+                             epochs=r.max_epochs, patience=r.patience, calibration_points=n_cal, T=r.T,
+                             pgd_steps=cfg.attack.pgd_steps, aug_steps=r.aug_steps, seeds=s, attacks=attacks,
+                             progress=progress, cells=memo)
+
+        ref = paper["rmc"][role]
+        for s in t1:
+            tab = table([s], ("none", *ATTACKS))
+            name = f"{tab.defense} ({label})"
+            cells = cells_of(tab, s, ("static none", "static pgd", "none", *ATTACKS))
+            base = out.base_view(model, xte, cells["none"].indices)
+            for a, c in cells.items():
+                defense, attack = row_labels(a, name, f"static {label}")
+                rows1.append(cp_row(defense, attack, c, ref.get(a)))
+                out.log_cell("rmc", defense, attack, c, base, None if a.startswith("static") else cells["none"])
+            out.add_metrics(f"rmc_{tag}", {a: cells[a] for a in ("none", *ATTACKS)}, name)
+            out.bars[name] = [cells[a].accuracy for a in ATTACKS]
+            out.compare(name, tab, s)
+        if t6:
+            tab = table(t6, ("none", "gmsa-avg", "gmsa-min"))
+            name, ref6 = f"{tab.defense} ({label})", paper["rmc_seeds"][role]
+            for a in ("static none", "static pgd", "none", "gmsa-avg", "gmsa-min"):
+                defense, attack = row_labels(a, name, f"static {label}")
+                kind, akey = ("static", a.split()[1]) if a.startswith("static ") else ("defense", a)
+                sr = tab.seeded(kind, akey, boot_seed=seed)
+                rows6.append([defense, attack, sr.mean, sr.mean_ci_low, sr.mean_ci_high, sr.std, sr.pooled,
+                              sr.pooled_ci_low, sr.pooled_ci_high, ref6.get(a)])
+                if kind == "defense":
+                    metric = f"rmc_seeds_{tag}_{a.replace('-', '_')}"
+                    from robustsuite_common.intervals import Interval
+
+                    out.metrics[f"{metric}_mean"] = Metric.of(
+                        Interval(sr.mean, sr.mean_ci_low, sr.mean_ci_high, method="bootstrap over seeds",
+                                 bounds=(0.0, 1.0)), f"{name} under {LABEL[a]}: mean accuracy over seeds {t6}",
+                        "fraction")
+                    out.metrics[f"{metric}_pooled"] = Metric.of(
+                        cp_interval(sr.pooled, (sr.pooled_ci_low, sr.pooled_ci_high)),
+                        f"{name} under {LABEL[a]}: accuracy over the pooled points of seeds {t6}", "fraction")
+                for s in t6:
+                    if "rmc" not in cfg.tables or s != seed:  # Table 1's seed is logged once
+                        c = tab.cell(kind, akey, s)
+                        clean = None if kind == "static" else tab.cell("defense", "none", s)
+                        out.log_cell("rmc_seeds", defense, attack, c, out.base_view(model, xte, c.indices), clean)
+            c = tab.compare_pooled()
+            out.comparisons.append(f"RMC ({label}) over seeds {t6}: {LABEL[c.attack]} pooled {c.accuracy:.2f} "
+                                   f"vs clean {c.reference_accuracy:.2f} ({c.verdict} Clopper-Pearson intervals)")
+    if t1:
+        out.table("rmc", f"Table 1 analogue: RMC ({n} points drawn with seed {seed}, {b} per round, stateful, "
+                         f"non-leaking, L∞ eps {eps})", COLUMNS, rows1)
+    if t6:
+        out.table("rmc_seeds", f"Table 6 analogue: RMC over seeds {t6} ({n} points drawn per seed, {b} per round, "
+                               f"L∞ eps {eps}; mean with bootstrap interval over seeds, pooled: all {n * len(t6)} "
+                               f"games' points with Clopper-Pearson; paper: MNIST, 5 runs)", SEED_COLUMNS, rows6,
+                  units=SEED_UNITS, bounds=SEED_BOUNDS)
+
+
+def rmc_key(cfg, fp) -> str:
+    """What the RMC games depend on: the RMC group, the budget, the solver, the data and the base."""
+    return config_hash(cfg.rmc, cfg.threat, cfg.attack, fp)
