@@ -151,7 +151,7 @@ def test_rmc_searches_neighbours_in_the_base_models_features(small_rmc, digits, 
         small_rmc.adapt(xte[1:2], state=first.state, generator=_gen(1))
     finally:
         small_rmc.features = original
-    assert seen and all(m is mlp_std for m in seen)
+    assert seen and all(m.inner is mlp_std for m in seen)  # the base, through the logits adapter
     # and the neighbours are the brute-force ones in the base model's penultimate space
     dx, _ = small_rmc.augmented
     d = torch.cdist(penultimate_features(mlp_std, xte[2:3]).double(), penultimate_features(mlp_std, dx).double())
@@ -164,7 +164,7 @@ def test_rmc_calibrates_on_clean_data_before_the_stream(digits, mlp_std):
     xtr, ytr, xte, yte = digits
     rmc = RMC(mlp_std, xtr[:200], ytr[:200], k=8, aug_eps=0.1, aug_steps=2, lr=1e-3, max_epochs=2, patience=1)
     before = {k: v.clone() for k, v in mlp_std.state_dict().items()}
-    assert rmc.initial_state() is mlp_std
+    assert rmc.initial_state().inner is mlp_std
     calibrated = rmc.calibrate(xte[:4], batch_size=2, seed=0)
     assert rmc.initial_state() is calibrated and rmc.model_of(None) is not None
     assert any(not torch.equal(a, b) for a, b in zip(calibrated.parameters(), mlp_std.parameters(), strict=True))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from robustsuite_common.intervals import paired_difference, proportion
 from transduct_attack import (
     DANN,
     FPA,
@@ -20,8 +21,6 @@ from transduct_attack import (
     NoAttack,
     StaticDefense,
     TransferPGD,
-    clopper_pearson,
-    paired_difference,
     play_game,
 )
 from transduct_attack.networks import MLP, DomainAdversarialNet, SmallCNN, build
@@ -29,7 +28,7 @@ from transduct_attack.training import train_classifier
 
 
 def _ci(result):
-    return clopper_pearson(int(result.correct.sum()), result.n)
+    return proportion(int(result.correct.sum()), result.n).ci
 
 
 def assert_below(low, high, what=""):
@@ -40,8 +39,8 @@ def assert_below(low, high, what=""):
 
 def assert_paired_below(low, high, what=""):
     """On the same points, ``high`` - ``low`` has a paired bootstrap interval above zero."""
-    diff, lo, hi = paired_difference(high.correct, low.correct, seed=0)
-    assert lo > 0, (what, low.accuracy, high.accuracy, (diff, lo, hi))
+    iv = paired_difference(high.correct, low.correct, seed=0)
+    assert iv.low > 0, (what, low.accuracy, high.accuracy, iv)
 
 
 def test_table1_rmc_with_standard_base_is_broken_by_fpa_and_gmsa(digits, mlp_std):

@@ -12,7 +12,6 @@ from .attacks import AdaptiveAutoAttack, Attack, NoAttack, TransferAutoAttack, T
 from .dann import DANN
 from .dent import DENT
 from .game import GameResult, RoundRecord, play_game
-from .intervals import bootstrap_mean, clopper_pearson, paired_difference
 from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probability
 from .model_space import FPA, GMSA, attack_suite
 from .pgd import PGD, PGDEnsemble
@@ -85,10 +84,6 @@ __all__ = [
     "max_wrong_probability",
     # training T(D)
     "train_classifier",
-    # intervals for the referee's numbers
-    "clopper_pearson",
-    "paired_difference",
-    "bootstrap_mean",
     # the paper's tables (§5, Tables 1-4 and 6, Figure 1) as functions
     "draw_points",
     "defense_table",

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import check_eps, check_images, check_labels, check_positive_int
+from ._validate import as_input, check_eps, check_images, check_int, check_labels, n_classes
 from .attacks import Attack
 from .referee import RoundScore, score_round
 from .threat_model import Adaptation, ThreatModel, TransductiveDefense
@@ -121,15 +121,16 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
         raise TypeError(f"attack must be a transduct_attack Attack, got {type(attack).__name__}")
     if not isinstance(defense, TransductiveDefense):
         raise TypeError(f"defense must be a TransductiveDefense, got {type(defense).__name__}")
-    check_images(x)
-    y = check_labels(y, x.shape[0])
+    check_images("x", x)
+    y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(defense.base_model))
     eps = check_eps(eps)
-    batch_size = check_positive_int(batch_size, "batch_size")
+    batch_size = check_int("batch_size", batch_size, ge=1)
+    x = as_input(defense.base_model, x)
+    y = y.to(x.device)
     threat_model = ThreatModel() if threat_model is None else threat_model
     if not isinstance(threat_model, ThreatModel):
         raise TypeError("threat_model must be a ThreatModel")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    check_int("seed", seed)
 
     device = x.device
     attacker_seeds, derived_defender = np.random.SeedSequence(seed).spawn(2)

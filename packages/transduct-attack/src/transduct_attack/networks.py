@@ -86,6 +86,7 @@ class SmallCNN(nn.Module):
     def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | tuple[int, int] = 8,
                  width: int = 16, hidden: int = 64, batch_norm: bool = True) -> None:
         super().__init__()
+        self.n_classes = n_classes
         norm = (lambda c: nn.BatchNorm2d(c)) if batch_norm else (lambda c: nn.Identity())
         self.features = nn.Sequential(
             nn.Conv2d(in_channels, width, 3, padding=1), norm(width), nn.ReLU(),
@@ -105,6 +106,7 @@ class MLP(nn.Module):
     def __init__(self, in_features: int = 64, n_classes: int = 10, hidden: int = 64, depth: int = 1,
                  batch_norm: bool = False) -> None:
         super().__init__()
+        self.n_classes = n_classes
         layers: list[nn.Module] = [nn.Flatten()]
         width = in_features
         for _ in range(depth):
@@ -153,6 +155,7 @@ class DomainAdversarialNet(nn.Module):
     def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | tuple[int, int] = 8,
                  width: int = 16, hidden: int = 64, encoder: str = "conv") -> None:
         super().__init__()
+        self.n_classes = n_classes
         h, w = _hw(image_size)
         if encoder == "conv":
             self.encoder = nn.Sequential(

@@ -23,10 +23,12 @@ from ._validate import (
     check_eps,
     check_generator,
     check_images,
+    check_int,
     check_labels,
-    check_positive_float,
-    check_positive_int,
+    check_positive,
+    logits_model,
     model_device,
+    n_classes,
 )
 from .networks import penultimate_features
 from .pgd import PGD
@@ -55,24 +57,24 @@ class RMC(TransductiveDefense):
                  adv_copies: int = 1, lr: float = 2e-4, max_epochs: int = 100, patience: int = 5,
                  val_fraction: float = 0.2, batch_size: int = 128, features: FeatureFn | None = None,
                  seed: int = 0) -> None:
-        if not isinstance(base_model, nn.Module):
-            raise TypeError("base_model must be a torch.nn.Module")
-        check_images(train_x, "train_x")
-        self.train_y = check_labels(train_y, train_x.shape[0], "train_y")
-        self.k = check_positive_int(k, "k")
+        base_model = logits_model("base_model", base_model)
+        check_images("train_x", train_x)
+        self.train_y = check_labels("train_y", train_y, train_x.shape[0], device=train_x.device,
+                                    n_classes=n_classes(base_model))
+        self.k = check_int("k", k, ge=1)
         self.aug_eps = check_eps(aug_eps)
-        self.aug_steps = check_positive_int(aug_steps, "aug_steps")
+        self.aug_steps = check_int("aug_steps", aug_steps, ge=1)
         self.aug_step_size = aug_step_size
-        self.adv_copies = check_positive_int(adv_copies, "adv_copies", minimum=0)
-        self.lr = check_positive_float(lr, "lr")
-        self.max_epochs = check_positive_int(max_epochs, "max_epochs")
-        self.patience = check_positive_int(patience, "patience")
+        self.adv_copies = check_int("adv_copies", adv_copies, ge=0)
+        self.lr = check_positive("lr", lr)
+        self.max_epochs = check_int("max_epochs", max_epochs, ge=1)
+        self.patience = check_int("patience", patience, ge=1)
         if not 0.0 < val_fraction < 1.0:
             raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction!r}")
         self.val_fraction = float(val_fraction)
-        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
         self.features = features if features is not None else penultimate_features
-        self._base = base_model.eval()
+        self._base = base_model
         self.train_x = train_x
         self._augmented: tuple[torch.Tensor, torch.Tensor] | None = None
         self._augmented_features: torch.Tensor | None = None
@@ -91,8 +93,8 @@ class RMC(TransductiveDefense):
         """Calibration: adapt on the clean points ``x`` (``batch_size`` per round, as on the test stream) from
         the base model, and make the result the initial state of every later game. Returns the calibrated model.
         """
-        check_images(x)
-        batch_size = check_positive_int(batch_size, "batch_size")
+        check_images("x", x)
+        batch_size = check_int("batch_size", batch_size, ge=1)
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise TypeError(f"seed must be an int, got {type(seed).__name__}")
         g = torch.Generator(device=x.device if x.device.type == "cuda" else "cpu").manual_seed(seed)
@@ -132,10 +134,11 @@ class RMC(TransductiveDefense):
         return torch.unique(idx.flatten())
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
-        check_images(x)
+        check_images("x", x)
         check_generator(generator)
         current = self._initial if state is None else state
         model = copy.deepcopy(current).eval()  # never mutate the incoming state
+        model.eval_mode = False  # a private copy: its train/eval mode is this method's
         dx, dy = self.augmented
         idx = self.neighbours(x)
         perm = idx[torch.randperm(idx.shape[0], generator=generator, device=generator.device).to(idx.device)]

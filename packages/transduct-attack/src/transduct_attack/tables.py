@@ -24,12 +24,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import check_eps, check_images, check_labels, check_positive_int
+from robustsuite_common.intervals import paired_difference, proportion, seed_interval
+
+from ._validate import as_input, check_eps, check_images, check_int, check_labels, n_classes
 from .attacks import AdaptiveAutoAttack, Attack, TransferAutoAttack, TransferPGD
 from .dann import DANN
 from .dent import DENT
 from .game import GameResult, play_game
-from .intervals import bootstrap_mean, clopper_pearson, paired_difference
 from .model_space import GMSA, attack_suite
 from .networks import MLP, DomainAdversarialNet, SmallCNN, build
 from .pgd import PGD, PGDEnsemble
@@ -77,7 +78,7 @@ class TableCell:
     @property
     def ci(self) -> tuple[float, float]:
         """95 % Clopper-Pearson interval of the accuracy."""
-        return clopper_pearson(self.k, self.n)
+        return proportion(self.k, self.n).ci
 
     def to_dict(self) -> dict[str, Any]:
         return {"role": self.role, "attack": self.attack, "seed": self.seed, "accuracy": self.accuracy,
@@ -91,15 +92,15 @@ class TableCell:
 
 @dataclass(frozen=True)
 class SeedSummary:
-    """One row over seeds (Table 6): the mean accuracy with its percentile bootstrap interval over seeds, the
-    standard deviation over seeds (ddof 1; 0 for one seed), and the pooled accuracy of all the seeds' points
-    with its Clopper-Pearson interval."""
+    """One row over seeds (Table 6): the mean accuracy with its Student-t interval over seeds (``None`` with
+    fewer than three seeds), the standard deviation over seeds (ddof 1; 0 for one seed), and the pooled accuracy
+    of all the seeds' points with its Clopper-Pearson interval."""
 
     seeds: tuple[int, ...]
     accuracies: tuple[float, ...]
     mean: float
-    mean_ci_low: float
-    mean_ci_high: float
+    mean_ci_low: float | None
+    mean_ci_high: float | None
     std: float
     k: int
     n: int
@@ -117,9 +118,9 @@ class SeedSummary:
 @dataclass(frozen=True)
 class Comparison:
     """The ordering the paper reports, read from the numbers: ``attack`` (the strongest of those compared)
-    against ``reference`` on the same points. ``difference`` = acc(reference) − acc(attack) with its 95 %
-    interval (paired bootstrap, or None when compared by intervals); ``verdict`` "below" / "above" / "not
-    separable from" (paired), "separated" / "overlapping" (Clopper-Pearson intervals)."""
+    against ``reference`` on the same points. ``difference`` = value(reference) − value(attack) with its 95 %
+    paired bootstrap interval (BCa, points resampled with their two outcomes); ``verdict`` "below" (the
+    interval lies above 0), "above" (below 0) or "not separable from" (it contains 0)."""
 
     attack: str
     accuracy: float
@@ -136,8 +137,14 @@ class Comparison:
                 "difference": self.difference, "ci_low": self.ci_low, "ci_high": self.ci_high}
 
 
-def _disjoint(a: tuple[float, float], b: tuple[float, float]) -> bool:
-    return a[1] < b[0] or b[1] < a[0]
+def paired_comparison(attack: str, a: np.ndarray, reference: str, r: np.ndarray, *, seed: int = 0) -> Comparison:
+    """:class:`Comparison` of the per-point outcomes ``a`` (under ``attack``) and ``r`` (under ``reference``) of the
+    same points: the paired bootstrap interval of mean(r) − mean(a)."""
+    a, r = np.asarray(a, dtype=np.float64), np.asarray(r, dtype=np.float64)
+    iv = paired_difference(r, a, seed=seed, bounds=(-1.0, 1.0))
+    verdict = "below" if iv.low > 0 else ("above" if iv.high < 0 else "not separable from")
+    return Comparison(attack=attack, accuracy=float(a.mean()), reference=reference, reference_accuracy=float(r.mean()),
+                      verdict=verdict, difference=float(iv.estimate), ci_low=float(iv.low), ci_high=float(iv.high))
 
 
 @dataclass(frozen=True)
@@ -172,14 +179,15 @@ class DefenseTable:
 
     def seeded(self, role: str, attack: str, *, seeds: Sequence[int] | None = None,
                boot_seed: int = 0) -> SeedSummary:
-        """The row over ``seeds`` (default: all of the table's) of Table 6: mean, bootstrap interval, std, pooled."""
+        """The row over ``seeds`` (default: all of the table's) of Table 6: mean, Student-t interval, std, pooled."""
         ss = tuple(self.seeds if seeds is None else (int(s) for s in seeds))
         cells = [self.cell(role, attack, s) for s in ss]
         accs = np.array([c.accuracy for c in cells], dtype=np.float64)
-        mean, lo, hi = bootstrap_mean(accs, seed=boot_seed)
+        iv = seed_interval(accs, bounds=(0.0, 1.0))
+        mean, (lo, hi) = float(accs.mean()), ((None, None) if iv is None else iv.ci)
         sd = float(np.std(accs, ddof=1)) if len(accs) > 1 else 0.0
         k, n = sum(c.k for c in cells), sum(c.n for c in cells)
-        plo, phi = clopper_pearson(k, n)
+        plo, phi = proportion(k, n).ci
         return SeedSummary(seeds=ss, accuracies=tuple(float(a) for a in accs), mean=mean, mean_ci_low=lo,
                            mean_ci_high=hi, std=sd, k=k, n=n, pooled=k / n, pooled_ci_low=plo, pooled_ci_high=phi)
 
@@ -194,27 +202,28 @@ class DefenseTable:
         per-sample records (below: the interval of acc(reference) − acc(attack) lies above 0)."""
         worst = self.strongest(attacks, seed)
         ref, low = self.cell("defense", reference, seed), self.cell("defense", worst, seed)
-        d, lo, hi = paired_difference(ref.game.correct, low.game.correct, seed=boot_seed)
-        verdict = "below" if lo > 0 else ("above" if hi < 0 else "not separable from")
-        return Comparison(attack=worst, accuracy=low.accuracy, reference=reference,
-                          reference_accuracy=ref.accuracy, verdict=verdict, difference=d, ci_low=lo, ci_high=hi)
+        return paired_comparison(worst, low.game.correct, reference, ref.game.correct, seed=boot_seed)
 
     def compare_pooled(self, attacks: Sequence[str] = ("gmsa-avg", "gmsa-min"), reference: str = "none", *,
-                       seeds: Sequence[int] | None = None) -> Comparison:
+                       seeds: Sequence[int] | None = None, boot_seed: int = 0) -> Comparison:
         """Table 6's reading: the attack of ``attacks`` with the lowest pooled accuracy over ``seeds`` against
-        ``reference`` (Γ's clean accuracy), "separated" when its pooled Clopper-Pearson interval lies below."""
-        rows = {a: self.seeded("defense", a, seeds=seeds) for a in (*attacks, reference)}
-        worst = min(attacks, key=lambda a: rows[a].pooled)
-        sep = rows[worst].pooled_ci_high < rows[reference].pooled_ci_low
-        return Comparison(attack=worst, accuracy=rows[worst].pooled, reference=reference,
-                          reference_accuracy=rows[reference].pooled, verdict="separated" if sep else "overlapping")
+        ``reference`` (Γ's clean accuracy) on the same points, paired bootstrap over all the seeds' points."""
+        ss = tuple(self.seeds if seeds is None else (int(s) for s in seeds))
 
-    def compare_intervals(self, attack: str, reference: str, *, seed: int | None = None) -> Comparison:
-        """Two cells of Γ read by their Clopper-Pearson intervals: "separated" when disjoint (e.g. DENT-AA
-        against the strongest PGD attack, Table 2)."""
-        a, r = self.cell("defense", attack, seed), self.cell("defense", reference, seed)
-        return Comparison(attack=attack, accuracy=a.accuracy, reference=reference, reference_accuracy=r.accuracy,
-                          verdict="separated" if _disjoint(a.ci, r.ci) else "overlapping")
+        def pooled(a: str) -> np.ndarray:
+            return np.concatenate([self.cell("defense", a, s).game.correct for s in ss])
+
+        worst = min(attacks, key=lambda a: float(pooled(a).mean()))
+        return paired_comparison(worst, pooled(worst), reference, pooled(reference), seed=boot_seed)
+
+    def compare_cells(self, attack: str, reference: str, *, role: str = "defense", reference_role: str = "defense",
+                      seed: int | None = None, boot_seed: int = 0) -> Comparison:
+        """Two cells on the same points (e.g. DENT-AA against the strongest PGD attack, Table 2; white-box PGD
+        against AutoAttack on a static model), paired bootstrap of their per-point outcomes."""
+        a, r = self.cell(role, attack, seed), self.cell(reference_role, reference, seed)
+        if a.indices != r.indices:
+            raise ValueError(f"cells {attack!r} and {reference!r} were played on different points")
+        return paired_comparison(attack, a.game.correct, reference, r.game.correct, seed=boot_seed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"defense": self.defense, "eps": self.eps, "n": self.n, "batch_size": self.batch_size,
@@ -241,11 +250,17 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
     built from the seed). Points: ``draw=True`` plays the ``n`` points :func:`draw_points` draws from the seed
     (the seeded runs of Tables 1, 2, 6), ``draw=False`` the first ``n`` of (x, y) (Tables 3, 4). The seed is also
     the game's ``seed`` (the attacker's stream; Γ's private stream is its independent child)."""
-    check_images(x)
-    y = check_labels(y, x.shape[0])
+    check_images("x", x)
+    reference = static_model if static_model is not None else (
+        defense.base_model if isinstance(defense, TransductiveDefense) else None)
+    y = check_labels("y", y, x.shape[0], device=x.device,
+                     n_classes=None if reference is None else n_classes(reference))
+    if reference is not None:
+        x = as_input(reference, x)
+        y = y.to(x.device)
     eps = check_eps(eps)
-    n = check_positive_int(n, "n")
-    batch_size = check_positive_int(batch_size, "batch_size")
+    n = check_int("n", n, ge=1)
+    batch_size = check_int("batch_size", batch_size, ge=1)
     if n > x.shape[0]:
         raise ValueError(f"n must be at most the number of test points ({x.shape[0]}), got {n}")
     seeds = _check_seeds(seeds)
@@ -313,8 +328,8 @@ def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_
     that follow the seed's draw in its permutation (never scored). Static rows: ``model`` under no attack and
     white-box PGD. Defaults: the paper's MNIST values (eps 0.3, K 1024, lr 2e-4, 100 epochs, patience 5, T 9,
     PGD 100 steps)."""
-    n = check_positive_int(n, "n")
-    calibration_points = check_positive_int(calibration_points, "calibration_points", minimum=0)
+    n = check_int("n", n, ge=1)
+    calibration_points = check_int("calibration_points", calibration_points, ge=0)
     if n + calibration_points > x_test.shape[0]:
         raise ValueError(f"n + calibration_points must be at most {x_test.shape[0]}, got {n + calibration_points}")
     suite = attack_suite(steps=pgd_steps, T=T)
@@ -358,7 +373,7 @@ def tadv_table(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tenso
     own recipe (``epochs``, PGD ``adv_steps`` at ``eps``, 50 % clean) from ``seed``, TADV retrains it from scratch
     on each batch; the first ``n`` test points in one batch. Defaults: the paper's MNIST values (eps 0.3, 100
     epochs, PGD 40 steps, T 9)."""
-    hidden, kk = check_positive_int(hidden, "hidden"), int(y_train.max()) + 1
+    hidden, kk = check_int("hidden", hidden, ge=1), int(y_train.max()) + 1
     features = int(x_train[0].numel())
 
     def make_mlp(g: torch.Generator) -> nn.Module:
@@ -442,7 +457,7 @@ class DentAdaptation:
 
     @property
     def changed_ci(self) -> tuple[float, float]:
-        return clopper_pearson(self.n_changed, self.n)
+        return proportion(self.n_changed, self.n).ci
 
     def to_dict(self) -> dict[str, Any]:
         return {"batch_size": self.batch_size, "gamma_change": list(self.gamma_change),
@@ -492,13 +507,14 @@ class URejectronFigure:
     def curve(self, name: str) -> RejectionCurve:
         return self.curves[self.names.index(name)]
 
-    def compare(self, attack: str = "gmsa-avg", reference: str = "pgd") -> Comparison:
-        """Error on accepted perturbed points at τ under ``attack`` against ``reference``, by their
-        Clopper-Pearson intervals ("separated" / "overlapping")."""
+    def compare(self, attack: str = "gmsa-avg", reference: str = "pgd", *, boot_seed: int = 0) -> Comparison:
+        """Error on accepted perturbed points at τ under ``attack`` against ``reference``, on the same points,
+        read as the defended share 1 − error (a point counts as defended when it is classified correctly or
+        rejected): paired bootstrap; "below" means ``attack`` leaves fewer points defended (a higher error)."""
         i, a, r = self.tau_index, self.curve(attack), self.curve(reference)
-        return Comparison(attack=attack, accuracy=a.error_accepted[i], reference=reference,
-                          reference_accuracy=r.error_accepted[i],
-                          verdict="separated" if _disjoint(a.error_ci[i], r.error_ci[i]) else "overlapping")
+        tau = a.thresholds[i]
+        return paired_comparison(attack, 1.0 - a.errors_at(tau), reference, 1.0 - r.errors_at(tau),
+                                 seed=boot_seed)
 
     def to_dict(self) -> dict[str, Any]:
         return {"tau": self.tau, "tau_index": self.tau_index,
@@ -516,7 +532,7 @@ def urejectron_figure(classifier: nn.Module, x_train: torch.Tensor, x_test: torc
     (:func:`rejection_curve`). ``curves`` memoises the two curves by attack key."""
     if not 0.0 < float(tau) < 1.0 or isinstance(tau, bool):
         raise ValueError(f"tau must be in (0, 1), got {tau!r}")
-    n = check_positive_int(n, "n")
+    n = check_int("n", n, ge=1)
     if n > x_test.shape[0]:
         raise ValueError(f"n must be at most the number of test points ({x_test.shape[0]}), got {n}")
     taus = [float(t) for t in thresholds]

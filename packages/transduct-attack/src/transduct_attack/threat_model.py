@@ -23,7 +23,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from ._validate import check_choice, check_positive_int
+from ._validate import check_choice, check_int
 
 __all__ = ["Adaptation", "TransductiveDefense", "ThreatModel", "AttackResult", "Order", "label_order"]
 
@@ -44,6 +44,14 @@ class Adaptation:
     acceptor: Callable[[torch.Tensor], torch.Tensor] | None = None
     #: a rejecting Γ's score behind ``acceptor`` (URejectron: log P(test | x); accepted iff score < log τ)
     scorer: Callable[[torch.Tensor], torch.Tensor] | None = None
+
+    def __post_init__(self) -> None:
+        from ._validate import LogitsModel
+
+        if not isinstance(self.model, LogitsModel):  # any output form read as logits
+            wrapped = LogitsModel(self.model, eval_mode=False)
+            wrapped.position_aware = getattr(self.model, "position_aware", False)
+            object.__setattr__(self, "model", wrapped)
 
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         """Labels F*(x)."""
@@ -119,8 +127,8 @@ class ThreatModel:
     orderer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = field(default=label_order, compare=False)
 
     def __post_init__(self) -> None:
-        check_choice(self.order, "order", ("natural", "adversarial"))
-        check_positive_int(self.pool_size, "pool_size")
+        check_choice("order", self.order, ("natural", "adversarial"))
+        check_int("pool_size", self.pool_size, ge=1)
         if not isinstance(self.leak_state, bool):
             raise TypeError(f"leak_state must be a bool, got {type(self.leak_state).__name__}")
         if not callable(self.orderer):

@@ -160,8 +160,12 @@ class Out:
         """The ordering the paper reports, stated from the numbers (``DefenseTable.compare``: paired bootstrap)."""
         c = table.compare(seed=seed, boot_seed=seed)
         self.comparisons.append(f"{label}: {LABEL[c.attack]} {c.accuracy:.2f} is {c.verdict} transfer PGD "
-                                f"{c.reference_accuracy:.2f} (paired difference {c.difference:+.2f}, 95% bootstrap "
-                                f"[{c.ci_low:+.2f}, {c.ci_high:+.2f}])")
+                                f"{c.reference_accuracy:.2f} ({paired_text(c)})")
+
+
+def paired_text(c) -> str:
+    """The paired interval behind a :class:`~transduct_attack.Comparison`'s verdict, as the summary states it."""
+    return f"paired difference {c.difference:+.2f}, 95% bootstrap [{c.ci_low:+.2f}, {c.ci_high:+.2f}]"
 
 
 def cp_row(defense: str, attack: str, cell, paper: float | None) -> list:

@@ -7,10 +7,11 @@ import importlib.util
 
 from robustsuite_common.config import config_hash
 from robustsuite_common.experiment import Metric
+from robustsuite_common.intervals import proportion
 
 from .. import tables as T
 from ..dent import DENT
-from ._common import COLUMNS, LABEL, Out, StoreCells, cells_of, cp_interval, cp_row, row_labels
+from ._common import COLUMNS, LABEL, Out, StoreCells, cells_of, cp_interval, cp_row, paired_text, row_labels
 
 
 def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> None:
@@ -48,7 +49,7 @@ def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> No
     # DENT adapts: the affine shift on each clean batch of the stream, and the clean predictions it changes
     ad = T.dent_adaptation(DENT(base), tab, xte)
     arows = [[j, ad.gamma_change[j], ad.beta_change[j], ad.static_accuracy[j], ad.dent_accuracy[j],
-              ad.changed[j] / ad.sizes[j], *T.clopper_pearson(ad.changed[j], ad.sizes[j])]
+              ad.changed[j] / ad.sizes[j], *proportion(ad.changed[j], ad.sizes[j]).ci]
              for j in range(len(ad.sizes))]
     out.table("dent_adaptation", f"DENT adapts: per clean batch of {b} of Table 2's stream, mean |Δγ| and |Δβ| of "
                                  f"the per-sample BatchNorm affines against the base model's (AdaMod's first step "
@@ -71,7 +72,7 @@ def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> No
             f"{cells['static none'].accuracy:.2f} -> {cells['none'].accuracy:.2f}); {LABEL[strongest]} "
             f"{cells[strongest].accuracy:.2f} vs static white-box PGD {cells['static pgd'].accuracy:.2f}")
     if with_aa:
-        sep = tab.compare_intervals("dent-aa", strongest, seed=seed).verdict
-        text += (f", DENT-AA {cells['dent-aa'].accuracy:.2f}, transfer AA {cells['aa'].accuracy:.2f} "
-                 f"({LABEL[strongest]} and DENT-AA: {sep} Clopper-Pearson intervals)")
+        c = tab.compare_cells("dent-aa", strongest, seed=seed, boot_seed=seed)
+        text += (f"; DENT-AA {cells['dent-aa'].accuracy:.2f} is {c.verdict} {LABEL[strongest]} "
+                 f"({paired_text(c)}), transfer AA {cells['aa'].accuracy:.2f}")
     out.comparisons.append(text)

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from robustsuite_common.config import config_hash
 from robustsuite_common.experiment import Metric
+from robustsuite_common.intervals import Interval
 
 from ..tables import TableCell, rmc_table
-from ._common import ATTACKS, COLUMNS, LABEL, Out, StoreCells, cells_of, cp_interval, cp_row, row_labels
+from ._common import (
+    ATTACKS,
+    COLUMNS,
+    LABEL,
+    Out,
+    StoreCells,
+    cells_of,
+    cp_interval,
+    cp_row,
+    paired_text,
+    row_labels,
+)
 
 SEED_COLUMNS = ("defense", "attack", "mean", "mean_ci_low", "mean_ci_high", "std over seeds", "pooled",
                 "pooled_ci_low", "pooled_ci_high", "paper")
@@ -56,12 +68,12 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
                               sr.pooled_ci_low, sr.pooled_ci_high, ref6.get(a)])
                 if kind == "defense":
                     metric = f"rmc_seeds_{tag}_{a.replace('-', '_')}"
-                    from robustsuite_common.intervals import Interval
-
-                    out.metrics[f"{metric}_mean"] = Metric.of(
-                        Interval(sr.mean, sr.mean_ci_low, sr.mean_ci_high, method="bootstrap over seeds",
-                                 bounds=(0.0, 1.0)), f"{name} under {LABEL[a]}: mean accuracy over seeds {t6}",
-                        "fraction")
+                    what = f"{name} under {LABEL[a]}: mean accuracy over seeds {t6}"
+                    out.metrics[f"{metric}_mean"] = (
+                        Metric(sr.mean, what, "fraction", note="fewer than three seeds: no interval")
+                        if sr.mean_ci_low is None else
+                        Metric.of(Interval(sr.mean, sr.mean_ci_low, sr.mean_ci_high, method="Student-t over seeds",
+                                           bounds=(0.0, 1.0)), what, "fraction"))
                     out.metrics[f"{metric}_pooled"] = Metric.of(
                         cp_interval(sr.pooled, (sr.pooled_ci_low, sr.pooled_ci_high)),
                         f"{name} under {LABEL[a]}: accuracy over the pooled points of seeds {t6}", "fraction")
@@ -70,15 +82,15 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
                         c = tab.cell(kind, akey, s)
                         clean = None if kind == "static" else tab.cell("defense", "none", s)
                         out.log_cell("rmc_seeds", defense, attack, c, out.base_view(model, xte, c.indices), clean)
-            c = tab.compare_pooled()
-            out.comparisons.append(f"RMC ({label}) over seeds {t6}: {LABEL[c.attack]} pooled {c.accuracy:.2f} "
-                                   f"vs clean {c.reference_accuracy:.2f} ({c.verdict} Clopper-Pearson intervals)")
+            c = tab.compare_pooled(boot_seed=seed)
+            out.comparisons.append(f"RMC ({label}) over seeds {t6}: {LABEL[c.attack]} pooled {c.accuracy:.2f} is "
+                                   f"{c.verdict} clean {c.reference_accuracy:.2f} ({paired_text(c)})")
     if t1:
         out.table("rmc", f"Table 1 analogue: RMC ({n} points drawn with seed {seed}, {b} per round, stateful, "
                          f"non-leaking, L∞ eps {eps})", COLUMNS, rows1)
     if t6:
         out.table("rmc_seeds", f"Table 6 analogue: RMC over seeds {t6} ({n} points drawn per seed, {b} per round, "
-                               f"L∞ eps {eps}; mean with bootstrap interval over seeds, pooled: all {n * len(t6)} "
+                               f"L∞ eps {eps}; mean with its Student-t interval over seeds (none below three seeds), pooled: all {n * len(t6)} "
                                f"games' points with Clopper-Pearson; paper: MNIST, 5 runs)", SEED_COLUMNS, rows6,
                   units=SEED_UNITS, bounds=SEED_BOUNDS)
 

@@ -53,7 +53,10 @@ def urejectron(out: Out, cfg, models, xtr, xte, yte, *, store, progress, fp) -> 
         out.metrics[f"{key}_rejection_at_tau"] = Metric.of(
             cp_interval(c.rejection_rate[mid], c.rejection_ci[mid]),
             f"URejectron under {LABEL[name]}: rejection rate of clean points at τ = {taus[mid]:g}", "fraction")
-    c = fig1.compare()
-    out.comparisons.append(f"URejectron at τ={taus[mid]:.2f}: error on accepted {c.reference_accuracy:.2f} "
-                           f"(transfer) vs {c.accuracy:.2f} (GMSA-AVG), {c.verdict} Clopper-Pearson intervals; "
-                           f"clean rejection {curves['pgd'].rejection_rate[mid]:.2f}")
+    c = fig1.compare(boot_seed=seed)
+    more = {"below": "above", "above": "below"}.get(c.verdict, c.verdict)  # defended share below = error above
+    out.comparisons.append(f"URejectron at τ={taus[mid]:.2f}: error on accepted perturbed points under GMSA-AVG "
+                           f"{curves['gmsa-avg'].error_accepted[mid]:.2f} is {more} transfer PGD's "
+                           f"{curves['pgd'].error_accepted[mid]:.2f} (paired difference of the errors "
+                           f"{-c.difference:+.2f}, 95% bootstrap [{-c.ci_high:+.2f}, {-c.ci_low:+.2f}]); clean "
+                           f"rejection {curves['pgd'].rejection_rate[mid]:.2f}")
