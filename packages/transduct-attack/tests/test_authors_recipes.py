@@ -158,23 +158,23 @@ def test_rmc_searches_neighbours_in_the_base_models_features(small_rmc, digits, 
     assert set(small_rmc.neighbours(xte[2:3]).tolist()) == set(d.topk(8, largest=False).indices[0].tolist())
 
 
-def test_rmc_calibrates_on_clean_data_before_the_stream(digits, mlp_std):
+def test_rmc_warms_up_on_clean_data_before_the_stream(digits, mlp_std):
     from transduct_attack import NoAttack, play_game
 
     xtr, ytr, xte, yte = digits
     rmc = RMC(mlp_std, xtr[:200], ytr[:200], k=8, aug_eps=0.1, aug_steps=2, lr=1e-3, max_epochs=2, patience=1)
     before = {k: v.clone() for k, v in mlp_std.state_dict().items()}
     assert rmc.initial_state().inner is mlp_std
-    calibrated = rmc.calibrate(xte[:4], batch_size=2, seed=0)
+    calibrated = rmc.warm_up(xte[:4], batch_size=2, seed=0)
     assert rmc.initial_state() is calibrated and rmc.model_of(None) is not None
     assert any(not torch.equal(a, b) for a, b in zip(calibrated.parameters(), mlp_std.parameters(), strict=True))
     assert all(torch.equal(v, mlp_std.state_dict()[k]) for k, v in before.items())  # the base is untouched
     # deterministic in its seed
     rmc2 = RMC(mlp_std, xtr[:200], ytr[:200], k=8, aug_eps=0.1, aug_steps=2, lr=1e-3, max_epochs=2, patience=1)
-    again = rmc2.calibrate(xte[:4], batch_size=2, seed=0)
+    again = rmc2.warm_up(xte[:4], batch_size=2, seed=0)
     assert all(torch.equal(a, b) for a, b in zip(calibrated.parameters(), again.parameters(), strict=True))
     # the game starts the defender (and the attacker's public F^(0)) from the calibrated model
     res = play_game(NoAttack(), rmc, xte[4:6], yte[4:6], eps=0.0, batch_size=2)
     assert res.n == 2
     with pytest.raises(ValueError, match="x"):
-        rmc.calibrate(torch.full((2, 1, 8, 8), float("nan")))
+        rmc.warm_up(torch.full((2, 1, 8, 8), float("nan")))

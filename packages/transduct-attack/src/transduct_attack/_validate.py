@@ -9,11 +9,11 @@ from typing import Any
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_choice, check_float, check_images, check_int
+from robustsuite_common.checks import check_bool, check_choice, check_float, check_images, check_int
 from robustsuite_common.checks import check_labels as _check_labels
 from robustsuite_common.models import check_model, logits_from, model_device, model_dtype
 
-__all__ = ["check_choice", "check_float", "check_images", "check_int", "check_model", "check_eps", "check_labels",
+__all__ = ["check_bool", "check_choice", "check_float", "check_images", "check_int", "check_model", "check_eps", "check_labels",
            "check_generator", "check_positive", "model_device", "model_dtype", "LogitsModel", "logits_model",
            "n_classes", "as_input"]
 
@@ -52,6 +52,9 @@ class LogitsModel(nn.Module):
         self._checked = False
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = model_dtype(self.inner)
+        if x.is_floating_point() and x.dtype != dtype:  # float64 and half inputs are cast, not refused
+            x = x.to(dtype)
         if self.eval_mode:
             modes = [(m, m.training) for m in self.inner.modules()]
             for m, _ in modes:

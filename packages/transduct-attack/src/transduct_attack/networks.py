@@ -14,6 +14,7 @@ from torch import nn
 
 __all__ = [
     "SmallCNN",
+    "BNCNN",
     "MLP",
     "DomainAdversarialNet",
     "GradientReversal",
@@ -95,6 +96,26 @@ class SmallCNN(nn.Module):
         )
         h, w = _hw(image_size)
         self.head = nn.Sequential(nn.Linear(2 * width * ((h + 1) // 2) * ((w + 1) // 2), hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x))
+
+
+class BNCNN(nn.Module):
+    """Six 3×3 convolutions, each followed by BatchNorm and ReLU (widths w, w, 2w, 2w, 4w, 4w; stride 2 at the
+    third and fifth), global average pooling, a hidden layer and the linear head: a base on which DENT has
+    BatchNorm affines after every convolution to adapt (as the WideResNets of the paper's Table 2 do)."""
+
+    def __init__(self, in_channels: int = 1, n_classes: int = 10, width: int = 16, hidden: int = 64) -> None:
+        super().__init__()
+        self.n_classes = n_classes
+        chans = [in_channels, width, width, 2 * width, 2 * width, 4 * width, 4 * width]
+        layers: list[nn.Module] = []
+        for i in range(6):
+            layers += [nn.Conv2d(chans[i], chans[i + 1], 3, padding=1, stride=2 if i in (2, 4) else 1, bias=False),
+                       nn.BatchNorm2d(chans[i + 1]), nn.ReLU()]
+        self.features = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.head = nn.Sequential(nn.Linear(4 * width, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.head(self.features(x))

@@ -21,6 +21,7 @@ from torch import nn
 
 from . import losses as _losses
 from ._validate import (
+    as_input,
     check_choice,
     check_eps,
     check_generator,
@@ -145,6 +146,8 @@ class PGD:
         models = _check_models(models)
         check_images("x", x)
         y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(models[0]))
+        x = as_input(models[0], x)
+        y = y.to(x.device)
         eps = check_eps(eps)
         check_generator(generator)
         aggregate = check_choice("aggregate", aggregate, AGGREGATES)
@@ -217,6 +220,8 @@ class PGDEnsemble:
         models = _check_models(models)
         check_images("x", x)
         y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(models[0]))
+        x = as_input(models[0], x)
+        y = y.to(x.device)
         eps = check_eps(eps)
         check_generator(generator)
         aggregate = check_choice("aggregate", aggregate, AGGREGATES)

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import logits_model
+from ._validate import check_images, logits_model
 from .threat_model import Adaptation, TransductiveDefense
 
 __all__ = ["StaticDefense"]
@@ -26,4 +26,5 @@ class StaticDefense(TransductiveDefense):
         return self._model
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
+        check_images("x", x)
         return Adaptation(model=self._model)

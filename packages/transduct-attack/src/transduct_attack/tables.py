@@ -16,7 +16,7 @@ each game is played once; a mapping backed by files makes a run resumable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,13 +26,22 @@ from torch import nn
 
 from robustsuite_common.intervals import paired_difference, proportion, seed_interval
 
-from ._validate import as_input, check_eps, check_images, check_int, check_labels, n_classes
+from ._validate import (
+    as_input,
+    check_choice,
+    check_eps,
+    check_images,
+    check_int,
+    check_labels,
+    logits_model,
+    n_classes,
+)
 from .attacks import AdaptiveAutoAttack, Attack, TransferAutoAttack, TransferPGD
 from .dann import DANN
 from .dent import DENT
-from .game import GameResult, play_game
+from .game import GameResult, merge_games, play_game
 from .model_space import GMSA, attack_suite
-from .networks import MLP, DomainAdversarialNet, SmallCNN, build
+from .networks import BNCNN, MLP, DomainAdversarialNet, SmallCNN, build
 from .pgd import PGD, PGDEnsemble
 from .repeats import draw_points
 from .rmc import RMC
@@ -230,6 +239,21 @@ class DefenseTable:
                 "seeds": list(self.seeds), "cells": [c.to_dict() for c in self.cells]}
 
 
+def _check_data(model: nn.Module | None, **named: torch.Tensor) -> None:
+    """Images and labels named as the caller's arguments (``x_train=..., y_train=...``), labels against the
+    model's classes; before any work."""
+    if model is not None:
+        model = logits_model("model", model)
+    k = None if model is None else n_classes(model)
+    xs = {name: v for name, v in named.items() if name.startswith("x")}
+    for name, v in xs.items():
+        check_images(name, v)
+    for name, v in named.items():
+        if name.startswith("y"):
+            x = xs.get("x" + name[1:])
+            check_labels(name, v, x.shape[0] if x is not None else len(v), n_classes=k)
+
+
 def _check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
     if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) or not seeds:
         raise ValueError(f"seeds must be a non-empty sequence of ints, got {seeds!r}")
@@ -242,14 +266,21 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
                   x: torch.Tensor, y: torch.Tensor, *, eps: float, n: int, batch_size: int,
                   seeds: Sequence[int] = (0,), draw: bool = True, static_model: nn.Module | None = None,
                   static_attacks: Sequence[str] = ("none", "pgd"), defense_attacks: Sequence[str] | None = None,
-                  threat_model: ThreatModel | None = None, progress: bool = False,
+                  threat_model: ThreatModel | None = None, points_per_game: int | None = None,
+                  only: Collection[str] | None = None, progress: bool = False,
                   cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
     """Play every attack of ``attacks`` against Γ and, when ``static_model`` is given, the attacks named in
     ``static_attacks`` against the static model (one batch of ``n``: the "static" rows of Tables 1-4), once per
-    seed; ``defense_attacks`` (default: all) restricts Γ's rows to those keys. ``defense`` is Γ or a factory ``seed -> Γ`` (called once per seed that has a game to play: RMC's D' is
-    built from the seed). Points: ``draw=True`` plays the ``n`` points :func:`draw_points` draws from the seed
-    (the seeded runs of Tables 1, 2, 6), ``draw=False`` the first ``n`` of (x, y) (Tables 3, 4). The seed is also
-    the game's ``seed`` (the attacker's stream; Γ's private stream is its independent child)."""
+    seed; ``defense_attacks`` (default: all) restricts Γ's rows to those keys. ``defense`` is Γ or a factory
+    ``seed -> Γ`` (called once per seed that has a game to play: RMC's D' is built from the seed). Points:
+    ``draw=True`` plays the ``n`` points :func:`draw_points` draws from the seed (the seeded runs of Tables 1, 2,
+    6), ``draw=False`` the first ``n`` of (x, y) (Tables 3, 4). The seed is also the game's ``seed`` (the
+    attacker's stream; Γ's private stream is its independent child).
+
+    ``points_per_game`` (< ``n``) plays Γ's rows as independent games of that many consecutive points, each from
+    Γ's initial state (memo keys ``"defense-<attack>-s<seed>-g<j>"``, seeded ``seed * 100003 + j``), pooled into
+    one cell: the units of work a sharded run distributes. ``only`` (a collection of memo keys, see
+    :func:`game_keys`) plays just those games and returns the cells that are available (a partial table)."""
     check_images("x", x)
     reference = static_model if static_model is not None else (
         defense.base_model if isinstance(defense, TransductiveDefense) else None)
@@ -285,24 +316,57 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
             built[s] = d
         return built[s]
 
+    chunk = n if points_per_game is None else min(check_int("points_per_game", points_per_game, ge=1), n)
     out, name = [], ""
     static = StaticDefense(static_model) if static_model is not None else None
+
+    def play(key: str, role: str, a: str, s: int, idx: torch.Tensor, b: int, game_seed: int) -> TableCell | None:
+        if key not in cells:
+            if only is not None and key not in only:
+                return None
+            d = static if role == "static" else gamma(s)
+            g = play_game(attacks[a], d, x[idx], y[idx], eps=eps, batch_size=b, seed=game_seed,
+                          threat_model=threat_model, progress=progress)
+            cells[key] = TableCell(role=role, attack=a, seed=s, game=g, indices=tuple(int(i) for i in idx.tolist()))
+        return cells[key]
+
     for s in seeds:
         idx = draw_points(x.shape[0], n, s, x.device) if draw else torch.arange(n, device=x.device)
-        ids = tuple(int(i) for i in idx.tolist())
         plays = [("static", a, n) for a in static_attacks] if static is not None else []
         for role, a, b in [*plays, *(("defense", a, batch_size) for a in played)]:
             key = f"{role}-{a}-s{s}"
-            if key not in cells:
-                d = static if role == "static" else gamma(s)
-                g = play_game(attacks[a], d, x[idx], y[idx], eps=eps, batch_size=b, seed=s,
-                              threat_model=threat_model, progress=progress)
-                cells[key] = TableCell(role=role, attack=a, seed=s, game=g, indices=ids)
-            out.append(cells[key])
+            if role == "static" or chunk >= n:
+                cell = play(key, role, a, s, idx, b, s)
+            elif key in cells:
+                cell = cells[key]
+            else:
+                parts = [play(f"{key}-g{j}", role, a, s, idx[start:start + chunk], b, s * 100003 + j)
+                         for j, start in enumerate(range(0, n, chunk))]
+                cell = None if any(p is None for p in parts) else TableCell(
+                    role=role, attack=a, seed=s, game=merge_games([p.game for p in parts]),
+                    indices=tuple(i for p in parts for i in p.indices))
+            if cell is None:
+                continue
+            out.append(cell)
             if role == "defense":
-                name = out[-1].game.defense
+                name = cell.game.defense
     return DefenseTable(defense=name, eps=eps, n=n, batch_size=batch_size, seeds=seeds, cells=tuple(out),
                         static_model=static_model)
+
+
+def game_keys(*, seeds: Sequence[int], n: int, static_attacks: Sequence[str] = ("none", "pgd"),
+              defense_attacks: Sequence[str] = ("none", "pgd", *MODEL_SPACE_ATTACKS),
+              points_per_game: int | None = None) -> list[str]:
+    """The memo keys of the games :func:`defense_table` plays (static rows, then Γ's games, per seed), e.g. to
+    share them out between shards (``only=``)."""
+    chunk = n if points_per_game is None else min(int(points_per_game), n)
+    keys = []
+    for s in seeds:
+        keys += [f"static-{a}-s{s}" for a in static_attacks]
+        for a in defense_attacks:
+            keys += ([f"defense-{a}-s{s}"] if chunk >= n else
+                     [f"defense-{a}-s{s}-g{j}" for j in range(len(range(0, n, chunk)))])
+    return keys
 
 
 def _select(suite: Mapping[str, Attack], keys: Sequence[str]) -> None:
@@ -314,65 +378,86 @@ def _select(suite: Mapping[str, Attack], keys: Sequence[str]) -> None:
 _TABLE_ATTACKS = ("none", "pgd", *MODEL_SPACE_ATTACKS)
 
 
+def _with_static(suite: dict[str, Attack], static_attacks: Sequence[str]) -> dict[str, Attack]:
+    """``suite`` plus standard AutoAttack under the key "autoattack" when a static row asks for it."""
+    if "autoattack" in static_attacks and "autoattack" not in suite:
+        suite = {**suite, "autoattack": TransferAutoAttack()}
+    return suite
+
+
 def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
               y_test: torch.Tensor, *, eps: float = 0.3, n: int = 1000, batch_size: int = 1, k: int = 1024,
               lr: float = 2e-4, epochs: int = 100, patience: int = 5, aug_step_size: float | None = None,
-              aug_steps: int | None = None, calibration_points: int = 0, T: int = 9, pgd_steps: int = 100, seeds: Sequence[int] = (0,),
-              attacks: Sequence[str] = _TABLE_ATTACKS, progress: bool = False,
-              cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
+              aug_steps: int | None = None, adv_copies: int = 1, calibration_points: int = 0, T: int = 9,
+              pgd_steps: int = 100, seeds: Sequence[int] = (0,), attacks: Sequence[str] = _TABLE_ATTACKS,
+              static_attacks: Sequence[str] = ("none", "pgd"), points_per_game: int | None = None,
+              rmc_options: Mapping[str, Any] | None = None, only: Collection[str] | None = None,
+              progress: bool = False, cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
     """Tables 1 and 6: RMC (A.2) over ``model`` with D = (x_train, y_train) and D' = D ∪ PGD(D) (PGD
     ``pgd_steps`` steps at ``eps``, ``aug_step_size`` None: 2.5·eps/steps, the paper 0.01), fine-tuned with
     Adam at ``lr`` for at most ``epochs`` epochs (``patience``) on the K = ``k`` nearest neighbours, built once
     per seed; ``n`` points drawn per seed in rounds of ``batch_size`` (the paper: 1), the stateful non-leaking
-    game, FPA/GMSA with ``T`` iterations; Γ's rows: ``attacks`` (Table 6: none, GMSA-AVG, GMSA-MIN). ``calibration_points`` > 0 first adapts RMC on that many clean points
-    that follow the seed's draw in its permutation (never scored). Static rows: ``model`` under no attack and
-    white-box PGD. Defaults: the paper's MNIST values (eps 0.3, K 1024, lr 2e-4, 100 epochs, patience 5, T 9,
-    PGD 100 steps)."""
+    game, FPA/GMSA with ``T`` iterations; Γ's rows: ``attacks`` (Table 6: none, GMSA-AVG, GMSA-MIN).
+    ``calibration_points`` > 0 first warms RMC up on that many clean points that follow the seed's draw in its
+    permutation (never scored, :meth:`RMC.warm_up`). ``rmc_options`` go to :class:`RMC` (the authors' recipe:
+    ``{"val_split": "nearest", "stop_rule": "authors", "train_batchnorm": True, "calibration_k": 1024}``).
+    ``points_per_game`` splits each seed's points into independent games of that many points (each from the
+    initial state; a unit of work each). Static rows: ``model`` under ``static_attacks`` ("pgd": white-box PGD,
+    "autoattack": standard AutoAttack). Defaults: the paper's MNIST values (eps 0.3, K 1024, lr 2e-4, 100
+    epochs, patience 5, T 9, PGD 100 steps)."""
+    _check_data(model, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
     n = check_int("n", n, ge=1)
     calibration_points = check_int("calibration_points", calibration_points, ge=0)
     if n + calibration_points > x_test.shape[0]:
         raise ValueError(f"n + calibration_points must be at most {x_test.shape[0]}, got {n + calibration_points}")
-    suite = attack_suite(steps=pgd_steps, T=T)
+    suite = _with_static(attack_suite(steps=pgd_steps, T=T), static_attacks)
     _select(suite, attacks)
+    options = dict(rmc_options or {})
 
     def make(s: int) -> RMC:
         rmc = RMC(model, x_train, y_train, k=k, aug_eps=eps, aug_steps=pgd_steps if aug_steps is None else aug_steps,
-                  aug_step_size=aug_step_size,
-                  lr=lr, max_epochs=epochs, patience=patience, seed=s)
+                  aug_step_size=aug_step_size, adv_copies=adv_copies, lr=lr, max_epochs=epochs, patience=patience,
+                  seed=s, **options)
         if calibration_points > 0:  # clean points outside the seed's draw (same permutation), never scored
             perm = torch.randperm(x_test.shape[0], generator=torch.Generator().manual_seed(s))
-            rmc.calibrate(x_test[perm[n:n + calibration_points].to(x_test.device)], batch_size=batch_size, seed=s)
+            rmc.warm_up(x_test[perm[n:n + calibration_points].to(x_test.device)], batch_size=batch_size, seed=s)
         return rmc
 
     return defense_table(make, suite, x_test, y_test, eps=eps, n=n, batch_size=batch_size, seeds=seeds, draw=True,
-                         static_model=model, defense_attacks=attacks, progress=progress, cells=cells)
+                         static_model=model, static_attacks=static_attacks, defense_attacks=attacks,
+                         points_per_game=points_per_game, only=only, progress=progress, cells=cells)
 
 
 def dann_table(base_model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
                y_test: torch.Tensor, *, eps: float = 0.3, n: int = 10_000, epochs: int = 100, lr: float = 1e-3,
                alpha_max: float = 0.1, width: int = 16, T: int = 9, pgd_steps: int = 100, seed: int = 0,
-               progress: bool = False, cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
+               static_attacks: Sequence[str] = ("none", "pgd"), progress: bool = False,
+               cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
     """Table 3: DANN (A.4) trained from scratch on D = (x_train, y_train) and the perturbed batch, a
     :class:`~transduct_attack.networks.DomainAdversarialNet` of ``width`` (Adam ``lr``, ``epochs``, α_max),
     ``base_model`` the standard model (transfer target, F^(0)); the first ``n`` test points in one batch;
     static rows: ``base_model``. Defaults: the paper's MNIST values (10,000 points, 100 epochs, α_max 0.1)."""
+    _check_data(base_model, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
     c, hw, kk = x_train.shape[1], tuple(x_train.shape[-2:]), int(y_train.max()) + 1
     dann = DANN(x_train, y_train, base_model=base_model, epochs=epochs, lr=lr, alpha_max=alpha_max,
                 make_network=lambda g: build(lambda: DomainAdversarialNet(
                     in_channels=c, n_classes=kk, image_size=hw, width=width), g, device=x_train.device))
-    return defense_table(dann, attack_suite(steps=pgd_steps, T=T), x_test, y_test, eps=eps, n=n, batch_size=n,
-                         seeds=(seed,), draw=False, static_model=base_model, progress=progress, cells=cells)
+    return defense_table(dann, _with_static(attack_suite(steps=pgd_steps, T=T), static_attacks), x_test, y_test,
+                         eps=eps, n=n, batch_size=n, seeds=(seed,), draw=False, static_model=base_model,
+                         static_attacks=static_attacks, defense_attacks=_TABLE_ATTACKS, progress=progress,
+                         cells=cells)
 
 
 def tadv_table(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor, y_test: torch.Tensor, *,
                eps: float = 0.3, n: int = 10_000, epochs: int = 100, adv_steps: int = 40, hidden: int = 64,
-               T: int = 9, pgd_steps: int = 100, seed: int = 0, progress: bool = False,
-               cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
+               T: int = 9, pgd_steps: int = 100, seed: int = 0, static_attacks: Sequence[str] = ("none", "pgd"),
+               progress: bool = False, cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
     """Table 4: TADV (A.5) against static adversarial training of the same architecture, an
     :class:`~transduct_attack.networks.MLP` of ``hidden`` units: the static baseline is trained on D with TADV's
     own recipe (``epochs``, PGD ``adv_steps`` at ``eps``, 50 % clean) from ``seed``, TADV retrains it from scratch
     on each batch; the first ``n`` test points in one batch. Defaults: the paper's MNIST values (eps 0.3, 100
     epochs, PGD 40 steps, T 9)."""
+    _check_data(None, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
     hidden, kk = check_int("hidden", hidden, ge=1), int(y_train.max()) + 1
     features = int(x_train[0].numel())
 
@@ -384,18 +469,29 @@ def tadv_table(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tenso
                                  adversarial_eps=eps, adv_steps=adv_steps)
     tadv = TADV(x_train, y_train, base_model=static_at, eps=eps, epochs=epochs, adv_steps=adv_steps,
                 make_model=make_mlp)
-    return defense_table(tadv, attack_suite(steps=pgd_steps, T=T), x_test, y_test, eps=eps, n=n, batch_size=n,
-                         seeds=(seed,), draw=False, static_model=static_at, progress=progress, cells=cells)
+    return defense_table(tadv, _with_static(attack_suite(steps=pgd_steps, T=T), static_attacks), x_test, y_test,
+                         eps=eps, n=n, batch_size=n, seeds=(seed,), draw=False, static_model=static_at,
+                         static_attacks=static_attacks, defense_attacks=_TABLE_ATTACKS, progress=progress,
+                         cells=cells)
 
 
 def dent_base_model(x_train: torch.Tensor, y_train: torch.Tensor, *, eps: float, epochs: int, adv_steps: int = 40,
-                    seed: int = 0) -> nn.Module:
+                    seed: int = 0, architecture: str = "small-cnn", width: int = 16) -> nn.Module:
     """The adversarially trained BatchNorm CNN that DENT adapts in the Table 2 analogue (the paper uses
-    RobustBench's CIFAR-10 AT models): a :class:`~transduct_attack.networks.SmallCNN` with BatchNorm, trained
-    from ``seed`` on (x_train, y_train) with 50 % clean / 50 % PGD (``adv_steps`` steps at ``eps``)."""
+    RobustBench's CIFAR-10 AT models): ``architecture="small-cnn"`` (a
+    :class:`~transduct_attack.networks.SmallCNN`, BatchNorm after its two convolutions) or ``"bn-every-conv"``
+    (a :class:`~transduct_attack.networks.BNCNN`: six convolutions, BatchNorm after each), trained from ``seed`` on
+    (x_train, y_train) with 50 % clean / 50 % PGD (``adv_steps`` steps at ``eps``)."""
+    _check_data(None, x_train=x_train, y_train=y_train)
+    check_choice("architecture", architecture, ("small-cnn", "bn-every-conv"))
     gen = torch.Generator().manual_seed(int(seed))
-    net = build(lambda: SmallCNN(in_channels=x_train.shape[1], n_classes=int(y_train.max()) + 1,
-                                 image_size=tuple(x_train.shape[-2:])), gen, device=x_train.device)
+    c, k = x_train.shape[1], int(y_train.max()) + 1
+    if architecture == "bn-every-conv":
+        net = build(lambda: BNCNN(in_channels=c, n_classes=k, width=check_int("width", width, ge=1)), gen,
+                    device=x_train.device)
+    else:
+        net = build(lambda: SmallCNN(in_channels=c, n_classes=k, image_size=tuple(x_train.shape[-2:])), gen,
+                    device=x_train.device)
     return train_classifier(net, x_train, y_train, epochs=epochs, generator=gen, adversarial_eps=eps,
                             adv_steps=adv_steps)
 
@@ -403,15 +499,17 @@ def dent_base_model(x_train: torch.Tensor, y_train: torch.Tensor, *, eps: float,
 def dent_table(base_model: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor, *, eps: float = 8 / 255,
                n: int = 1000, batch_size: int = 128, T: int = 9, pgd_steps: int = 100, n_untargeted: int = 5,
                n_targeted: int | None = None, aa_attacks: Sequence[str] | None = None, aa_iterations: int | None = None,
-               aa_restarts: int | None = None, seed: int = 0, progress: bool = False,
-               cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
+               aa_restarts: int | None = None, static_autoattack: bool = False, seed: int = 0,
+               progress: bool = False, cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
     """Table 2: DENT (A.3; the authors' AdaMod settings, :class:`DENT`'s defaults) over ``base_model``, ``n``
     points drawn from ``seed`` in batches of ``batch_size``; transfer PGD, FPA and GMSA solved by A.3's
     :class:`PGDEnsemble` (``n_untargeted`` untargeted + ``n_targeted`` targeted CW runs of ``pgd_steps``;
     None: every other class). ``aa_attacks`` (e.g. ``["apgd-ce"]``; extra ``autoattack``) adds the AA rows:
     static white-box AA, transfer AA and DENT-AA (:class:`AdaptiveAutoAttack`), with ``aa_iterations`` /
-    ``aa_restarts`` (None: AutoAttack's own). Defaults: the paper's CIFAR-10 values (8/255, 1000 points,
-    batches of 128, 5 + 9 subroutines, T 9)."""
+    ``aa_restarts`` (None: AutoAttack's own). ``static_autoattack`` adds the static model under standard
+    AutoAttack (its robust accuracy as the field reports it). Defaults: the paper's CIFAR-10 values (8/255, 1000
+    points, batches of 128, 5 + 9 subroutines, T 9)."""
+    _check_data(base_model, x_test=x_test, y_test=y_test)
     solver = PGDEnsemble(steps=pgd_steps, n_untargeted=n_untargeted, n_targeted=n_targeted)
     attacks = attack_suite(T=T, solver=solver)
     static = ["none", "pgd"]
@@ -420,9 +518,13 @@ def dent_table(base_model: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor
         attacks["aa"] = TransferAutoAttack(version="custom", attacks=list(aa_attacks), **budget)
         attacks["dent-aa"] = AdaptiveAutoAttack(version="custom", attacks=list(aa_attacks), **budget)
         static.append("aa")
+    if static_autoattack:
+        static.append("autoattack")
+        attacks = _with_static(attacks, static)
+    played = [a for a in attacks if a != "autoattack"]
     return defense_table(DENT(base_model), attacks, x_test, y_test, eps=eps, n=n, batch_size=batch_size,
-                         seeds=(seed,), draw=True, static_model=base_model, static_attacks=static, progress=progress,
-                         cells=cells)
+                         seeds=(seed,), draw=True, static_model=base_model, static_attacks=static,
+                         defense_attacks=played, progress=progress, cells=cells)
 
 
 @dataclass(frozen=True)
@@ -473,6 +575,10 @@ def dent_adaptation(dent: DENT, table: DefenseTable, x_test: torch.Tensor, *, ge
     clean predictions it changes against the static model (``table``'s "static"/"none" and "defense"/"none")."""
     if not isinstance(dent, DENT):
         raise TypeError(f"dent must be a DENT, got {type(dent).__name__}")
+    if not isinstance(table, DefenseTable):
+        raise TypeError(f"table must be a DefenseTable, got {type(table).__name__}")
+    check_images("x_test", x_test)
+    x_test = as_input(dent.base_model, x_test)
     static, adapted = table.cell("static", "none"), table.cell("defense", "none")
     changed = static.game.predictions != adapted.game.predictions
     ok_s, ok_d = static.game.correct, adapted.game.correct
@@ -530,6 +636,7 @@ def urejectron_figure(classifier: nn.Module, x_train: torch.Tensor, x_test: torc
     perturbed batch, threshold ``tau``) over ``classifier``, the first ``n`` test points in one batch, under
     transfer PGD and GMSA-AVG (``T``, PGD ``pgd_steps``), swept over ``thresholds``
     (:func:`rejection_curve`). ``curves`` memoises the two curves by attack key."""
+    _check_data(classifier, x_train=x_train, x_test=x_test, y_test=y_test)
     if not 0.0 < float(tau) < 1.0 or isinstance(tau, bool):
         raise ValueError(f"tau must be in (0, 1), got {tau!r}")
     n = check_int("n", n, ge=1)

@@ -46,10 +46,11 @@ class Adaptation:
     scorer: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def __post_init__(self) -> None:
-        from ._validate import LogitsModel
+        from ._validate import LogitsModel, check_model
 
+        check_model("model", self.model)
         if not isinstance(self.model, LogitsModel):  # any output form read as logits
-            wrapped = LogitsModel(self.model, eval_mode=False)
+            wrapped = LogitsModel(self.model)
             wrapped.position_aware = getattr(self.model, "position_aware", False)
             object.__setattr__(self, "model", wrapped)
 
@@ -100,12 +101,22 @@ class TransductiveDefense(ABC):
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
         """Run Γ on the unlabeled batch ``x`` (U') from ``state`` with randomness ``generator``."""
 
+    def next_state(self, adaptation: Adaptation, *, generator: torch.Generator) -> Any:
+        """The state a stateful Γ carries into the next round after ``adaptation`` (default: its ``state``;
+        RMC calibrates it). The game calls it once per round, for the defender with its private generator and
+        for a non-leaking attacker's own simulation with the attacker's."""
+        return adaptation.state
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
 def label_order(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """A.7's worst-case order: sort the pooled test points by label, lowest first (stable)."""
+    from ._validate import check_images, check_labels
+
+    check_images("x", x)
+    y = check_labels("y", y, x.shape[0], device=x.device)
     return torch.sort(y, stable=True).indices
 
 

@@ -45,10 +45,59 @@ from .config import (
 
 __all__ = ["Config", "ThreatConfig", "AttackConfig", "RobustnessConfig", "RMCConfig", "DENTConfig", "DANNConfig",
            "TADVConfig", "URejectronConfig", "TABLES", "PRESETS", "preset", "Models", "Data", "Result", "run",
-           "figures", "paper_values", "EXECUTION_FIELDS", "Store", "MemoryStore", "DirStore", "Split"]
+           "figures", "paper_values", "EXECUTION_FIELDS", "shard_count", "run_shard", "Store", "MemoryStore", "DirStore", "Split"]
 
 #: config paths that change how, not what, is computed
 EXECUTION_FIELDS: tuple[str, ...] = ()
+
+
+def shard_count(config: Config) -> int:
+    """How many shards the config's work splits into: with ``rmc.points_per_game`` set, one per RMC game (each
+    independent game of each base, seed and attack, and each static row); else 1 (no sharding)."""
+    from . import _rmc
+
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be a Config, got {type(config).__name__}")
+    if not config.rmc.points_per_game or not {"rmc", "rmc_seeds"} & set(config.tables):
+        return 1
+    return len(_rmc.rmc_games(config))
+
+
+def run_shard(models: Models, data: Data, config: Config, index: int, count: int, *, store: Store | None,
+              progress: bool = True) -> None:
+    """Play shard ``index`` of ``count`` (the RMC games ``i`` with ``i % count == index``) into ``store``;
+    :func:`run` then finds them there and computes only what is missing."""
+    from robustsuite_common.checks import check_int
+    from robustsuite_common.models import evaluating
+
+    from . import _rmc
+
+    _check(models, data, config)
+    count = check_int("count", count, ge=1)
+    index = check_int("index", index, ge=0, le=count - 1)
+    if store is None:
+        raise ValueError("store must be given: a shard's games are kept there for run() to collect")
+    games = _rmc.rmc_games(config) if shard_count(config) > 1 else []
+    mine = [g for i, g in enumerate(games) if i % count == index]
+    if not mine:
+        return
+    with evaluating(models.standard), evaluating(models.adversarial):
+        xtr, ytr, xte, yte, data_fp, model_fp = _prepared(models, data)
+        _rmc.rmc_shard(config, models, xtr, ytr, xte, yte, mine, store=store, progress=progress,
+                       key=lambda role: _rmc.rmc_key(config, (data_fp, model_fp[role])))
+
+
+def _prepared(models: Models, data: Data):
+    from robustsuite_common.models import as_model_input, model_device
+
+    dev = model_device(models.standard)
+    xtr = as_model_input(models.standard, data.train.x)
+    xte = as_model_input(models.standard, data.test.x)
+    ytr = torch.as_tensor(data.train.y, dtype=torch.int64).to(dev)
+    yte = torch.as_tensor(data.test.y, dtype=torch.int64).to(dev)
+    data_fp = fingerprint(xtr, ytr, xte, yte)
+    model_fp = {role: fingerprint(getattr(models, role)) for role in ("standard", "adversarial")}
+    return xtr, ytr, xte, yte, data_fp, model_fp
 
 
 @dataclass(frozen=True)
@@ -83,6 +132,8 @@ def _check(models: Any, data: Any, cfg: Any) -> None:
     from robustsuite_common.checks import check_images, check_labels
     from robustsuite_common.models import check_model
 
+    from .._validate import n_classes
+
     if not isinstance(cfg, Config):
         raise TypeError(f"config must be a transduct_attack.experiment.Config (see preset()), got {type(cfg).__name__}")
     if not isinstance(models, Models):
@@ -96,7 +147,7 @@ def _check(models: Any, data: Any, cfg: Any) -> None:
         if not isinstance(split, Split):
             raise TypeError(f"data.{name} must be a Split, got {type(split).__name__}")
         check_images(f"data.{name}.x", split.x)
-        check_labels(f"data.{name}.y", split.y, length=split.x.shape[0])
+        check_labels(f"data.{name}.y", split.y, length=split.x.shape[0], n_classes=n_classes(models.standard))
     n_test, n_train = data.test.x.shape[0], data.train.x.shape[0]
     used = {"rmc": ("rmc", "rmc_seeds"), "dann": ("dann",), "tadv": ("tadv",), "dent": ("dent",),
             "urejectron": ("urejectron",)}
@@ -120,7 +171,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     (the config group, the budget, the solver, the data and the model weights), so an interrupted run resumes;
     with ``store=None`` nothing is written. The models come back as they were (mode, buffers, ``requires_grad``).
     """
-    from robustsuite_common.models import as_model_input, evaluating, model_device
+    from robustsuite_common.models import evaluating, model_device
 
     _check(models, data, config)
     cfg = config
@@ -128,14 +179,9 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     from . import _dent, _retraining, _rmc, _urejectron
 
     with evaluating(models.standard), evaluating(models.adversarial):
-        dev = model_device(models.standard)
-        xtr = as_model_input(models.standard, data.train.x)
-        xte = as_model_input(models.standard, data.test.x)
-        ytr = torch.as_tensor(data.train.y, dtype=torch.int64).to(dev)
-        yte = torch.as_tensor(data.test.y, dtype=torch.int64).to(dev)
-        out = Out(data.test, dev)
-        data_fp = fingerprint(xtr, ytr, xte, yte)
-        model_fp = {role: fingerprint(getattr(models, role)) for role in ("standard", "adversarial")}
+        xtr, ytr, xte, yte, data_fp, model_fp = _prepared(models, data)
+        out = Out(data.test, model_device(models.standard))
+        _threat_warnings(out, cfg)
         kw = {"store": store, "progress": progress, "paper": paper}
         if "rmc" in cfg.tables or "rmc_seeds" in cfg.tables:
             _rmc.rmc_tables(out, cfg, models, xtr, ytr, xte, yte, **kw,
@@ -163,6 +209,15 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     return Result(experiment="transduct_attack", config={**to_dict(cfg), "data": data.name},
                   tables=out.tables, metrics=out.metrics, summary=summary + ".", records=out.records,
                   notes=tuple(out.notes), warnings=tuple(out.warnings))
+
+
+def _threat_warnings(out: Out, cfg: Config) -> None:
+    t = cfg.threat
+    if {"rmc", "rmc_seeds"} & set(cfg.tables) and t.eps != t.at_model_eps:
+        out.warnings.append(f"RMC over the adversarially trained base is played at L∞ eps {t.eps:g}, but that base "
+                            f"was trained at {t.at_model_eps:g} (threat.at_model_eps): its white-box rows show how "
+                            "robust it is at the played budget, and 'RMC + AT' is not compared at the budget AT was "
+                            "trained for.")
 
 
 def figures(result: ExperimentResult) -> list[Figure]:

@@ -19,7 +19,8 @@ from robustsuite_common.intervals import Interval
 ATTACKS = ("pgd", "fpa", "gmsa-avg", "gmsa-min")
 LABEL = {"dent-aa": "DENT-AA (AutoAttack through DENT)", "aa": "AA (transfer)", "none": "clean",
          "pgd": "PGD (transfer)", "fpa": "FPA", "gmsa-avg": "GMSA-AVG", "gmsa-min": "GMSA-MIN"}
-STATIC_LABEL = {"none": "clean", "pgd": "PGD (white-box)", "aa": "AA (white-box)"}
+STATIC_LABEL = {"none": "clean", "pgd": "PGD (white-box)", "aa": "AA (white-box)",
+                "autoattack": "AutoAttack (white-box, standard)"}
 COLUMNS = ("defense", "attack", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "paper (MNIST)")
 UNITS = {"accuracy": "fraction", "accuracy_ci_low": "fraction", "accuracy_ci_high": "fraction"}
 BOUNDS = {"accuracy": (0.0, 1.0)}
@@ -168,8 +169,61 @@ def paired_text(c) -> str:
     return f"paired difference {c.difference:+.2f}, 95% bootstrap [{c.ci_low:+.2f}, {c.ci_high:+.2f}]"
 
 
+def static_attacks(cfg, warnings: list[str] | None = None) -> tuple[str, ...]:
+    """The static rows of every table: clean, white-box PGD and, when configured and installed, standard
+    AutoAttack (issue 27: the row that stands for the model's own robust accuracy)."""
+    if not cfg.robustness.autoattack:
+        return ("none", "pgd")
+    import importlib.util
+
+    if importlib.util.find_spec("pyautoattack") is None:
+        note = ("The static models' standard AutoAttack rows are not run: robustness.autoattack needs the "
+                "'autoattack' extra (pyautoattack), which is not importable here; the white-box PGD rows overstate "
+                "robust accuracy.")
+        if warnings is not None and note not in warnings:
+            warnings.append(note)
+        return ("none", "pgd")
+    return ("none", "pgd", "autoattack")
+
+
+def static_checks(out: Out, key: str, tab, name: str, seed: int) -> None:
+    """What a reader must know about a table's static model before its numbers: whether its clean accuracy is
+    at chance (then its attack numbers carry no information), and whether white-box PGD leaves clearly more
+    points robust than standard AutoAttack on the same points (the sanity flag of issue 27)."""
+    from robustsuite_common.experiment import chance_rate
+    from robustsuite_common.intervals import at_chance
+
+    clean = tab.cell("static", "none", seed)
+    chance = chance_rate([out.y[i] for i in clean.indices])
+    flag = at_chance(clean.k, clean.n, chance)
+    out.metrics[f"{key}_static_at_chance"] = Metric(flag, f"{name}: clean accuracy at chance ({chance:.2f})", "")
+    if flag:
+        out.warnings.append(f"{name} is at chance on these points (clean {clean.accuracy:.2f}, 95% interval "
+                            f"[{clean.ci[0]:.2f}, {clean.ci[1]:.2f}] contains the majority-class share {chance:.2f}): "
+                            f"the attack numbers of table {key!r} carry no information.")
+    if "autoattack" not in tab.attacks("static"):
+        return
+    c = tab.compare_cells("autoattack", "pgd", role="static", reference_role="static", seed=seed, boot_seed=seed)
+    out.metrics[f"{key}_pgd_minus_autoattack"] = Metric.of(
+        Interval(c.difference, c.ci_low, c.ci_high, method="paired bootstrap (BCa)", bounds=(-1.0, 1.0)),
+        f"{name}: white-box PGD minus standard AutoAttack robust accuracy, same points", "fraction")
+    overstates = c.verdict == "below"
+    out.metrics[f"{key}_pgd_overstates"] = Metric(overstates, f"{name}: white-box PGD leaves clearly more points "
+                                                  "robust than standard AutoAttack", "")
+    if overstates:
+        out.warnings.append(f"Sanity flag ({key}): white-box PGD leaves {c.reference_accuracy:.2f} of {name}'s points "
+                            f"robust, standard AutoAttack {c.accuracy:.2f} ({paired_text(c)}): PGD overstates its "
+                            f"robustness; the AutoAttack row is its robust accuracy, and this table's PGD-based attacks "
+                            f"are weaker than the field's.")
+
+
 def cp_row(defense: str, attack: str, cell, paper: float | None) -> list:
     return [defense, attack, cell.accuracy, *cell.ci, paper]
+
+
+def paper_of(ref: dict, key: str) -> float | None:
+    """The paper's value of a row: its own key, the static AutoAttack row reading the paper's static AA."""
+    return ref.get("static aa") if key == "static autoattack" else ref.get(key)
 
 
 def as_array(values) -> np.ndarray:

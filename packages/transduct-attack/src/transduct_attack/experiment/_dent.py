@@ -6,18 +6,34 @@ from __future__ import annotations
 import importlib.util
 
 from robustsuite_common.config import config_hash
-from robustsuite_common.experiment import Metric
+from robustsuite_common.experiment import TORCH, Metric, cached
 from robustsuite_common.intervals import proportion
 
 from .. import tables as T
 from ..dent import DENT
-from ._common import COLUMNS, LABEL, Out, StoreCells, cells_of, cp_interval, cp_row, paired_text, row_labels
+from ._common import (
+    COLUMNS,
+    LABEL,
+    Out,
+    StoreCells,
+    cells_of,
+    cp_interval,
+    cp_row,
+    paired_text,
+    paper_of,
+    row_labels,
+    static_attacks,
+    static_checks,
+)
 
 
 def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> None:
     d, te, seed = cfg.dent, cfg.threat.at_eps, cfg.seed
-    n, m, b = d.points, d.train_points, d.batch_size
-    base = T.dent_base_model(xtr[:m], ytr[:m], eps=te, epochs=d.base_epochs, adv_steps=d.base_adv_steps, seed=seed)
+    n, m, b = d.points, d.train_points or xtr.shape[0], d.batch_size
+    base = _base(cfg, xtr[:m], ytr[:m], store=store, fp=fp)
+    arch = "SmallCNN-BN" if d.base == "small-cnn" else "BN-CNN-6"
+    about = ("a SmallCNN with BatchNorm after its 2 convolutions" if d.base == "small-cnn" else
+             f"BN-CNN-6 (6 convolutions of width {d.base_width}-{4 * d.base_width}, BatchNorm after each)")
     with_aa = d.aa and importlib.util.find_spec("pyautoattack") is not None
     if not with_aa:
         out.notes.append("DENT-AA and the AA rows of Table 2 are not run: they need the 'autoattack' extra "
@@ -28,21 +44,24 @@ def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> No
     tab = T.dent_table(base, xte, yte, eps=te, n=n, batch_size=b, T=d.T, pgd_steps=cfg.attack.pgd_steps,
                        n_untargeted=d.solver_untargeted, n_targeted=d.solver_targeted,
                        aa_attacks=aa_attacks if with_aa else None, aa_iterations=d.aa_iterations or None,
-                       aa_restarts=d.aa_restarts or None, seed=seed, progress=progress, cells=memo)
+                       aa_restarts=d.aa_restarts or None, static_autoattack="autoattack" in static_attacks(cfg, out.warnings),
+                       seed=seed, progress=progress, cells=memo)
     keys = [*(f"static {a}" for a in tab.attacks("static")), *tab.attacks("defense")]
     cells = cells_of(tab, seed, keys)
     view = out.base_view(base, xte, cells["none"].indices)
+    static_checks(out, "dent", tab, f"static AT {arch}", seed)
     rows = []
     for a in keys:
-        defense, attack = row_labels(a, "DENT (AT SmallCNN-BN)", "static AT SmallCNN-BN")
-        rows.append(cp_row(defense, attack, cells[a], paper["dent"].get(a)))
+        defense, attack = row_labels(a, f"DENT (AT {arch})", f"static AT {arch}")
+        rows.append(cp_row(defense, attack, cells[a], paper_of(paper["dent"], a)))
         out.log_cell("dent", defense, attack, cells[a], view, None if a.startswith("static") else cells["none"])
     out.add_metrics("dent", {a: c for a, c in cells.items() if not a.startswith("static")}, "DENT")
-    out.add_metrics("dent", {a: c for a, c in cells.items() if a.startswith("static")}, "static AT SmallCNN-BN")
+    out.add_metrics("dent", {a: c for a, c in cells.items() if a.startswith("static")}, f"static AT {arch}")
     aa_text = (f"AutoAttack {list(d.aa_attacks) or 'standard'}, {d.aa_iterations or 'its own'} iterations, "
                f"{d.aa_restarts or 'its own'} restart(s)")
-    out.table("dent", f"Table 2 analogue: DENT (AdaMod, 6 steps, β3 0.6) over an adversarially trained BatchNorm "
-                      f"CNN, L∞ eps {te}, {n} points drawn with seed {seed} in batches of {b}, A.3's PGD ensemble "
+    out.table("dent", f"Table 2 analogue: DENT (AdaMod, {d.steps} steps, lr {d.lr}, β3 0.6) over an adversarially "
+                      f"trained {about} ({d.base_epochs} epochs of PGD-{d.base_adv_steps} training on {m} points), "
+                      f"L∞ eps {te}, {n} points drawn with seed {seed} in batches of {b}, A.3's PGD ensemble "
                       f"({d.solver_untargeted} untargeted + {d.solver_targeted} targeted CW runs), T = {d.T}; AA "
                       f"rows: {aa_text} (paper: CIFAR-10, Wu et al. base, standard AA, 1000 points)",
               [*COLUMNS[:-1], "paper (CIFAR-10)"], rows)
@@ -76,3 +95,16 @@ def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> No
         text += (f"; DENT-AA {cells['dent-aa'].accuracy:.2f} is {c.verdict} {LABEL[strongest]} "
                  f"({paired_text(c)}), transfer AA {cells['aa'].accuracy:.2f}")
     out.comparisons.append(text)
+
+
+def _base(cfg, x, y, *, store, fp):
+    """The adversarially trained base DENT adapts, trained here (deterministic in the seed) and checkpointed in
+    ``store`` (its state dict) under a key of what it depends on."""
+    d = cfg.dent
+    kw = {"eps": cfg.threat.at_eps, "adv_steps": d.base_adv_steps, "seed": cfg.seed, "architecture": d.base,
+          "width": d.base_width}
+    key = f"dent-base-{config_hash(d.base, d.base_width, d.train_points, d.base_epochs, kw, fp)}"
+    state = cached(store, key, lambda: T.dent_base_model(x, y, epochs=d.base_epochs, **kw).state_dict(), TORCH)
+    net = T.dent_base_model(x, y, epochs=0, **kw)
+    net.load_state_dict(state)
+    return net.eval()

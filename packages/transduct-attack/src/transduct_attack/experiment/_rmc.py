@@ -17,7 +17,10 @@ from ._common import (
     cp_interval,
     cp_row,
     paired_text,
+    paper_of,
     row_labels,
+    static_attacks,
+    static_checks,
 )
 
 SEED_COLUMNS = ("defense", "attack", "mean", "mean_ci_low", "mean_ci_high", "std over seeds", "pooled",
@@ -29,11 +32,15 @@ BASES = (("standard", "std", "standard"), ("adv. trained", "at", "adversarial"))
 
 def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, paper, key) -> None:
     r, seed = cfg.rmc, cfg.seed
-    n, b, rm, n_cal = r.points, r.batch_size, r.train_points, r.warmup_points
+    n, b, rm, n_cal = r.points, r.batch_size, r.train_points or xtr.shape[0], r.warmup_points
     eps = cfg.threat.eps
     t1 = [seed] if "rmc" in cfg.tables else []
     t6 = list(r.seeds) if "rmc_seeds" in cfg.tables else []
     rows1, rows6 = [], []
+    static = static_attacks(cfg, out.warnings)
+    skeys = tuple(f"static {a}" for a in static)
+    options = {"val_split": r.val_split, "stop_rule": r.stop_rule, "train_batchnorm": r.train_batchnorm,
+               "calibration_k": r.calibration_k}
     for label, tag, role in BASES:
         model = getattr(models, role)
         memo = StoreCells(store, f"rmc-{tag}-{key(role)}", TableCell.from_dict)
@@ -41,18 +48,20 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
         def table(s, attacks, model=model, memo=memo):
             return rmc_table(model, xtr[:rm], ytr[:rm], xte, yte, eps=eps, n=n, batch_size=b, k=r.k, lr=r.lr,
                              epochs=r.max_epochs, patience=r.patience, calibration_points=n_cal, T=r.T,
-                             pgd_steps=cfg.attack.pgd_steps, aug_steps=r.aug_steps, seeds=s, attacks=attacks,
-                             progress=progress, cells=memo)
+                             pgd_steps=cfg.attack.pgd_steps, aug_steps=r.aug_steps, adv_copies=r.adv_copies,
+                             seeds=s, attacks=attacks, static_attacks=static, rmc_options=options,
+                             points_per_game=r.points_per_game or None, progress=progress, cells=memo)
 
         ref = paper["rmc"][role]
         for s in t1:
             tab = table([s], ("none", *ATTACKS))
             name = f"{tab.defense} ({label})"
-            cells = cells_of(tab, s, ("static none", "static pgd", "none", *ATTACKS))
+            cells = cells_of(tab, s, (*skeys, "none", *ATTACKS))
             base = out.base_view(model, xte, cells["none"].indices)
+            static_checks(out, f"rmc_{tag}", tab, f"static {label}", s)
             for a, c in cells.items():
                 defense, attack = row_labels(a, name, f"static {label}")
-                rows1.append(cp_row(defense, attack, c, ref.get(a)))
+                rows1.append(cp_row(defense, attack, c, paper_of(ref, a)))
                 out.log_cell("rmc", defense, attack, c, base, None if a.startswith("static") else cells["none"])
             out.add_metrics(f"rmc_{tag}", {a: cells[a] for a in ("none", *ATTACKS)}, name)
             out.bars[name] = [cells[a].accuracy for a in ATTACKS]
@@ -60,12 +69,12 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
         if t6:
             tab = table(t6, ("none", "gmsa-avg", "gmsa-min"))
             name, ref6 = f"{tab.defense} ({label})", paper["rmc_seeds"][role]
-            for a in ("static none", "static pgd", "none", "gmsa-avg", "gmsa-min"):
+            for a in (*skeys, "none", "gmsa-avg", "gmsa-min"):
                 defense, attack = row_labels(a, name, f"static {label}")
                 kind, akey = ("static", a.split()[1]) if a.startswith("static ") else ("defense", a)
                 sr = tab.seeded(kind, akey, boot_seed=seed)
                 rows6.append([defense, attack, sr.mean, sr.mean_ci_low, sr.mean_ci_high, sr.std, sr.pooled,
-                              sr.pooled_ci_low, sr.pooled_ci_high, ref6.get(a)])
+                              sr.pooled_ci_low, sr.pooled_ci_high, paper_of(ref6, a)])
                 if kind == "defense":
                     metric = f"rmc_seeds_{tag}_{a.replace('-', '_')}"
                     what = f"{name} under {LABEL[a]}: mean accuracy over seeds {t6}"
@@ -93,6 +102,45 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
                                f"L∞ eps {eps}; mean with its Student-t interval over seeds (none below three seeds), pooled: all {n * len(t6)} "
                                f"games' points with Clopper-Pearson; paper: MNIST, 5 runs)", SEED_COLUMNS, rows6,
                   units=SEED_UNITS, bounds=SEED_BOUNDS)
+
+
+def rmc_games(cfg) -> list[tuple[str, str]]:
+    """Every RMC game of the config as ``(base role, memo key)``: the units a sharded run shares out."""
+    from ..tables import game_keys
+
+    r = cfg.rmc
+    t1 = [cfg.seed] if "rmc" in cfg.tables else []
+    t6 = list(r.seeds) if "rmc_seeds" in cfg.tables else []
+    static = ("none", "pgd", "autoattack") if cfg.robustness.autoattack else ("none", "pgd")
+    keys: list[str] = []
+    for s in dict.fromkeys([*t1, *t6]):
+        attacks = ("none", *ATTACKS) if s in t1 else ("none", "gmsa-avg", "gmsa-min")
+        keys += [k for k in game_keys(seeds=[s], n=r.points, static_attacks=static, defense_attacks=attacks,
+                                      points_per_game=r.points_per_game or None) if k not in keys]
+    return [(role, k) for _, _, role in BASES for k in keys]
+
+
+def rmc_shard(cfg, models, xtr, ytr, xte, yte, games, *, store, progress, key) -> None:
+    """Play the RMC ``games`` (``(base role, memo key)``) into ``store``."""
+    r = cfg.rmc
+    options = {"val_split": r.val_split, "stop_rule": r.stop_rule, "train_batchnorm": r.train_batchnorm,
+               "calibration_k": r.calibration_k}
+    static = static_attacks(cfg)
+    for _, tag, role in BASES:
+        mine = {k for rl, k in games if rl == role}
+        if not mine:
+            continue
+        seeds = sorted({int(k.split("-s")[-1].split("-")[0]) for k in mine})
+        for s in seeds:
+            attacks = ("none", *ATTACKS) if ("rmc" in cfg.tables and s == cfg.seed) else ("none", "gmsa-avg",
+                                                                                             "gmsa-min")
+            rmc_table(getattr(models, role), xtr[:r.train_points or xtr.shape[0]], ytr[:r.train_points or xtr.shape[0]], xte, yte,
+                      eps=cfg.threat.eps, n=r.points, batch_size=r.batch_size, k=r.k, lr=r.lr, epochs=r.max_epochs,
+                      patience=r.patience, calibration_points=r.warmup_points, T=r.T, pgd_steps=cfg.attack.pgd_steps,
+                      aug_steps=r.aug_steps, adv_copies=r.adv_copies, seeds=[s], attacks=attacks,
+                      static_attacks=static, rmc_options=options, points_per_game=r.points_per_game or None,
+                      only=mine, progress=progress,
+                      cells=StoreCells(store, f"rmc-{tag}-{key(role)}", TableCell.from_dict))
 
 
 def rmc_key(cfg, fp) -> str:

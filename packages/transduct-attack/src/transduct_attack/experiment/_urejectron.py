@@ -19,7 +19,7 @@ BOUNDS = {"error_accepted": (0.0, 1.0), "rejection_rate": (0.0, 1.0)}
 
 def urejectron(out: Out, cfg, models, xtr, xte, yte, *, store, progress, fp) -> None:
     u, eps, seed = cfg.urejectron, cfg.threat.eps, cfg.seed
-    n, m, taus, tau = u.points, u.train_points, list(u.thresholds), u.tau
+    n, m, taus, tau = u.points, u.train_points or xtr.shape[0], list(u.thresholds), u.tau
     memo = StoreCells(store, f"urejectron-{config_hash(u, cfg.threat, cfg.attack, fp, seed)}",
                       RejectionCurve.from_dict)
     fig1 = urejectron_figure(models.standard, xtr[:m], xte, yte, eps=eps, n=n, epochs=u.epochs, thresholds=taus,
@@ -58,5 +58,5 @@ def urejectron(out: Out, cfg, models, xtr, xte, yte, *, store, progress, fp) -> 
     out.comparisons.append(f"URejectron at τ={taus[mid]:.2f}: error on accepted perturbed points under GMSA-AVG "
                            f"{curves['gmsa-avg'].error_accepted[mid]:.2f} is {more} transfer PGD's "
                            f"{curves['pgd'].error_accepted[mid]:.2f} (paired difference of the errors "
-                           f"{-c.difference:+.2f}, 95% bootstrap [{-c.ci_high:+.2f}, {-c.ci_low:+.2f}]); clean "
+                           f"{0.0 - c.difference:+.2f}, 95% bootstrap [{0.0 - c.ci_high:+.2f}, {0.0 - c.ci_low:+.2f}]); clean "
                            f"rejection {curves['pgd'].rejection_rate[mid]:.2f}")
