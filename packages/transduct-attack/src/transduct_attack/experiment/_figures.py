@@ -8,7 +8,10 @@ from ._common import ATTACKS, LABEL
 
 
 def _pyplot():
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError as err:
+        raise ImportError("experiment.figures needs matplotlib: pip install 'transduct-attack[plot]'") from err
 
     if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "png"):
         matplotlib.use("Agg")
