@@ -68,7 +68,6 @@ def test_the_sanity_flag_names_pgd_when_it_overstates_robustness():
     """Issue 27 item 3: when white-box PGD leaves clearly more points robust than AutoAttack on the same points
     (paired interval above zero) the result says so with both numbers; when it does not, no flag."""
     from robustsuite_common.experiment import Split
-
     from transduct_attack.experiment._common import Out, static_checks
     from transduct_attack.game import GameResult
     from transduct_attack.referee import RoundScore
