@@ -138,6 +138,17 @@ class RMC(TransductiveDefense):
             self._augmented = (torch.cat(xs).detach(), torch.cat(ys))
         return self._augmented
 
+    def set_augmented(self, x: torch.Tensor, y: torch.Tensor) -> None:
+        """Use a D' computed earlier (e.g. checkpointed: it is the costliest part of building RMC): ``x`` the
+        clean training set followed by its PGD copies, as :attr:`augmented` returns them."""
+        n = self.train_x.shape[0] * (1 + self.adv_copies)
+        check_images("x", x)
+        y = check_labels("y", y, x.shape[0], device=x.device)
+        if x.shape[0] != n:
+            raise ValueError(f"x must hold D and its {self.adv_copies} PGD copies ({n} images), got {x.shape[0]}")
+        self._augmented = (as_input(self._base, x), y.to(model_device(self._base)))
+        self._augmented_features = None
+
     def neighbour_matrix(self, x: torch.Tensor) -> torch.Tensor:
         """``(len(x), K)`` indices into D' of each point's K nearest neighbours, nearest first, in the base
         model's penultimate-layer features (D' is embedded once and cached)."""

@@ -391,7 +391,8 @@ def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_
               aug_steps: int | None = None, adv_copies: int = 1, calibration_points: int = 0, T: int = 9,
               pgd_steps: int = 100, seeds: Sequence[int] = (0,), attacks: Sequence[str] = _TABLE_ATTACKS,
               static_attacks: Sequence[str] = ("none", "pgd"), points_per_game: int | None = None,
-              rmc_options: Mapping[str, Any] | None = None, only: Collection[str] | None = None,
+              rmc_options: Mapping[str, Any] | None = None, prepare: Callable[[RMC, int], None] | None = None,
+              only: Collection[str] | None = None,
               progress: bool = False, cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
     """Tables 1 and 6: RMC (A.2) over ``model`` with D = (x_train, y_train) and D' = D ∪ PGD(D) (PGD
     ``pgd_steps`` steps at ``eps``, ``aug_step_size`` None: 2.5·eps/steps, the paper 0.01), fine-tuned with
@@ -401,6 +402,7 @@ def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_
     ``calibration_points`` > 0 first warms RMC up on that many clean points that follow the seed's draw in its
     permutation (never scored, :meth:`RMC.warm_up`). ``rmc_options`` go to :class:`RMC` (the authors' recipe:
     ``{"val_split": "nearest", "stop_rule": "authors", "train_batchnorm": True, "calibration_k": 1024}``).
+    ``prepare(rmc, seed)`` runs on each RMC built (e.g. to load a checkpointed D' with :meth:`RMC.set_augmented`).
     ``points_per_game`` splits each seed's points into independent games of that many points (each from the
     initial state; a unit of work each). Static rows: ``model`` under ``static_attacks`` ("pgd": white-box PGD,
     "autoattack": standard AutoAttack). Defaults: the paper's MNIST values (eps 0.3, K 1024, lr 2e-4, 100
@@ -418,6 +420,8 @@ def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_
         rmc = RMC(model, x_train, y_train, k=k, aug_eps=eps, aug_steps=pgd_steps if aug_steps is None else aug_steps,
                   aug_step_size=aug_step_size, adv_copies=adv_copies, lr=lr, max_epochs=epochs, patience=patience,
                   seed=s, **options)
+        if prepare is not None:
+            prepare(rmc, s)
         if calibration_points > 0:  # clean points outside the seed's draw (same permutation), never scored
             perm = torch.randperm(x_test.shape[0], generator=torch.Generator().manual_seed(s))
             rmc.warm_up(x_test[perm[n:n + calibration_points].to(x_test.device)], batch_size=batch_size, seed=s)
@@ -504,7 +508,8 @@ def dent_table(base_model: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor
     """Table 2: DENT (A.3; the authors' AdaMod settings, :class:`DENT`'s defaults) over ``base_model``, ``n``
     points drawn from ``seed`` in batches of ``batch_size``; transfer PGD, FPA and GMSA solved by A.3's
     :class:`PGDEnsemble` (``n_untargeted`` untargeted + ``n_targeted`` targeted CW runs of ``pgd_steps``;
-    None: every other class). ``aa_attacks`` (e.g. ``["apgd-ce"]``; extra ``autoattack``) adds the AA rows:
+    None: every other class). ``aa_attacks`` (e.g. ``["apgd-ce"]``, or ``[]`` for standard AutoAttack; extra
+    ``autoattack``) adds the AA rows:
     static white-box AA, transfer AA and DENT-AA (:class:`AdaptiveAutoAttack`), with ``aa_iterations`` /
     ``aa_restarts`` (None: AutoAttack's own). ``static_autoattack`` adds the static model under standard
     AutoAttack (its robust accuracy as the field reports it). Defaults: the paper's CIFAR-10 values (8/255, 1000
@@ -515,8 +520,9 @@ def dent_table(base_model: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor
     static = ["none", "pgd"]
     if aa_attacks is not None:
         budget = {"n_iter": aa_iterations, "n_restarts": aa_restarts}
-        attacks["aa"] = TransferAutoAttack(version="custom", attacks=list(aa_attacks), **budget)
-        attacks["dent-aa"] = AdaptiveAutoAttack(version="custom", attacks=list(aa_attacks), **budget)
+        kind = {"version": "custom", "attacks": list(aa_attacks)} if aa_attacks else {"version": "standard"}
+        attacks["aa"] = TransferAutoAttack(**kind, **budget)
+        attacks["dent-aa"] = AdaptiveAutoAttack(**kind, **budget)
         static.append("aa")
     if static_autoattack:
         static.append("autoattack")

@@ -40,7 +40,7 @@ def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> No
                          "(pyautoattack), which is not importable here, or dent.aa is off.")
     memo = StoreCells(store, f"dent-{config_hash(d, cfg.threat, cfg.attack, fp, seed, with_aa)}",
                       T.TableCell.from_dict)
-    aa_attacks = list(d.aa_attacks) if d.aa_attacks else None
+    aa_attacks = list(d.aa_attacks)  # empty: standard AutoAttack
     tab = T.dent_table(base, xte, yte, eps=te, n=n, batch_size=b, T=d.T, pgd_steps=cfg.attack.pgd_steps,
                        n_untargeted=d.solver_untargeted, n_targeted=d.solver_targeted,
                        aa_attacks=aa_attacks if with_aa else None, aa_iterations=d.aa_iterations or None,

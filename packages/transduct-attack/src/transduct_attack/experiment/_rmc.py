@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from robustsuite_common.config import config_hash
-from robustsuite_common.experiment import Metric
+from robustsuite_common.experiment import TORCH, Metric, cached
 from robustsuite_common.intervals import Interval
 
 from ..tables import TableCell, rmc_table
@@ -11,6 +11,7 @@ from ._common import (
     ATTACKS,
     COLUMNS,
     LABEL,
+    STATIC_LABEL,
     Out,
     StoreCells,
     cells_of,
@@ -45,12 +46,15 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
         model = getattr(models, role)
         memo = StoreCells(store, f"rmc-{tag}-{key(role)}", TableCell.from_dict)
 
-        def table(s, attacks, model=model, memo=memo):
+        prepare = _d_prime(store, key(role))
+
+        def table(s, attacks, model=model, memo=memo, prepare=prepare):
             return rmc_table(model, xtr[:rm], ytr[:rm], xte, yte, eps=eps, n=n, batch_size=b, k=r.k, lr=r.lr,
                              epochs=r.max_epochs, patience=r.patience, calibration_points=n_cal, T=r.T,
                              pgd_steps=cfg.attack.pgd_steps, aug_steps=r.aug_steps, adv_copies=r.adv_copies,
                              seeds=s, attacks=attacks, static_attacks=static, rmc_options=options,
-                             points_per_game=r.points_per_game or None, progress=progress, cells=memo)
+                             points_per_game=r.points_per_game or None, prepare=prepare,
+                             progress=progress, cells=memo)
 
         ref = paper["rmc"][role]
         for s in t1:
@@ -66,6 +70,13 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
             out.add_metrics(f"rmc_{tag}", {a: cells[a] for a in ("none", *ATTACKS)}, name)
             out.bars[name] = [cells[a].accuracy for a in ATTACKS]
             out.compare(name, tab, s)
+            # "RMC + AT is no better than AT" (§6): Γ under its strongest attack against the static base's own
+            # robust accuracy (AutoAttack where it ran, else white-box PGD), on the same points
+            robust = "autoattack" if "autoattack" in static else "pgd"
+            worst = tab.strongest(ATTACKS, s)
+            c = tab.compare_cells(worst, robust, reference_role="static", seed=s, boot_seed=s)
+            out.comparisons.append(f"{name} under {LABEL[worst]} {c.accuracy:.2f} is {c.verdict} static {label} under "
+                                   f"{STATIC_LABEL[robust]} {c.reference_accuracy:.2f} ({paired_text(c)})")
         if t6:
             tab = table(t6, ("none", "gmsa-avg", "gmsa-min"))
             name, ref6 = f"{tab.defense} ({label})", paper["rmc_seeds"][role]
@@ -96,12 +107,40 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
                                    f"{c.verdict} clean {c.reference_accuracy:.2f} ({paired_text(c)})")
     if t1:
         out.table("rmc", f"Table 1 analogue: RMC ({n} points drawn with seed {seed}, {b} per round, stateful, "
-                         f"non-leaking, L∞ eps {eps})", COLUMNS, rows1)
+                         f"non-leaking, L∞ eps {eps}{_recipe(r)}){_indicative(n)}", COLUMNS, rows1)
     if t6:
         out.table("rmc_seeds", f"Table 6 analogue: RMC over seeds {t6} ({n} points drawn per seed, {b} per round, "
                                f"L∞ eps {eps}; mean with its Student-t interval over seeds (none below three seeds), pooled: all {n * len(t6)} "
-                               f"games' points with Clopper-Pearson; paper: MNIST, 5 runs)", SEED_COLUMNS, rows6,
+                               f"games' points with Clopper-Pearson; paper: MNIST, 5 runs){_indicative(n)}",
+                  SEED_COLUMNS, rows6,
                   units=SEED_UNITS, bounds=SEED_BOUNDS)
+
+
+def _d_prime(store, key: str):
+    """RMC's D' (D and its PGD copies, the costliest part of building RMC, one per base and seed) checkpointed in
+    ``store``, so the shards of a run compute it once."""
+    if store is None:
+        return None
+
+    def prepare(rmc, seed: int) -> None:
+        x, y = cached(store, f"rmc-dprime-{key}-s{seed}", lambda: tuple(t.cpu() for t in rmc.augmented), TORCH)
+        rmc.set_augmented(x, y)
+
+    return prepare
+
+
+def _recipe(r) -> str:
+    authors = r.stop_rule == "authors" and r.val_split == "nearest" and r.train_batchnorm and r.calibration_k > 0
+    what = "the authors' recipe" if authors else "a compact recipe"
+    games = f"; independent games of {r.points_per_game} points" if r.points_per_game else ""
+    calibration = (f"calibration on {r.calibration_k} clean points per round" if r.calibration_k
+                   else "no per-round calibration")
+    return f"; {what}: K {r.k}, Adam lr {r.lr:g}, at most {r.max_epochs} epochs, {calibration}{games}"
+
+
+def _indicative(n: int) -> str:
+    return (f" — {n} points: indicative; a verdict is drawn only where paired intervals separate" if n < 100
+            else "")
 
 
 def rmc_games(cfg) -> list[tuple[str, str]]:
@@ -139,7 +178,7 @@ def rmc_shard(cfg, models, xtr, ytr, xte, yte, games, *, store, progress, key) -
                       patience=r.patience, calibration_points=r.warmup_points, T=r.T, pgd_steps=cfg.attack.pgd_steps,
                       aug_steps=r.aug_steps, adv_copies=r.adv_copies, seeds=[s], attacks=attacks,
                       static_attacks=static, rmc_options=options, points_per_game=r.points_per_game or None,
-                      only=mine, progress=progress,
+                      prepare=_d_prime(store, key(role)), only=mine, progress=progress,
                       cells=StoreCells(store, f"rmc-{tag}-{key(role)}", TableCell.from_dict))
 
 
