@@ -123,6 +123,8 @@ class Data:
 class Result(ExperimentResult):
     """What :func:`run` returns (an :class:`~robustsuite_common.experiment.ExperimentResult`)."""
 
+    title = "Transductive defenses under adaptive attacks (RMC, DENT, DANN, TADV, URejectron vs FPA/GMSA)"
+
     def rows(self, table: str) -> list[dict[str, Any]]:
         """The rows of ``table`` as dicts."""
         return self.tables[table].records()
