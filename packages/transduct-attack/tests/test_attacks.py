@@ -98,8 +98,8 @@ def test_non_leaking_attacker_keeps_its_own_simulated_state(digits, mlp_std):
 
     play_game(Probe(T=0, solver=PGD(steps=1)), rmc, xte[:4], yte[:4], eps=0.1, batch_size=2,
               threat_model=ThreatModel(leak_state=False))
-    assert seen[0] is mlp_std          # the public pretrained model first ...
-    assert seen[1] is not mlp_std      # ... then the attacker's own simulation of Γ, not the defender's state
+    assert seen[0].inner is mlp_std    # the public pretrained model first (read through the logits adapter) ...
+    assert seen[1].inner is not mlp_std     # ... then the attacker's own simulation of Γ, not the defender's state
 
 
 def test_transfer_pgd_targets_the_static_base(batch):
@@ -149,7 +149,8 @@ def test_adaptive_autoattack_attacks_dent_through_its_adaptation(digits, mlp_bn)
     """DENT-AA (Table 2): AutoAttack re-adapts DENT on every batch it queries, and the examples it finds break the
     adapted model; margin: the Clopper-Pearson intervals of clean and attacked accuracy do not overlap."""
     pytest.importorskip("pyautoattack")
-    from transduct_attack import DENT, AdaptiveAutoAttack, clopper_pearson
+    from robustsuite_common.intervals import proportion
+    from transduct_attack import DENT, AdaptiveAutoAttack
 
     _, _, xte, yte = digits
     x, y = xte[:24], yte[:24]
@@ -168,7 +169,7 @@ def test_adaptive_autoattack_attacks_dent_through_its_adaptation(digits, mlp_bn)
     with torch.no_grad():  # DENT adapts under no_grad too
         clean = int((dent.adapt(x, state=None, generator=torch.Generator()).predict(x) == y).sum())
         attacked = int((dent.adapt(res.x_adv, state=None, generator=torch.Generator()).predict(res.x_adv) == y).sum())
-    assert clopper_pearson(attacked, 24)[1] < clopper_pearson(clean, 24)[0], (clean, attacked)
+    assert proportion(attacked, 24).high < proportion(clean, 24).low, (clean, attacked)
 
 
 def test_bad_attack_arguments(batch):

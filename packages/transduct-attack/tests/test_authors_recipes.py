@@ -151,30 +151,109 @@ def test_rmc_searches_neighbours_in_the_base_models_features(small_rmc, digits, 
         small_rmc.adapt(xte[1:2], state=first.state, generator=_gen(1))
     finally:
         small_rmc.features = original
-    assert seen and all(m is mlp_std for m in seen)
+    assert seen and all(m.inner is mlp_std for m in seen)  # the base, through the logits adapter
     # and the neighbours are the brute-force ones in the base model's penultimate space
     dx, _ = small_rmc.augmented
     d = torch.cdist(penultimate_features(mlp_std, xte[2:3]).double(), penultimate_features(mlp_std, dx).double())
     assert set(small_rmc.neighbours(xte[2:3]).tolist()) == set(d.topk(8, largest=False).indices[0].tolist())
 
 
-def test_rmc_calibrates_on_clean_data_before_the_stream(digits, mlp_std):
+def test_rmc_warms_up_on_clean_data_before_the_stream(digits, mlp_std):
     from transduct_attack import NoAttack, play_game
 
     xtr, ytr, xte, yte = digits
     rmc = RMC(mlp_std, xtr[:200], ytr[:200], k=8, aug_eps=0.1, aug_steps=2, lr=1e-3, max_epochs=2, patience=1)
     before = {k: v.clone() for k, v in mlp_std.state_dict().items()}
-    assert rmc.initial_state() is mlp_std
-    calibrated = rmc.calibrate(xte[:4], batch_size=2, seed=0)
+    assert rmc.initial_state().inner is mlp_std
+    calibrated = rmc.warm_up(xte[:4], batch_size=2, seed=0)
     assert rmc.initial_state() is calibrated and rmc.model_of(None) is not None
     assert any(not torch.equal(a, b) for a, b in zip(calibrated.parameters(), mlp_std.parameters(), strict=True))
     assert all(torch.equal(v, mlp_std.state_dict()[k]) for k, v in before.items())  # the base is untouched
     # deterministic in its seed
     rmc2 = RMC(mlp_std, xtr[:200], ytr[:200], k=8, aug_eps=0.1, aug_steps=2, lr=1e-3, max_epochs=2, patience=1)
-    again = rmc2.calibrate(xte[:4], batch_size=2, seed=0)
+    again = rmc2.warm_up(xte[:4], batch_size=2, seed=0)
     assert all(torch.equal(a, b) for a, b in zip(calibrated.parameters(), again.parameters(), strict=True))
     # the game starts the defender (and the attacker's public F^(0)) from the calibrated model
     res = play_game(NoAttack(), rmc, xte[4:6], yte[4:6], eps=0.0, batch_size=2)
     assert res.n == 2
     with pytest.raises(ValueError, match="x"):
-        rmc.calibrate(torch.full((2, 1, 8, 8), float("nan")))
+        rmc.warm_up(torch.full((2, 1, 8, 8), float("nan")))
+
+
+# --- RMC as its authors run it (issue 26, item 3) ----------------------------------------------------
+
+def _rmc(digits, model, **kw):
+    xtr, ytr, _, _ = digits
+    base = dict(k=20, aug_eps=0.1, aug_steps=2, lr=2e-4, max_epochs=3, patience=2, batch_size=8)
+    return RMC(model, xtr[:200], ytr[:200], **{**base, **kw})
+
+
+def test_rmc_authors_validation_is_a_quarter_of_the_nearest_fifth(digits, mlp_std):
+    """The authors' split: of each point's K neighbours (nearest first), a quarter of the nearest 20 % validate,
+    all the others train."""
+    _, _, xte, _ = digits
+    rmc = _rmc(digits, mlp_std, val_split="nearest")
+    nn_idx = rmc.neighbour_matrix(xte[:1])[0]
+    train, val = rmc._split(xte[:1], _gen(0))
+    assert len(val) == 1 and set(val.tolist()) <= set(nn_idx[:4].tolist())  # 25 % of the nearest 4 of K = 20
+    assert set(train.tolist()) | set(val.tolist()) == set(nn_idx.tolist()) and not set(train.tolist()) & set(val.tolist())
+    rnd_train, rnd_val = _rmc(digits, mlp_std)._split(xte[:1], _gen(0))
+    assert len(rnd_val) == 4  # the compact variant: 20 % of the neighbours at random
+
+
+def test_rmc_authors_stopping_rule_needs_a_low_training_loss(digits, mlp_std, monkeypatch):
+    """'patience' stops after `patience` epochs without a lower validation loss; the authors' rule also needs the
+    epoch's training loss below 0.01, so at a learning rate too small to get there it trains every epoch."""
+    _, _, xte, _ = digits
+    steps: list[int] = []
+    real = torch.optim.Adam.step
+
+    def count(self, *a, **k):
+        steps.append(1)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", count)
+    per_epoch = -(-19 // 8)  # 19 training neighbours in batches of 8 (1 of K = 20 validates)
+    for rule, epochs in (("authors", 6), ("patience", 2)):
+        steps.clear()
+        _rmc(digits, mlp_std, lr=1e-12, max_epochs=6, stop_rule=rule, val_split="nearest").adapt(
+            xte[:1], state=None, generator=_gen(0))
+        assert len(steps) == epochs * per_epoch, rule
+
+
+def test_rmc_calibrates_its_state_after_every_round(digits, mlp_bn):
+    """The authors' calibrate(): after each round the state is fine-tuned on K random clean training points
+    (with the round's generator: the defender's private one, or the attacker's in its own simulation); the game
+    asks for it once per round for the defender and once per round for a non-leaking FPA attacker."""
+    from transduct_attack import FPA, PGD, NoAttack, play_game
+
+    _, _, xte, yte = digits
+    rmc = _rmc(digits, mlp_bn, calibration_k=16, train_batchnorm=True, stop_rule="authors")
+    ad = rmc.adapt(xte[:1], state=None, generator=_gen(0))
+    kept = {k: v.clone() for k, v in ad.state.state_dict().items()}
+    a = rmc.next_state(ad, generator=_gen(1))
+    b = rmc.next_state(ad, generator=_gen(1))
+    assert all(torch.equal(v, ad.state.state_dict()[k]) for k, v in kept.items())  # the adaptation is untouched
+    assert a is not ad.state and any(not torch.equal(p, q) for p, q in zip(a.parameters(), ad.state.parameters(),
+                                                                            strict=True))
+    assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters(), strict=True))  # seeded
+    # BatchNorm trains (running statistics move) in the authors' recipe, not in the compact variant
+    bn = [n for n, _ in mlp_bn.named_buffers() if n.endswith("running_mean")][0]
+    assert not torch.equal(ad.state.inner.state_dict()[bn], mlp_bn.state_dict()[bn])
+    frozen = _rmc(digits, mlp_bn).adapt(xte[:1], state=None, generator=_gen(0))
+    assert torch.equal(frozen.state.inner.state_dict()[bn], mlp_bn.state_dict()[bn])
+    assert _rmc(digits, mlp_bn).next_state(frozen, generator=_gen(1)) is frozen.state  # calibration_k = 0
+
+    calls: list[int] = []
+
+    class Spy(RMC):
+        def next_state(self, adaptation, *, generator):
+            calls.append(1)
+            return super().next_state(adaptation, generator=generator)
+
+    spy = Spy(mlp_bn, *digits[:2], k=8, aug_eps=0.1, aug_steps=1, max_epochs=1, patience=1, calibration_k=8)
+    play_game(NoAttack(), spy, xte[:3], yte[:3], eps=0.1, batch_size=1)
+    assert len(calls) == 3
+    calls.clear()
+    play_game(FPA(T=1, solver=PGD(steps=1)), spy, xte[:3], yte[:3], eps=0.1, batch_size=1)
+    assert len(calls) == 6  # the defender's state and the attacker's own simulated state, every round

@@ -185,6 +185,6 @@ def test_repeat_game_over_seeds_matches_single_games(batch):
         assert (game.correct == (game.predictions == y[list(idx)].numpy())).all()
     assert len(res.to_dict()["games"]) == 3
     assert res.mean == pytest.approx(sum(res.accuracies) / 3)
-    assert res.ci_low <= res.mean <= res.ci_high and res.std >= 0
+    assert res.ci_low <= res.mean <= res.ci_high and res.std >= 0  # three seeds: a Student-t interval
     with pytest.raises(ValueError, match="n must"):
         repeat_game(NoAttack(), lambda s: RandomDefense([]), x, y, eps=0.0, n=25, batch_size=8, seeds=[0])

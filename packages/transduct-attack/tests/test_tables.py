@@ -11,6 +11,7 @@ import pytest
 import torch
 
 import transduct_attack as ta
+from robustsuite_common.intervals import paired_difference, proportion
 
 
 @pytest.fixture(scope="module")
@@ -20,7 +21,7 @@ def suite():
 
 def test_seeded_table_plays_the_games_of_repeat_game(digits, mlp_std, suite):
     """Table 6's protocol: per seed the points repeat_game draws and the game it plays; the row over seeds is the
-    mean (bootstrap interval), std (ddof 1) and the pooled accuracy of all the seeds' points (Clopper-Pearson)."""
+    mean (Student-t interval over seeds), std (ddof 1) and the pooled accuracy of all the seeds' points (Clopper-Pearson)."""
     _, _, xte, yte = digits
     tab = ta.defense_table(lambda s: ta.StaticDefense(mlp_std), suite, xte, yte, eps=0.1, n=20, batch_size=5,
                            seeds=[0, 1, 2])
@@ -33,9 +34,10 @@ def test_seeded_table_plays_the_games_of_repeat_game(digits, mlp_std, suite):
     assert (row.mean, row.std, row.mean_ci_low, row.mean_ci_high) == (ref.mean, ref.std, ref.ci_low, ref.ci_high)
     k = sum(int(g.correct.sum()) for g in ref.games)
     assert (row.k, row.n, row.pooled) == (k, 60, k / 60)
-    assert (row.pooled_ci_low, row.pooled_ci_high) == ta.clopper_pearson(k, 60)
+    assert (row.pooled_ci_low, row.pooled_ci_high) == proportion(k, 60).ci
     assert tab.seeded("defense", "pgd", seeds=[1]).accuracies == (ref.accuracies[1],)
     assert tab.seeded("defense", "pgd", seeds=[1]).std == 0.0
+    assert tab.seeded("defense", "pgd", seeds=[1, 2]).mean_ci_low is None  # fewer than three seeds: no interval
     assert tab.attacks() == ("none", "pgd") and tab.attacks("static") == ()
 
 
@@ -58,8 +60,8 @@ def test_first_points_static_rows_and_memo(digits, mlp_std, suite):
     assert len(tab.cell("defense", "pgd").game.rounds) == 3
     direct = ta.play_game(suite["pgd"], ta.StaticDefense(mlp_std), xte[:12], yte[:12], eps=0.1, batch_size=12,
                           seed=3)
-    assert static.game == direct and static.k == int(direct.correct.sum()) and static.ci == ta.clopper_pearson(
-        static.k, 12)
+    assert static.game == direct and static.k == int(direct.correct.sum()) and static.ci == proportion(
+        static.k, 12).ci
     again = ta.defense_table(make, suite, xte, yte, eps=0.1, n=12, batch_size=4, seeds=[3], draw=False,
                              static_model=mlp_std, static_attacks=["pgd"], cells=memo)
     assert built == [3] and again.cells == tab.cells  # nothing replayed
@@ -76,21 +78,21 @@ def test_compare_reads_the_paired_bootstrap(digits, mlp_std):
     attacks = {"none": ta.NoAttack(), "pgd": ta.TransferPGD(solver=ta.PGD(steps=5))}
     tab = ta.defense_table(ta.StaticDefense(mlp_std), attacks, xte, yte, eps=0.3, n=40, batch_size=40, seeds=[0])
     c = tab.compare(attacks=["pgd"], reference="none", boot_seed=4)
-    d, lo, hi = ta.paired_difference(tab.cell("defense", "none").game.correct, tab.cell("defense", "pgd").game.correct,
-                                     seed=4)
-    assert (c.attack, c.difference, c.ci_low, c.ci_high) == ("pgd", d, lo, hi)
+    iv = paired_difference(tab.cell("defense", "none").game.correct, tab.cell("defense", "pgd").game.correct, seed=4)
+    assert (c.attack, c.difference, c.ci_low, c.ci_high) == ("pgd", iv.estimate, iv.low, iv.high)
+    lo = iv.low
     assert c.accuracy == tab.cell("defense", "pgd").accuracy < c.reference_accuracy
     assert lo > 0 and c.verdict == "below"
     assert tab.compare(attacks=["none"], reference="pgd").verdict == "above"
     assert tab.strongest(["none", "pgd"]) == "pgd"
-    pooled = tab.compare_pooled(attacks=["pgd"], reference="none")
-    none_ci, pgd_ci = tab.cell("defense", "none").ci, tab.cell("defense", "pgd").ci
-    assert pooled.verdict == ("separated" if pgd_ci[1] < none_ci[0] else "overlapping") == "separated"
-    assert tab.compare_intervals("pgd", "none").verdict == "separated"
-    assert tab.compare_intervals("none", "none").verdict == "overlapping"
-    weak = ta.defense_table(ta.StaticDefense(mlp_std), attacks, xte, yte, eps=0.05, n=40, batch_size=40, seeds=[0])
-    assert weak.cell("defense", "pgd").k < weak.cell("defense", "none").k  # lower, by a few points only
-    assert weak.compare_pooled(attacks=["pgd"], reference="none").verdict == "overlapping"
+    pooled = tab.compare_pooled(attacks=["pgd"], reference="none", boot_seed=4)
+    assert (pooled.difference, pooled.ci_low, pooled.verdict) == (iv.estimate, iv.low, "below")  # one seed: the same
+    assert tab.compare_cells("pgd", "none").verdict == "below"
+    assert tab.compare_cells("none", "none").verdict == "not separable from"
+    weak = ta.defense_table(ta.StaticDefense(mlp_std), attacks, xte, yte, eps=0.02, n=40, batch_size=40, seeds=[0])
+    lost = int((weak.cell("defense", "none").game.correct & ~weak.cell("defense", "pgd").game.correct).sum())
+    assert lost <= 2  # a budget this small flips at most a couple of points: not separable
+    assert weak.compare_pooled(attacks=["pgd"], reference="none").verdict == "not separable from"
 
 
 def test_bad_input_is_rejected_before_work(digits, mlp_std, suite):
@@ -146,7 +148,7 @@ def test_dent_adaptation_counts_what_dent_changes(digits, mlp_bn):
     assert ad.sizes == (4, 4, 2) and ad.batch_size == 4
     changed = tab.cell("static", "none").game.predictions != tab.cell("defense", "none").game.predictions
     assert ad.changed == tuple(int(changed[i:i + 4].sum()) for i in (0, 4, 8)) and ad.n_changed == int(changed.sum())
-    assert ad.changed_ci == ta.clopper_pearson(int(changed.sum()), 10)
+    assert ad.changed_ci == proportion(int(changed.sum()), 10).ci
     idx = torch.tensor(tab.cell("defense", "none").indices[4:8])
     g, b = dent.affine_change(dent.adapt(xte[idx], state=None, generator=torch.Generator().manual_seed(0)))
     assert (ad.gamma_change[1], ad.beta_change[1]) == (g, b) and 0 < g
@@ -168,10 +170,11 @@ def test_urejectron_figure_reads_tau_and_memoises(digits, mlp_std):
     pgd = fig.curve("pgd")
     wrong = np.array(pgd.predictions) != yte[:16].numpy()
     assert pgd.error_accepted[1] == float((wrong & (np.array(pgd.adv_log_p_test) < math.log(0.45))).mean())
-    c = fig.compare()
+    c = fig.compare(boot_seed=2)
     gm = fig.curve("gmsa-avg")
-    disjoint = gm.error_ci[1][1] < pgd.error_ci[1][0] or pgd.error_ci[1][1] < gm.error_ci[1][0]
-    assert c.verdict == ("separated" if disjoint else "overlapping") and c.accuracy == gm.error_accepted[1]
+    iv = paired_difference(1 - pgd.errors_at(0.45), 1 - gm.errors_at(0.45), seed=2)
+    assert (c.difference, c.ci_low, c.ci_high) == (iv.estimate, iv.low, iv.high)
+    assert c.accuracy == pytest.approx(1 - gm.error_accepted[1]) and pgd.errors_at(0.45).mean() == pgd.error_accepted[1]
     again = ta.urejectron_figure(mlp_std, xtr[:100], xte, yte, eps=0.2, n=16, epochs=1, thresholds=[0.2, 0.45, 0.9],
                                  tau=0.5, T=1, pgd_steps=2, curves=memo)
     assert again.curves[0] is pgd

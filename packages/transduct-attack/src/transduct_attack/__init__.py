@@ -11,14 +11,14 @@ from importlib.metadata import version as _version
 from .attacks import AdaptiveAutoAttack, Attack, NoAttack, TransferAutoAttack, TransferPGD
 from .dann import DANN
 from .dent import DENT
-from .game import GameResult, RoundRecord, play_game
-from .intervals import bootstrap_mean, clopper_pearson, paired_difference
+from .game import GameResult, RoundRecord, merge_games, play_game
 from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probability
 from .model_space import FPA, GMSA, attack_suite
 from .pgd import PGD, PGDEnsemble
 from .referee import RoundScore, score_round
 from .repeats import SeededResult, draw_points, repeat_game
 from .rmc import RMC
+from .robustness import ROBUST_ATTACKS, RobustAccuracy, robust_accuracy
 from .static import StaticDefense
 from .tables import (
     MODEL_SPACE_ATTACKS,
@@ -33,6 +33,7 @@ from .tables import (
     dent_adaptation,
     dent_base_model,
     dent_table,
+    game_keys,
     rmc_table,
     tadv_table,
     urejectron_figure,
@@ -54,6 +55,7 @@ __all__ = [
     "GameResult",
     "RoundRecord",
     "play_game",
+    "merge_games",
     "score_round",
     "repeat_game",
     "SeededResult",
@@ -78,6 +80,10 @@ __all__ = [
     "attack_suite",
     "PGD",
     "PGDEnsemble",
+    # a static model's own robustness (AutoAttack by default, issue 27)
+    "robust_accuracy",
+    "RobustAccuracy",
+    "ROBUST_ATTACKS",
     # losses (A.2–A.3)
     "cross_entropy",
     "cw_untargeted",
@@ -85,13 +91,10 @@ __all__ = [
     "max_wrong_probability",
     # training T(D)
     "train_classifier",
-    # intervals for the referee's numbers
-    "clopper_pearson",
-    "paired_difference",
-    "bootstrap_mean",
     # the paper's tables (§5, Tables 1-4 and 6, Figure 1) as functions
     "draw_points",
     "defense_table",
+    "game_keys",
     "DefenseTable",
     "TableCell",
     "SeedSummary",

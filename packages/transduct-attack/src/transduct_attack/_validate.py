@@ -1,75 +1,106 @@
-"""Argument checks shared by the public API (raise before any expensive work)."""
+"""Argument checks of the public API (raise before any expensive work): robustsuite_common's checks, one
+signature (name first), plus what only this package needs: the L∞ budget, generators, the model adapter that
+reads any output form as logits and runs the caller's model in eval mode without changing it."""
 
 from __future__ import annotations
 
-import math
+from typing import Any
 
 import torch
+from torch import nn
+
+from robustsuite_common.checks import check_bool, check_choice, check_float, check_images, check_int
+from robustsuite_common.checks import check_labels as _check_labels
+from robustsuite_common.models import check_model, logits_from, model_device, model_dtype
+
+__all__ = ["check_bool", "check_choice", "check_float", "check_images", "check_int", "check_model", "check_eps", "check_labels",
+           "check_generator", "check_positive", "model_device", "model_dtype", "LogitsModel", "logits_model",
+           "n_classes", "as_input"]
 
 
-def check_images(x: object, name: str = "x") -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of shape (N, C, H, W) in [0, 1], got {type(x).__name__}")
-    if x.dim() < 2 or x.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty batch (N, ...), got shape {tuple(x.shape)}")
-    if not torch.is_floating_point(x):
-        raise TypeError(f"{name} must be a float tensor, got dtype {x.dtype}")
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError(f"{name} contains NaN or infinite values; inputs must be finite floats in [0, 1]")
-    if x.numel() and (float(x.min()) < 0.0 or float(x.max()) > 1.0):
-        raise ValueError(f"{name} must lie in [0, 1] (the vision-model contract)")
-    return x
+def check_eps(eps: Any, name: str = "eps") -> float:
+    """An L∞ budget for inputs in [0, 1]: a finite number in [0, 1]."""
+    return check_float(name, eps, ge=0.0, le=1.0)
 
 
-def check_labels(y: object, n: int, name: str = "y") -> torch.Tensor:
-    if not isinstance(y, torch.Tensor):
-        raise TypeError(f"{name} must be an int64 torch.Tensor of shape (N,), got {type(y).__name__}")
-    if y.dim() != 1 or y.shape[0] != n:
-        raise ValueError(f"{name} must have shape ({n},), got {tuple(y.shape)}")
-    if torch.is_floating_point(y) and bool(torch.isnan(y).any()):
-        raise ValueError(f"{name} contains NaN labels; labels must be integers in [0, K)")
-    if y.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"{name} must be an integer tensor, got dtype {y.dtype}")
-    if y.numel() and int(y.min()) < 0:
-        raise ValueError(f"{name} must hold class indices >= 0, got {int(y.min())}")
-    return y.long()
+def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
+    return check_float(name, value, ge=0.0) if allow_zero else check_float(name, value, gt=0.0)
 
 
-def check_eps(eps: object) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(float(eps)) or eps < 0:
-        raise ValueError(f"eps must be a finite number >= 0 (L-infinity budget), got {eps!r}")
-    return float(eps)
+def check_labels(name: str, y: Any, n: int, *, device: Any = None, n_classes: int | None = None) -> torch.Tensor:
+    """Integer labels, one per input, each in ``[0, n_classes)``, as an int64 tensor on ``device``."""
+    arr = _check_labels(name, y, n_classes=n_classes, length=n)
+    return torch.as_tensor(arr, dtype=torch.int64, device=device)
 
 
-def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
-
-
-def check_positive_float(value: object, name: str, *, allow_zero: bool = False) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
-    if not ok or value < 0 or (value == 0 and not allow_zero):
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite number {bound}, got {value!r}")
-    return float(value)
-
-
-def check_choice(value: object, name: str, allowed: tuple[str, ...]) -> str:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return value  # type: ignore[return-value]
-
-
-def check_generator(generator: object) -> torch.Generator:
+def check_generator(generator: Any) -> torch.Generator:
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator, got {type(generator).__name__}")
     return generator
 
 
-def model_device(model: torch.nn.Module) -> torch.device:
-    for p in model.parameters():
-        return p.device
-    for b in model.buffers():
-        return b.device
-    return torch.device("cpu")
+class LogitsModel(nn.Module):
+    """The caller's model as this package calls it: any output form (tensor, tuple, dict with ``logits``,
+    ``ModelOutput``) read as logits (probabilities refused), and, with ``eval_mode``, every forward run in eval
+    mode with the caller's train/eval flags put back afterwards (BatchNorm statistics never move). Its
+    parameters are the caller's (no copy); a defense that fine-tunes deep-copies it and sets ``eval_mode=False``."""
+
+    def __init__(self, model: nn.Module, *, eval_mode: bool = True) -> None:
+        super().__init__()
+        self.inner = model
+        self.eval_mode = eval_mode
+        self._checked = False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = model_dtype(self.inner)
+        if x.is_floating_point() and x.dtype != dtype:  # float64 and half inputs are cast, not refused
+            x = x.to(dtype)
+        if self.eval_mode:
+            modes = [(m, m.training) for m in self.inner.modules()]
+            for m, _ in modes:
+                m.training = False
+            try:
+                out = self.inner(x)
+            finally:
+                for m, mode in modes:
+                    m.training = mode
+        else:
+            out = self.inner(x)
+        if isinstance(out, torch.Tensor) and self._checked:
+            return out
+        logits = logits_from(out, n=x.shape[0])
+        self._checked = True
+        return logits
+
+
+def logits_model(name: str, model: Any) -> LogitsModel:
+    """``model`` checked (a ``torch.nn.Module``) and wrapped in :class:`LogitsModel` (once)."""
+    if isinstance(model, LogitsModel):
+        return model
+    wrapped = LogitsModel(check_model(name, model))
+    wrapped.position_aware = getattr(model, "position_aware", False)  # DENT's per-sample models (see pgd)
+    return wrapped
+
+
+def n_classes(model: nn.Module) -> int | None:
+    """The classes a classifier outputs, read without a forward pass: its ``n_classes`` attribute when it has one
+    (this package's networks do), else the ``out_features`` of its last ``nn.Linear`` (``None`` without one: the
+    labels are then only checked to be non-negative integers)."""
+    while isinstance(model, LogitsModel):
+        model = model.inner
+    declared = getattr(model, "n_classes", None)
+    if isinstance(declared, int) and not isinstance(declared, bool):
+        return declared
+    last = None
+    for m in model.modules():
+        if isinstance(m, nn.Linear):
+            last = m
+    return None if last is None else int(last.out_features)
+
+
+def as_input(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """``x`` on the model's device, floating inputs cast to the model's dtype (float64 and half accepted)."""
+    dtype = model_dtype(model)
+    if x.is_floating_point() and x.dtype != dtype:
+        x = x.to(dtype)
+    return x.to(model_device(model))

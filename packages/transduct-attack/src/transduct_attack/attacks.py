@@ -15,12 +15,14 @@ import torch
 from torch import nn
 
 from ._validate import (
+    as_input,
     check_choice,
     check_eps,
     check_generator,
     check_images,
+    check_int,
     check_labels,
-    check_positive_int,
+    n_classes,
 )
 from .pgd import PGD, PGDEnsemble
 from .threat_model import AttackResult, TransductiveDefense
@@ -38,15 +40,16 @@ class Attack(ABC):
     def __call__(self, x: torch.Tensor, y: torch.Tensor, *, eps: float, defense: TransductiveDefense,
                  generator: torch.Generator, state: Any = None) -> AttackResult:
         """Perturb V = (x, y) into U' inside the L∞ ball of radius ``eps``; ``x`` is not mutated."""
-        check_images(x)
-        y = check_labels(y, x.shape[0])
-        eps = check_eps(eps)
-        check_generator(generator)
         if not isinstance(defense, TransductiveDefense):
             raise TypeError(f"defense must be a TransductiveDefense, got {type(defense).__name__}")
+        check_images("x", x)
+        y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(defense.base_model))
+        eps = check_eps(eps)
+        check_generator(generator)
         if state is None and defense.stateful:
             state = defense.initial_state()
-        return self._attack(x.detach(), y, eps=eps, defense=defense, generator=generator, state=state)
+        x = as_input(defense.base_model, x.detach())
+        return self._attack(x, y.to(x.device), eps=eps, defense=defense, generator=generator, state=state)
 
     @abstractmethod
     def _attack(self, x: torch.Tensor, y: torch.Tensor, *, eps: float, defense: TransductiveDefense,
@@ -91,63 +94,64 @@ class TransferPGD(Attack):
 
 
 class TransferAutoAttack(Attack):
-    """AutoAttack (Croce & Hein, 2020) on the static base model, transferred to Γ (§6 "AA").
+    """AutoAttack (Croce & Hein, 2020) on the static base model, transferred to Γ (§6 "AA"); on a
+    :class:`~transduct_attack.StaticDefense` it is white-box AutoAttack, the field's robust accuracy.
 
-    Needs the ``autoattack`` extra (the ``pyautoattack`` distribution). ``version="standard"`` runs
-    APGD-CE, APGD-T, FAB-T and Square; ``attacks=[...]`` with ``version="custom"`` picks a subset.
-    AutoAttack seeds PyTorch's global RNG itself; the call runs inside ``torch.random.fork_rng`` so
-    the caller's global RNG state is restored afterwards, and its seed is drawn from ``generator``.
+    Runs :func:`robustsuite_common.autoattack.autoattack` (the ``autoattack`` extra: ``pyautoattack``), seeded
+    from the attacker's ``generator``; the caller's global RNG and model are left as they were.
+    ``version="standard"`` (default) runs APGD-CE, APGD-T, FAB-T and Square; ``version="custom"`` with
+    ``attacks=[...]`` a subset. ``n_iter`` / ``n_restarts`` override AutoAttack's budgets (a departure from
+    standard AutoAttack that a report must name: see :attr:`description`).
     """
 
     name = "aa"
 
     def __init__(self, *, version: str = "standard", attacks: list[str] | None = None,
                  batch_size: int = 500, n_iter: int | None = None, n_restarts: int | None = None) -> None:
-        self.version = check_choice(version, "version", ("standard", "plus", "rand", "custom"))
+        from robustsuite_common.autoattack import AUTOATTACK_VERSIONS
+
+        self.version = check_choice("version", version, AUTOATTACK_VERSIONS)
         if version == "custom" and not attacks:
             raise ValueError("version='custom' needs attacks=[...] (e.g. ['apgd-ce', 'apgd-t'])")
         self.attacks = list(attacks) if attacks else None
-        self.batch_size = batch_size
-        # AutoAttack's own budgets when None (APGD/FAB 100 iterations; the custom version keeps APGD-CE's 5
-        # restarts, the standard version sets 1); set them for cheaper runs (departure from standard AA)
-        self.n_iter = None if n_iter is None else check_positive_int(n_iter, "n_iter")
-        self.n_restarts = None if n_restarts is None else check_positive_int(n_restarts, "n_restarts")
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
+        self.n_iter = None if n_iter is None else check_int("n_iter", n_iter, ge=1)
+        self.n_restarts = None if n_restarts is None else check_int("n_restarts", n_restarts, ge=1)
 
     def __repr__(self) -> str:
-        return (f"TransferAutoAttack(version={self.version!r}, attacks={self.attacks}, n_iter={self.n_iter}, "
+        return (f"{type(self).__name__}(version={self.version!r}, attacks={self.attacks}, n_iter={self.n_iter}, "
                 f"n_restarts={self.n_restarts})")
+
+    @property
+    def description(self) -> str:
+        """What runs, e.g. "standard AutoAttack" or "AutoAttack ['apgd-ce'], 20 iterations, 1 restart"."""
+        if self.version == "standard" and self.n_iter is None and self.n_restarts is None:
+            return "standard AutoAttack"
+        what = f"AutoAttack {self.attacks}" if self.version == "custom" else f"AutoAttack ({self.version})"
+        if self.n_iter is not None:
+            what += f", {self.n_iter} iterations"
+        if self.n_restarts is not None:
+            what += f", {self.n_restarts} restart(s)"
+        return what
 
     def _target(self, defense: TransductiveDefense, state: Any, generator: torch.Generator) -> nn.Module:
         return defense.base_model
 
     def _attack(self, x, y, *, eps, defense, generator, state) -> AttackResult:
         try:
-            from pyautoattack import AutoAttack
+            from robustsuite_common.autoattack import autoattack
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise ImportError("TransferAutoAttack needs the 'autoattack' extra: "
                               "pip install 'transduct-attack[autoattack]'") from exc
-        import logging
-
-        device = next(defense.base_model.parameters()).device
         model = self._target(defense, state, generator)
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))
-        devices = [device] if device.type == "cuda" else []
-        logging.getLogger("auto-attack").setLevel(logging.WARNING)
-        with torch.random.fork_rng(devices=devices):
-            kwargs: dict[str, Any] = {"eps": eps, "norm": "Linf", "seed": seed, "device": device,
-                                      "version": self.version}
-            if self.version == "custom":
-                kwargs["attacks"] = self.attacks
-            adversary = AutoAttack(model, **kwargs)
-            adversary.verbose = False
-            for sub in (adversary.apgd, adversary.apgd_targeted, adversary.fab):
-                if self.n_iter is not None:
-                    sub.n_iter = self.n_iter
-                if self.n_restarts is not None:
-                    sub.n_restarts = self.n_restarts
-            out = adversary.run_standard_evaluation(x.to(device), y.to(device), batch_size=self.batch_size)
-        x_adv = out[0] if isinstance(out, tuple) else out  # pyautoattack returns (x_adv, y_adv)
-        x_adv = torch.minimum(torch.maximum(x_adv.to(x.device), x - eps), x + eps).clamp(0, 1)
+        try:
+            res = autoattack(model, x, y, eps=eps, version=self.version, seed=seed, batch_size=self.batch_size,
+                             attacks=self.attacks, n_iter=self.n_iter, n_restarts=self.n_restarts)
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise ImportError("TransferAutoAttack needs the 'autoattack' extra: "
+                              "pip install 'transduct-attack[autoattack]'") from exc
+        x_adv = torch.minimum(torch.maximum(res.x_adv.to(x.device), x - eps), x + eps).clamp(0, 1)
         return AttackResult(x_adv=x_adv.detach(), attack=self.name)
 
 
@@ -177,10 +181,6 @@ class AdaptiveAutoAttack(TransferAutoAttack):
     """
 
     name = "aa-adaptive"
-
-    def __repr__(self) -> str:
-        return (f"AdaptiveAutoAttack(version={self.version!r}, attacks={self.attacks}, n_iter={self.n_iter}, "
-                f"n_restarts={self.n_restarts})")
 
     def _target(self, defense: TransductiveDefense, state: Any, generator: torch.Generator) -> nn.Module:
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))

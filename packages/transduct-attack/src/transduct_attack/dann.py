@@ -27,9 +27,11 @@ from ._validate import (
     check_choice,
     check_generator,
     check_images,
+    check_int,
     check_labels,
-    check_positive_float,
-    check_positive_int,
+    check_positive,
+    logits_model,
+    n_classes,
 )
 from .networks import DomainAdversarialNet, build
 from .threat_model import Adaptation, TransductiveDefense
@@ -60,25 +62,24 @@ class DANN(TransductiveDefense):
                  lr: float = 1e-3, batch_size: int = 128, alpha_max: float = 0.1, optimizer: str = "adam",
                  momentum: float = 0.9, nesterov: bool = True, weight_decay: float = 0.0,
                  lr_milestones: tuple[int, ...] = (), lr_gamma: float = 0.1) -> None:
-        check_images(train_x, "train_x")
-        self.train_y = check_labels(train_y, train_x.shape[0], "train_y")
-        if not isinstance(base_model, nn.Module):
-            raise TypeError("base_model must be a torch.nn.Module")
+        self._base = logits_model("base_model", base_model)
+        check_images("train_x", train_x)
+        self.train_y = check_labels("train_y", train_y, train_x.shape[0], device=train_x.device,
+                                    n_classes=n_classes(self._base))
         self.train_x = train_x
-        self.epochs = check_positive_int(epochs, "epochs")
-        self.lr = check_positive_float(lr, "lr")
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.alpha_max = check_positive_float(alpha_max, "alpha_max", allow_zero=True)
-        self.optimizer = check_choice(optimizer, "optimizer", ("adam", "sgd"))
-        self.momentum = check_positive_float(momentum, "momentum", allow_zero=True)
+        self.epochs = check_int("epochs", epochs, ge=1)
+        self.lr = check_positive("lr", lr)
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
+        self.alpha_max = check_positive("alpha_max", alpha_max, allow_zero=True)
+        self.optimizer = check_choice("optimizer", optimizer, ("adam", "sgd"))
+        self.momentum = check_positive("momentum", momentum, allow_zero=True)
         self.nesterov = bool(nesterov)
-        self.weight_decay = check_positive_float(weight_decay, "weight_decay", allow_zero=True)
+        self.weight_decay = check_positive("weight_decay", weight_decay, allow_zero=True)
         milestones = tuple(int(m) for m in lr_milestones)
         if any(m < 1 for m in milestones) or list(milestones) != sorted(set(milestones)):
             raise ValueError(f"lr_milestones must be increasing positive epochs, got {lr_milestones!r}")
         self.lr_milestones = milestones
-        self.lr_gamma = check_positive_float(lr_gamma, "lr_gamma")
-        self._base = base_model.eval()
+        self.lr_gamma = check_positive("lr_gamma", lr_gamma)
         if make_network is None:
             c, h = train_x.shape[1], tuple(train_x.shape[-2:])
             k = int(self.train_y.max()) + 1
@@ -103,7 +104,7 @@ class DANN(TransductiveDefense):
                                                           gamma=self.lr_gamma)
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
-        check_images(x)
+        check_images("x", x)
         check_generator(generator)
         net = self.make_network(generator)
         dev = next(net.parameters()).device

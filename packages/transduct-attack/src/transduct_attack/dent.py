@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._adamod import AdaMod
-from ._validate import check_choice, check_images, check_positive_float, check_positive_int
+from ._validate import check_choice, check_images, check_int, check_positive, logits_model
 from .threat_model import Adaptation, TransductiveDefense
 
 __all__ = ["DENT", "dent_objective"]
@@ -84,14 +84,13 @@ class DENT(TransductiveDefense):
 
     def __init__(self, base_model: nn.Module, *, steps: int = 6, lr: float = 0.006, optimizer: str = "adamod",
                  batch_size: int = 128, betas: tuple[float, float] = (0.99, 0.999), beta3: float = 0.6) -> None:
-        if not isinstance(base_model, nn.Module):
-            raise TypeError("base_model must be a torch.nn.Module")
+        base_model = logits_model("base_model", base_model)
         if not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in base_model.modules()):
             raise ValueError("DENT adapts BatchNorm affine parameters: base_model has no BatchNorm layer")
-        self.steps = check_positive_int(steps, "steps")
-        self.lr = check_positive_float(lr, "lr")
-        self.optimizer = check_choice(optimizer, "optimizer", ("adamod", "adam"))
-        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.steps = check_int("steps", steps, ge=1)
+        self.lr = check_positive("lr", lr)
+        self.optimizer = check_choice("optimizer", optimizer, ("adamod", "adam"))
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
         try:
             b1, b2 = (float(b) for b in betas)
         except (TypeError, ValueError):
@@ -102,7 +101,7 @@ class DENT(TransductiveDefense):
         if isinstance(beta3, bool) or not isinstance(beta3, (int, float)) or not 0.0 <= beta3 < 1.0:
             raise ValueError(f"beta3 must be a float in [0, 1), got {beta3!r}")
         self.beta3 = float(beta3)
-        self._base = base_model.eval()
+        self._base = base_model
 
     @property
     def base_model(self) -> nn.Module:
@@ -110,7 +109,7 @@ class DENT(TransductiveDefense):
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
         """Adapt per-sample BN affines on ``x`` (deterministic: DENT draws no randomness)."""
-        check_images(x)
+        check_images("x", x)
         n = x.shape[0]
         model = copy.deepcopy(self._base).eval()
         for p in model.parameters():

@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import check_eps, check_images, check_labels, check_positive_int
+from ._validate import as_input, check_eps, check_images, check_int, check_labels, n_classes
 from .attacks import Attack
 from .referee import RoundScore, score_round
 from .threat_model import Adaptation, ThreatModel, TransductiveDefense
 
-__all__ = ["GameResult", "RoundRecord", "play_game"]
+__all__ = ["GameResult", "RoundRecord", "play_game", "merge_games"]
 
 _TOL = 1e-5
 
@@ -121,15 +121,16 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
         raise TypeError(f"attack must be a transduct_attack Attack, got {type(attack).__name__}")
     if not isinstance(defense, TransductiveDefense):
         raise TypeError(f"defense must be a TransductiveDefense, got {type(defense).__name__}")
-    check_images(x)
-    y = check_labels(y, x.shape[0])
+    check_images("x", x)
+    y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(defense.base_model))
     eps = check_eps(eps)
-    batch_size = check_positive_int(batch_size, "batch_size")
+    batch_size = check_int("batch_size", batch_size, ge=1)
+    x = as_input(defense.base_model, x)
+    y = y.to(x.device)
     threat_model = ThreatModel() if threat_model is None else threat_model
     if not isinstance(threat_model, ThreatModel):
         raise TypeError("threat_model must be a ThreatModel")
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    check_int("seed", seed)
 
     device = x.device
     attacker_seeds, derived_defender = np.random.SeedSequence(seed).spawn(2)
@@ -163,20 +164,21 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
     for round_index, idx in enumerate(iterator):
         xb, yb = x[idx], y[idx]
         view = defender_state if threat_model.leak_state else attacker_state
-        result = attack(xb, yb, eps=eps, defense=defense, generator=_generator(attacker_seeds.spawn(1)[0], device),
-                        state=view)
+        attacker_generator = _generator(attacker_seeds.spawn(1)[0], device)
+        result = attack(xb, yb, eps=eps, defense=defense, generator=attacker_generator, state=view)
         x_adv = result.x_adv.detach()
         if x_adv.shape != xb.shape:
             raise ValueError(f"attack returned shape {tuple(x_adv.shape)}, expected {tuple(xb.shape)}")
         if float((x_adv - xb).abs().max()) > eps + _TOL or float(x_adv.min()) < -_TOL or float(x_adv.max()) > 1 + _TOL:
             raise ValueError(f"attack {attack.name!r} left the agreed L∞ ball of radius {eps} or [0, 1]")
         if defense.stateful and not threat_model.leak_state and result.adaptation is not None:
-            attacker_state = result.adaptation.state  # the attacker's own simulation of Γ
+            # the attacker's own simulation of Γ (RMC: calibrated with the attacker's randomness)
+            attacker_state = defense.next_state(result.adaptation, generator=attacker_generator)
         # private randomness: created only after the attacker has committed to U'
         private = _generator(defender_seeds.spawn(1)[0], device)
         adaptation = defense.adapt(x_adv, state=defender_state, generator=private)
         if defense.stateful:
-            defender_state = adaptation.state
+            defender_state = defense.next_state(adaptation, generator=private)
         scores.append(score_round(adaptation, x_adv, yb, xb, rejects=defense.rejects, round_index=round_index))
         if observer is not None:
             observer(RoundRecord(round=round_index, indices=idx, x_clean=xb, x_adv=x_adv, y=yb,
@@ -191,3 +193,26 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
         rejection_rate=_pooled([s.rejection_rate for s in scores], weights),
         selected_rounds=tuple(selected), order=tuple(int(i) for r in rounds for i in r.tolist()),
     )
+
+
+def merge_games(games: list[GameResult]) -> GameResult:
+    """Independent games on consecutive parts of one test stream, as one :class:`GameResult` over the whole
+    stream (rounds renumbered in play order, per-sample records in stream order, pooled values by batch size)."""
+    if not games:
+        raise ValueError("games must hold at least one GameResult")
+    if len(games) == 1:
+        return games[0]
+    rounds, order, selected, offset = [], [], [], 0
+    for g in games:
+        for r in g.rounds:
+            rounds.append(RoundScore.from_dict({**r.to_dict(), "round": len(rounds)}))
+        order += [offset + i for i in g.order]
+        selected += list(g.selected_rounds)
+        offset += g.n
+    weights = [r.n for r in rounds]
+    first = games[0]
+    return GameResult(attack=first.attack, defense=first.defense, eps=first.eps, threat_model=first.threat_model,
+                      rounds=tuple(rounds), accuracy=float(_pooled([r.accuracy for r in rounds], weights)),
+                      error_accepted=_pooled([r.error_accepted for r in rounds], weights),
+                      rejection_rate=_pooled([r.rejection_rate for r in rounds], weights),
+                      selected_rounds=tuple(selected), order=tuple(order))

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from . import losses as _losses
-from ._validate import check_choice, check_positive_int
+from ._validate import check_choice, check_int
 from .attacks import Attack, Solver
 from .pgd import PGD, PGDEnsemble
 from .referee import attack_error
@@ -34,7 +34,7 @@ class _ModelSpaceAttack(Attack):
     _mode = "fpa"
 
     def __init__(self, *, T: int = 9, solver: Solver | None = None, progress: bool = False) -> None:
-        self.T = check_positive_int(T, "T", minimum=0)
+        self.T = check_int("T", T, ge=0)
         if solver is not None and not isinstance(solver, (PGD, PGDEnsemble)):
             raise TypeError("solver must be a PGD or PGDEnsemble")
         self.solver = solver if solver is not None else PGD()
@@ -92,7 +92,7 @@ class GMSA(_ModelSpaceAttack):
     def __init__(self, *, mode: str = "avg", T: int = 9, solver: Solver | None = None,
                  scale_min_steps: bool = True, progress: bool = False) -> None:
         super().__init__(T=T, solver=solver, progress=progress)
-        self.mode = check_choice(mode, "mode", ("avg", "min"))
+        self.mode = check_choice("mode", mode, ("avg", "min"))
         self.scale_min_steps = bool(scale_min_steps)
         self.name = f"gmsa-{self.mode}"
 
@@ -109,6 +109,6 @@ def attack_suite(*, steps: int = 100, T: int = 9, solver: Solver | None = None) 
     sharing one solver (default ``PGD(steps=steps)``; the paper: 100 steps, T = 9)."""
     from .attacks import NoAttack, TransferPGD
 
-    solver = PGD(steps=check_positive_int(steps, "steps")) if solver is None else solver
+    solver = PGD(steps=check_int("steps", steps, ge=1)) if solver is None else solver
     return {"none": NoAttack(), "pgd": TransferPGD(solver=solver), "fpa": FPA(T=T, solver=solver),
             "gmsa-avg": GMSA(mode="avg", T=T, solver=solver), "gmsa-min": GMSA(mode="min", T=T, solver=solver)}

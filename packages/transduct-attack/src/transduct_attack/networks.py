@@ -14,6 +14,7 @@ from torch import nn
 
 __all__ = [
     "SmallCNN",
+    "BNCNN",
     "MLP",
     "DomainAdversarialNet",
     "GradientReversal",
@@ -86,6 +87,7 @@ class SmallCNN(nn.Module):
     def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | tuple[int, int] = 8,
                  width: int = 16, hidden: int = 64, batch_norm: bool = True) -> None:
         super().__init__()
+        self.n_classes = n_classes
         norm = (lambda c: nn.BatchNorm2d(c)) if batch_norm else (lambda c: nn.Identity())
         self.features = nn.Sequential(
             nn.Conv2d(in_channels, width, 3, padding=1), norm(width), nn.ReLU(),
@@ -99,12 +101,33 @@ class SmallCNN(nn.Module):
         return self.head(self.features(x))
 
 
+class BNCNN(nn.Module):
+    """Six 3×3 convolutions, each followed by BatchNorm and ReLU (widths w, w, 2w, 2w, 4w, 4w; stride 2 at the
+    third and fifth), global average pooling, a hidden layer and the linear head: a base on which DENT has
+    BatchNorm affines after every convolution to adapt (as the WideResNets of the paper's Table 2 do)."""
+
+    def __init__(self, in_channels: int = 1, n_classes: int = 10, width: int = 16, hidden: int = 64) -> None:
+        super().__init__()
+        self.n_classes = n_classes
+        chans = [in_channels, width, width, 2 * width, 2 * width, 4 * width, 4 * width]
+        layers: list[nn.Module] = []
+        for i in range(6):
+            layers += [nn.Conv2d(chans[i], chans[i + 1], 3, padding=1, stride=2 if i in (2, 4) else 1, bias=False),
+                       nn.BatchNorm2d(chans[i + 1]), nn.ReLU()]
+        self.features = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.head = nn.Sequential(nn.Linear(4 * width, hidden), nn.ReLU(), nn.Linear(hidden, n_classes))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.features(x))
+
+
 class MLP(nn.Module):
     """Flatten, then ``depth`` hidden ReLU layers; the smallest model the defenses accept."""
 
     def __init__(self, in_features: int = 64, n_classes: int = 10, hidden: int = 64, depth: int = 1,
                  batch_norm: bool = False) -> None:
         super().__init__()
+        self.n_classes = n_classes
         layers: list[nn.Module] = [nn.Flatten()]
         width = in_features
         for _ in range(depth):
@@ -153,6 +176,7 @@ class DomainAdversarialNet(nn.Module):
     def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | tuple[int, int] = 8,
                  width: int = 16, hidden: int = 64, encoder: str = "conv") -> None:
         super().__init__()
+        self.n_classes = n_classes
         h, w = _hw(image_size)
         if encoder == "conv":
             self.encoder = nn.Sequential(

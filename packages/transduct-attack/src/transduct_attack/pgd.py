@@ -20,7 +20,18 @@ import torch
 from torch import nn
 
 from . import losses as _losses
-from ._validate import check_choice, check_eps, check_generator, check_positive_float, check_positive_int
+from ._validate import (
+    as_input,
+    check_choice,
+    check_eps,
+    check_generator,
+    check_images,
+    check_int,
+    check_labels,
+    check_positive,
+    logits_model,
+    n_classes,
+)
 
 Aggregate = Literal["avg", "min"]
 AGGREGATES: tuple[str, ...] = ("avg", "min")
@@ -95,12 +106,13 @@ def _random_start(x: torch.Tensor, eps: float, generator: torch.Generator) -> to
 
 
 def _check_models(models: Sequence[nn.Module]) -> list[nn.Module]:
+    """The model set, each read as logits (any output form) in eval mode (:class:`LogitsModel`)."""
     if isinstance(models, nn.Module):
         models = [models]
     models = list(models)
     if not models or not all(isinstance(m, nn.Module) for m in models):
         raise TypeError("models must be a non-empty sequence of torch.nn.Module")
-    return models
+    return [logits_model("models", m) for m in models]
 
 
 class PGD:
@@ -114,11 +126,11 @@ class PGD:
 
     def __init__(self, *, steps: int = 100, step_size: float | None = None, random_start: bool = True,
                  restarts: int = 1, loss: str = "ce") -> None:
-        self.steps = check_positive_int(steps, "steps")
-        self.step_size = None if step_size is None else check_positive_float(step_size, "step_size")
+        self.steps = check_int("steps", steps, ge=1)
+        self.step_size = None if step_size is None else check_positive("step_size", step_size)
         self.random_start = bool(random_start)
-        self.restarts = check_positive_int(restarts, "restarts")
-        self.loss = check_choice(loss, "loss", ("ce", "cw"))
+        self.restarts = check_int("restarts", restarts, ge=1)
+        self.loss = check_choice("loss", loss, ("ce", "cw"))
 
     def __repr__(self) -> str:
         return (f"PGD(steps={self.steps}, step_size={self.step_size}, random_start={self.random_start}, "
@@ -132,11 +144,15 @@ class PGD:
             target: torch.Tensor | None = None, loss: str | None = None) -> torch.Tensor:
         """Return x' in the eps-ball of ``x`` (clipped to [0, 1]) maximising the aggregated loss."""
         models = _check_models(models)
+        check_images("x", x)
+        y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(models[0]))
+        x = as_input(models[0], x)
+        y = y.to(x.device)
         eps = check_eps(eps)
         check_generator(generator)
-        aggregate = check_choice(aggregate, "aggregate", AGGREGATES)
-        steps = self.steps * check_positive_int(steps_scale, "steps_scale")
-        name = self.loss if loss is None else check_choice(loss, "loss", _losses.ATTACK_LOSSES)
+        aggregate = check_choice("aggregate", aggregate, AGGREGATES)
+        steps = self.steps * check_int("steps_scale", steps_scale, ge=1)
+        name = self.loss if loss is None else check_choice("loss", loss, _losses.ATTACK_LOSSES)
         if name == "cw-targeted":
             if target is None:
                 raise ValueError("loss 'cw-targeted' needs target=")
@@ -186,10 +202,10 @@ class PGDEnsemble:
 
     def __init__(self, *, steps: int = 100, step_size: float | None = None, n_untargeted: int = 5,
                  n_targeted: int | None = None, random_start: bool = True) -> None:
-        self.steps = check_positive_int(steps, "steps")
-        self.step_size = None if step_size is None else check_positive_float(step_size, "step_size")
-        self.n_untargeted = check_positive_int(n_untargeted, "n_untargeted", minimum=0)
-        self.n_targeted = None if n_targeted is None else check_positive_int(n_targeted, "n_targeted", minimum=0)
+        self.steps = check_int("steps", steps, ge=1)
+        self.step_size = None if step_size is None else check_positive("step_size", step_size)
+        self.n_untargeted = check_int("n_untargeted", n_untargeted, ge=0)
+        self.n_targeted = None if n_targeted is None else check_int("n_targeted", n_targeted, ge=0)
         self.random_start = bool(random_start)
         if self.n_untargeted == 0 and self.n_targeted == 0:
             raise ValueError("PGDEnsemble needs at least one subroutine (n_untargeted or n_targeted > 0)")
@@ -202,19 +218,24 @@ class PGDEnsemble:
             eps: float, generator: torch.Generator, aggregate: str = "avg", steps_scale: int = 1) -> torch.Tensor:
         """Run all subroutines and keep, per sample, the candidate with the largest selection loss."""
         models = _check_models(models)
+        check_images("x", x)
+        y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(models[0]))
+        x = as_input(models[0], x)
+        y = y.to(x.device)
         eps = check_eps(eps)
-        aggregate = check_choice(aggregate, "aggregate", AGGREGATES)
+        check_generator(generator)
+        aggregate = check_choice("aggregate", aggregate, AGGREGATES)
         with torch.no_grad():
             # the whole batch: a DENT-adapted model is position-aware and only accepts the batch it adapted on
-            n_classes = models[0](x).shape[1]
-        n_targeted = n_classes - 1 if self.n_targeted is None else min(self.n_targeted, n_classes - 1)
+            k = models[0](x).shape[1]
+        n_targeted = k - 1 if self.n_targeted is None else min(self.n_targeted, k - 1)
         sub = PGD(steps=self.steps, step_size=self.step_size, random_start=self.random_start, restarts=1)
         candidates: list[torch.Tensor] = []
         for _ in range(self.n_untargeted):
             candidates.append(sub.run(models, x, y, eps=eps, generator=generator, aggregate=aggregate,
                                       steps_scale=steps_scale, loss="cw"))
         for shift in range(1, n_targeted + 1):
-            target = (y + shift) % n_classes
+            target = (y + shift) % k
             candidates.append(sub.run(models, x, y, eps=eps, generator=generator, aggregate=aggregate,
                                       steps_scale=steps_scale, loss="cw-targeted", target=target))
         best, best_val = None, None

@@ -10,10 +10,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import check_eps, check_images, check_labels, check_positive_int
+from ._validate import check_eps, check_images, check_int, check_labels
 from .attacks import Attack
 from .game import GameResult, play_game
-from .intervals import bootstrap_mean
 from .threat_model import ThreatModel, TransductiveDefense
 
 __all__ = ["SeededResult", "repeat_game", "draw_points"]
@@ -27,7 +26,8 @@ def draw_points(n_total: int, n: int, seed: int, device: torch.device | str = "c
 
 @dataclass(frozen=True)
 class SeededResult:
-    """Referee accuracy per seed, their mean and standard deviation, and a bootstrap 95 % interval of the mean;
+    """Referee accuracy per seed, their mean and standard deviation, and the Student-t 95 % interval of the mean
+    over seeds (``None`` with fewer than three seeds: two values say nothing about the spread);
     ``games`` holds each seed's :class:`GameResult` (per-sample records) and ``indices`` the test points it drew."""
 
     attack: str
@@ -36,8 +36,8 @@ class SeededResult:
     accuracies: tuple[float, ...]
     mean: float
     std: float
-    ci_low: float
-    ci_high: float
+    ci_low: float | None
+    ci_high: float | None
     games: tuple[GameResult, ...] = ()
     indices: tuple[tuple[int, ...], ...] = ()
 
@@ -53,10 +53,10 @@ def repeat_game(attack: Attack, make_defense: Callable[[int], TransductiveDefens
                 threat_model: ThreatModel | None = None) -> SeededResult:
     """Play ``attack`` against ``make_defense(seed)`` on ``n`` points drawn (without replacement, from ``seed``) from
     (x, y), once per seed; returns the spread over seeds (std with ddof=1, as a "± std" over runs)."""
-    check_images(x)
-    y = check_labels(y, x.shape[0])
+    check_images("x", x)
+    y = check_labels("y", y, x.shape[0], device=x.device)
     eps = check_eps(eps)
-    n = check_positive_int(n, "n")
+    n = check_int("n", n, ge=1)
     if n > x.shape[0]:
         raise ValueError(f"n must be at most the number of test points ({x.shape[0]}), got {n}")
     seeds = [int(s) for s in seeds]
@@ -72,7 +72,11 @@ def repeat_game(attack: Attack, make_defense: Callable[[int], TransductiveDefens
         games.append(res)
         drawn.append(tuple(int(i) for i in idx.tolist()))
         name = defense.name
-    mean, lo, hi = bootstrap_mean(np.asarray(accs), seed=seeds[0])
+    from robustsuite_common.intervals import seed_interval
+
+    iv = seed_interval(np.asarray(accs), bounds=(0.0, 1.0))
+    mean = float(np.mean(accs))
+    lo, hi = (None, None) if iv is None else iv.ci
     std = float(np.std(accs, ddof=1)) if len(accs) > 1 else 0.0
     return SeededResult(attack=attack.name, defense=name, seeds=tuple(seeds), accuracies=tuple(accs), mean=mean,
                         std=std, ci_low=lo, ci_high=hi, games=tuple(games), indices=tuple(drawn))

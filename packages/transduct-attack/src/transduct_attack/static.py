@@ -7,6 +7,7 @@ from typing import Any
 import torch
 from torch import nn
 
+from ._validate import check_images, logits_model
 from .threat_model import Adaptation, TransductiveDefense
 
 __all__ = ["StaticDefense"]
@@ -18,13 +19,12 @@ class StaticDefense(TransductiveDefense):
     name = "static"
 
     def __init__(self, model: nn.Module) -> None:
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-        self._model = model.eval()
+        self._model = logits_model("model", model)
 
     @property
     def base_model(self) -> nn.Module:
         return self._model
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
+        check_images("x", x)
         return Adaptation(model=self._model)

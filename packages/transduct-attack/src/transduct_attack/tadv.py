@@ -15,7 +15,15 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import check_eps, check_generator, check_images, check_labels, check_positive_int
+from ._validate import (
+    check_eps,
+    check_generator,
+    check_images,
+    check_int,
+    check_labels,
+    logits_model,
+    n_classes,
+)
 from .networks import SmallCNN, build
 from .threat_model import Adaptation, TransductiveDefense
 from .training import train_classifier
@@ -36,21 +44,20 @@ class TADV(TransductiveDefense):
                  make_model: Callable[[torch.Generator], nn.Module] | None = None, epochs: int = 100,
                  lr: float = 1e-3, batch_size: int = 128, adv_steps: int = 40, adv_step_size: float | None = None,
                  clean_fraction: float = 0.5) -> None:
-        check_images(train_x, "train_x")
-        self.train_y = check_labels(train_y, train_x.shape[0], "train_y")
-        if not isinstance(base_model, nn.Module):
-            raise TypeError("base_model must be a torch.nn.Module")
+        self._base = logits_model("base_model", base_model)
+        check_images("train_x", train_x)
+        self.train_y = check_labels("train_y", train_y, train_x.shape[0], device=train_x.device,
+                                    n_classes=n_classes(self._base))
         self.train_x = train_x
         self.eps = check_eps(eps)
-        self.epochs = check_positive_int(epochs, "epochs")
+        self.epochs = check_int("epochs", epochs, ge=1)
         self.lr = lr
-        self.batch_size = check_positive_int(batch_size, "batch_size")
-        self.adv_steps = check_positive_int(adv_steps, "adv_steps")
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
+        self.adv_steps = check_int("adv_steps", adv_steps, ge=1)
         self.adv_step_size = adv_step_size
         if not 0.0 <= clean_fraction <= 1.0:
             raise ValueError(f"clean_fraction must be in [0, 1], got {clean_fraction!r}")
         self.clean_fraction = clean_fraction
-        self._base = base_model.eval()
         if make_model is None:
             c, h = train_x.shape[1], tuple(train_x.shape[-2:])
             k = int(self.train_y.max()) + 1
@@ -64,7 +71,7 @@ class TADV(TransductiveDefense):
         return self._base
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
-        check_images(x)
+        check_images("x", x)
         check_generator(generator)
         model = self.make_model(generator)
         train_classifier(model, self.train_x, self.train_y, epochs=self.epochs, generator=generator, lr=self.lr,

@@ -23,7 +23,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from ._validate import check_choice, check_positive_int
+from ._validate import check_choice, check_int
 
 __all__ = ["Adaptation", "TransductiveDefense", "ThreatModel", "AttackResult", "Order", "label_order"]
 
@@ -44,6 +44,15 @@ class Adaptation:
     acceptor: Callable[[torch.Tensor], torch.Tensor] | None = None
     #: a rejecting Γ's score behind ``acceptor`` (URejectron: log P(test | x); accepted iff score < log τ)
     scorer: Callable[[torch.Tensor], torch.Tensor] | None = None
+
+    def __post_init__(self) -> None:
+        from ._validate import LogitsModel, check_model
+
+        check_model("model", self.model)
+        if not isinstance(self.model, LogitsModel):  # any output form read as logits
+            wrapped = LogitsModel(self.model)
+            wrapped.position_aware = getattr(self.model, "position_aware", False)
+            object.__setattr__(self, "model", wrapped)
 
     def predict(self, x: torch.Tensor) -> torch.Tensor:
         """Labels F*(x)."""
@@ -92,12 +101,22 @@ class TransductiveDefense(ABC):
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
         """Run Γ on the unlabeled batch ``x`` (U') from ``state`` with randomness ``generator``."""
 
+    def next_state(self, adaptation: Adaptation, *, generator: torch.Generator) -> Any:
+        """The state a stateful Γ carries into the next round after ``adaptation`` (default: its ``state``;
+        RMC calibrates it). The game calls it once per round, for the defender with its private generator and
+        for a non-leaking attacker's own simulation with the attacker's."""
+        return adaptation.state
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
 def label_order(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """A.7's worst-case order: sort the pooled test points by label, lowest first (stable)."""
+    from ._validate import check_images, check_labels
+
+    check_images("x", x)
+    y = check_labels("y", y, x.shape[0], device=x.device)
     return torch.sort(y, stable=True).indices
 
 
@@ -119,8 +138,8 @@ class ThreatModel:
     orderer: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = field(default=label_order, compare=False)
 
     def __post_init__(self) -> None:
-        check_choice(self.order, "order", ("natural", "adversarial"))
-        check_positive_int(self.pool_size, "pool_size")
+        check_choice("order", self.order, ("natural", "adversarial"))
+        check_int("pool_size", self.pool_size, ge=1)
         if not isinstance(self.leak_state, bool):
             raise TypeError(f"leak_state must be a bool, got {type(self.leak_state).__name__}")
         if not callable(self.orderer):

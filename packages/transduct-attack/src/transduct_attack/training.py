@@ -11,14 +11,18 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from robustsuite_common.models import logits_from
+
 from ._validate import (
+    as_input,
     check_eps,
     check_generator,
     check_images,
+    check_int,
     check_labels,
-    check_positive_float,
-    check_positive_int,
-    model_device,
+    check_model,
+    check_positive,
+    n_classes,
 )
 from .pgd import PGD
 
@@ -35,17 +39,19 @@ def train_classifier(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epoc
     the rest by L∞ PGD examples (``adv_steps`` steps, random start) — "50% clean and 50% adversarial
     examples per batch" of A.5; ``clean_fraction=0`` is Madry et al.'s pure adversarial training.
     """
-    check_images(x)
-    y = check_labels(y, x.shape[0])
-    epochs = check_positive_int(epochs, "epochs", minimum=0)
+    check_model("model", model)
+    check_images("x", x)
+    y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(model))
+    epochs = check_int("epochs", epochs, ge=0)
     check_generator(generator)
-    lr = check_positive_float(lr, "lr")
-    batch_size = check_positive_int(batch_size, "batch_size")
+    lr = check_positive("lr", lr)
+    batch_size = check_int("batch_size", batch_size, ge=1)
     adversarial_eps = check_eps(adversarial_eps)
     if not 0.0 <= clean_fraction <= 1.0:
         raise ValueError(f"clean_fraction must be in [0, 1], got {clean_fraction!r}")
-    device = model_device(model)
-    x, y = x.to(device), y.to(device)
+    x = as_input(model, x)
+    y = y.to(x.device)
+    device = x.device
     opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
     pgd = PGD(steps=adv_steps, step_size=adv_step_size, random_start=True) if adversarial_eps > 0 else None
     n = x.shape[0]
@@ -62,7 +68,7 @@ def train_classifier(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epoc
                     xb = torch.cat([x_adv, xb[n_adv:]], 0)
             model.train()
             opt.zero_grad(set_to_none=True)
-            F.cross_entropy(model(xb), yb).backward()
+            F.cross_entropy(logits_from(model(xb), n=xb.shape[0]), yb).backward()
             opt.step()
     model.eval()
     return model

@@ -13,11 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import check_generator, check_images, check_positive_float, check_positive_int
+from ._validate import check_generator, check_images, check_int, check_positive, logits_model
 from .networks import SmallCNN, build
 from .threat_model import Adaptation, TransductiveDefense
 
@@ -38,17 +39,16 @@ class URejectron(TransductiveDefense):
     def __init__(self, classifier: nn.Module, train_x: torch.Tensor, *,
                  make_discriminator: Callable[[torch.Generator], nn.Module] | None = None, epochs: int = 10,
                  lr: float = 1e-3, batch_size: int = 128, threshold: float = 0.5) -> None:
-        if not isinstance(classifier, nn.Module):
-            raise TypeError("classifier must be a torch.nn.Module")
-        check_images(train_x, "train_x")
+        classifier = logits_model("classifier", classifier)
+        check_images("train_x", train_x)
         self.train_x = train_x
-        self.epochs = check_positive_int(epochs, "epochs")
-        self.lr = check_positive_float(lr, "lr")
-        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.epochs = check_int("epochs", epochs, ge=1)
+        self.lr = check_positive("lr", lr)
+        self.batch_size = check_int("batch_size", batch_size, ge=1)
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
         self.threshold = float(threshold)
-        self._classifier = classifier.eval()
+        self._classifier = classifier
         if make_discriminator is None:
             c, h = train_x.shape[1], tuple(train_x.shape[-2:])
 
@@ -62,7 +62,7 @@ class URejectron(TransductiveDefense):
         return self._classifier
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
-        check_images(x)
+        check_images("x", x)
         check_generator(generator)
         h = self.make_discriminator(generator)
         dev = next(h.parameters()).device
@@ -115,13 +115,22 @@ class RejectionCurve:
     predictions: tuple[int, ...] = ()
     adv_log_p_test: tuple[float, ...] = ()
     clean_log_p_test: tuple[float, ...] = ()
+    labels: tuple[int, ...] = ()
+
+    def errors_at(self, tau: float) -> np.ndarray:
+        """Per point (test-stream order): 1.0 where the perturbed point is accepted at ``tau`` and misclassified
+        (the summands of err_{U'}(F|_S), Eq. 1), else 0.0."""
+        if not self.labels:
+            raise ValueError("this curve carries no labels (made by an older version): errors_at needs them")
+        pred, lab, adv = (np.asarray(v) for v in (self.predictions, self.labels, self.adv_log_p_test))
+        return ((pred != lab) & (adv < math.log(float(tau)))).astype(np.float64)
 
     def to_dict(self) -> dict[str, Any]:
         return {"attack": self.attack, "n": self.n, "thresholds": list(self.thresholds),
                 "error_accepted": list(self.error_accepted), "error_ci": [list(c) for c in self.error_ci],
                 "rejection_rate": list(self.rejection_rate), "rejection_ci": [list(c) for c in self.rejection_ci],
                 "predictions": list(self.predictions), "adv_log_p_test": list(self.adv_log_p_test),
-                "clean_log_p_test": list(self.clean_log_p_test)}
+                "clean_log_p_test": list(self.clean_log_p_test), "labels": list(self.labels)}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> RejectionCurve:
@@ -131,7 +140,8 @@ class RejectionCurve:
                    rejection_rate=tuple(d["rejection_rate"]), rejection_ci=tuple(tuple(c) for c in d["rejection_ci"]),
                    n=int(d["n"]), predictions=tuple(int(v) for v in d["predictions"]),
                    adv_log_p_test=tuple(float(v) for v in d["adv_log_p_test"]),
-                   clean_log_p_test=tuple(float(v) for v in d["clean_log_p_test"]))
+                   clean_log_p_test=tuple(float(v) for v in d["clean_log_p_test"]),
+                   labels=tuple(int(v) for v in d.get("labels", ())))
 
 
 def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.Tensor, *, eps: float,
@@ -139,8 +149,9 @@ def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.
     """Play ``attack`` against ``defense`` (one round per ``batch_size`` points, all points by default) and sweep
     URejectron's threshold τ over the discriminators it trained: the τ sweep of Figure 1. The attack (GMSA
     included) simulates Γ with the defense's own threshold; the sweep then re-reads the same discriminators."""
+    from robustsuite_common.intervals import proportion
+
     from .game import play_game
-    from .intervals import clopper_pearson
 
     if not isinstance(defense, URejectron):
         raise TypeError(f"defense must be a URejectron, got {type(defense).__name__}")
@@ -150,7 +161,7 @@ def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.
     records: list = []
     play_game(attack, defense, x, y, eps=eps, batch_size=x.shape[0] if batch_size is None else batch_size,
               seed=seed, observer=records.append)
-    wrong, s_adv, s_clean, preds, order = [], [], [], [], []
+    wrong, s_adv, s_clean, preds, order, labels = [], [], [], [], [], []
     for r in records:
         with torch.no_grad():
             pred = r.adaptation.model(r.x_adv).argmax(1)
@@ -159,6 +170,7 @@ def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.
         s_adv.append(r.adaptation.scorer(r.x_adv).cpu())
         s_clean.append(r.adaptation.scorer(r.x_clean).cpu())
         order.append(r.indices.cpu())
+        labels.append(r.y.cpu())
     wrong_t, adv_t, clean_t = torch.cat(wrong), torch.cat(s_adv), torch.cat(s_clean)
     n = int(wrong_t.shape[0])
     inv = torch.empty(n, dtype=torch.int64)  # back to the test stream's order
@@ -169,12 +181,13 @@ def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.
         k_err = int((wrong_t & (adv_t < log_t)).sum())
         k_rej = int((clean_t >= log_t).sum())
         err.append(k_err / n)
-        err_ci.append(clopper_pearson(k_err, n))
+        err_ci.append(proportion(k_err, n).ci)
         rej.append(k_rej / n)
-        rej_ci.append(clopper_pearson(k_rej, n))
+        rej_ci.append(proportion(k_rej, n).ci)
     return RejectionCurve(attack=getattr(attack, "name", type(attack).__name__), thresholds=tuple(taus),
                           error_accepted=tuple(err), error_ci=tuple(err_ci), rejection_rate=tuple(rej),
                           rejection_ci=tuple(rej_ci), n=n,
                           predictions=tuple(int(v) for v in torch.cat(preds)[inv].tolist()),
                           adv_log_p_test=tuple(float(v) for v in adv_t[inv].double().tolist()),
-                          clean_log_p_test=tuple(float(v) for v in clean_t[inv].double().tolist()))
+                          clean_log_p_test=tuple(float(v) for v in clean_t[inv].double().tolist()),
+                          labels=tuple(int(v) for v in torch.cat(labels)[inv].tolist()))

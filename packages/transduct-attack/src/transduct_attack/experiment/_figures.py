@@ -1,0 +1,71 @@
+"""The experiment's figures, drawn from a result's tables only (matplotlib, imported here)."""
+
+from __future__ import annotations
+
+from robustsuite_common.experiment import ExperimentResult, Figure
+
+from ._common import ATTACKS, LABEL
+
+
+def _pyplot():
+    try:
+        import matplotlib
+    except ImportError as err:
+        raise ImportError("experiment.figures needs matplotlib: pip install 'transduct-attack[plot]'") from err
+
+    if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "png"):
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def bars(result: ExperimentResult) -> Figure | None:
+    """Robust accuracy of each defense under the four attacks (the defense rows of Tables 1, 3 and 4)."""
+    wanted = [LABEL[a] for a in ATTACKS]
+    heights: dict[str, dict[str, float]] = {}
+    for name in ("rmc", "dann", "tadv"):
+        if name not in result.tables:
+            continue
+        for row in result.tables[name].records():
+            if row["attack"] in wanted and not str(row["defense"]).startswith("static"):
+                heights.setdefault(str(row["defense"]), {})[str(row["attack"])] = float(row["accuracy"])
+    if not heights:
+        return None
+    import numpy as np
+
+    plt = _pyplot()
+    cfg = result.config
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    width = 0.8 / len(heights)
+    for i, (label, vals) in enumerate(heights.items()):
+        ax.bar(np.arange(4) + i * width, [vals.get(a, float("nan")) for a in wanted], width, label=label)
+    ax.set_xticks(np.arange(4) + 0.4 - width / 2, wanted)
+    ax.set_ylabel("robust accuracy")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7)
+    data = cfg.get("data") or "the test data"
+    ax.set_title(f"Transductive defenses on {data} (L∞ eps {cfg['threat']['eps']}; TADV "
+                 f"{cfg['threat']['at_eps']})")
+    return Figure("robustness", "Robust accuracy of each transductive defense under the transfer PGD attack, FPA, "
+                  "GMSA-AVG and GMSA-MIN", fig)
+
+
+def urejectron_curves(result: ExperimentResult) -> Figure:
+    """Figure 1: error on accepted perturbed points and clean rejection rate against τ, with their bands."""
+    plt = _pyplot()
+    rows = result.tables["urejectron"].records()
+    fig, ax = plt.subplots(figsize=(6.5, 3.2))
+    for attack, color in zip(dict.fromkeys(r["attack"] for r in rows), ("tab:blue", "tab:red"), strict=False):
+        rs = [r for r in rows if r["attack"] == attack]
+        t = [r["tau"] for r in rs]
+        ax.plot(t, [r["error_accepted"] for r in rs], "-o", color=color, ms=3, label=f"error, {attack}")
+        ax.fill_between(t, [r["error_accepted_ci_low"] for r in rs], [r["error_accepted_ci_high"] for r in rs],
+                        color=color, alpha=0.15)
+        ax.plot(t, [r["rejection_rate"] for r in rs], "--", color=color, label=f"rejection, {attack}")
+    ax.set_xlabel("threshold τ (accept if P(test | x) < τ)")
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=7)
+    return Figure("urejectron_threshold", "URejectron: error on accepted perturbed points and rejection rate of "
+                  "clean points against τ (the paper's Figure 1), under the transfer attack and GMSA-AVG, with 95% "
+                  "Clopper-Pearson bands", fig)

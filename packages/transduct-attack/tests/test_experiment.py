@@ -1,0 +1,157 @@
+"""``transduct_attack.experiment``: the demo preset at reduced size on scikit-learn's digits (every table), its
+per-sample records recompute every cell, metrics are readable, a store resumes without replaying a game, and
+sharded games give the run's numbers; DENT changes predictions on a base with BatchNorm after every
+convolution (issue 26 item 2)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import transduct_attack as ta
+from robustsuite_common.config import from_dict
+from robustsuite_common.experiment import MemoryStore, Split
+from transduct_attack import experiment as E
+from transduct_attack.networks import BNCNN, build
+
+NAMES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+SMALL = {"robustness": {"autoattack": False}, "attack": {"pgd_steps": 2},
+         "rmc": {"points": 4, "k": 12, "max_epochs": 2, "train_points": 200, "aug_steps": 2, "T": 1,
+                 "seeds": [0, 1, 2], "calibration_k": 12},
+         "dann": {"points": 12, "train_points": 150, "epochs": 1, "T": 1},
+         "tadv": {"points": 12, "train_points": 150, "epochs": 1, "adv_steps": 1, "T": 1},
+         "dent": {"points": 8, "batch_size": 4, "train_points": 150, "base_epochs": 1, "base_adv_steps": 1, "T": 0,
+                  "aa": False},
+         "urejectron": {"points": 12, "train_points": 150, "epochs": 1, "T": 1, "thresholds": [0.3, 0.5, 0.7]}}
+
+
+@pytest.fixture(scope="module")
+def setup(digits, mlp_std):
+    xtr, ytr, xte, yte = digits
+    g = torch.Generator().manual_seed(7)
+    at = ta.train_classifier(build(lambda: ta.networks.MLP(hidden=64), g), xtr, ytr, epochs=3, generator=g,
+                             adversarial_eps=0.1, adv_steps=2)
+    data = E.Data(train=Split(xtr, ytr, label_names=NAMES),
+                  test=Split(xte, yte, ids=tuple(f"row{i}" for i in range(len(yte))), label_names=NAMES), name="digits")
+    return E.Models(standard=mlp_std, adversarial=at), data
+
+
+@pytest.fixture(scope="module")
+def result(setup):
+    models, data = setup
+    cfg = from_dict(E.Config, SMALL, base=E.preset("demo"))
+    store = MemoryStore()
+    return E.run(models, data, cfg, store=store, progress=False), store, cfg
+
+
+def test_every_table_with_the_papers_values_and_readable_metrics(result):
+    res, _, cfg = result
+    assert list(res.tables) == ["rmc", "rmc_seeds", "dann", "tadv", "dent", "dent_adaptation", "urejectron"]
+    rmc = res.rows("rmc")
+    assert {r["attack"] for r in rmc} == {"clean", "PGD (white-box)", "PGD (transfer)", "FPA", "GMSA-AVG", "GMSA-MIN"}
+    assert next(r for r in rmc if r["defense"] == "RMC (adv. trained)" and r["attack"] == "FPA")["paper (MNIST)"] == 0.595
+    for key, m in res.metrics.items():
+        assert m.label and (m.unit or isinstance(m.value, bool) or "change" in key), key
+    assert f"{res.value('dann_pgd'):.2f}" in res.summary and f"{res.value('tadv_gmsa_avg'):.2f}" in res.summary
+    assert res.config["rmc"]["calibration_k"] == 12 and res.config["data"] == "digits"
+    back = E.Result.from_dict(json.loads(json.dumps(res.to_dict())))
+    assert back.to_dict() == res.to_dict()
+    assert {f.name for f in E.figures(res)} == {"robustness", "urejectron_threshold"}
+
+
+def test_records_carry_the_users_ids_and_label_names_and_recompute_every_cell(result, digits):
+    """Issue 24: per game and point the user's row id, an input reference, the label's name, the static and the
+    adapted model's predictions and the seed; the records recompute every accuracy, Table 6 row and τ point."""
+    res, _, cfg = result
+    _, _, _, yte = digits
+    for name in ("rmc", "rmc_seeds", "dann", "tadv", "dent", "urejectron"):
+        for r in res.records[name]:
+            i = int(r["input"][5:-1])
+            assert r["id"] == f"row{i}" and r["label"] == NAMES[int(yte[i])] and r["prediction"] in NAMES
+            assert r["correct"] == (r["adv_prediction"] == r["label"])
+    cells: dict = {}
+    for name in ("rmc", "rmc_seeds", "dann", "tadv", "dent"):
+        for r in res.records[name]:
+            cells.setdefault((r["defense"], r["attack"], r["seed"]), []).append(r["correct"])
+    for name in ("rmc", "dann", "tadv", "dent"):
+        for row in res.rows(name):
+            c = cells[(row["defense"], row["attack"], cfg.seed)]
+            assert sum(c) / len(c) == pytest.approx(row["accuracy"]), (name, row)
+    for row in res.rows("rmc_seeds"):
+        pooled = [v for s in cfg.rmc.seeds for v in cells[(row["defense"], row["attack"], s)]]
+        assert sum(pooled) / len(pooled) == pytest.approx(row["pooled"])
+        assert row["mean_ci_low"] <= row["mean"] <= row["mean_ci_high"]  # three seeds: a Student-t interval
+    for row in res.rows("urejectron"):
+        rs = [r for r in res.records["urejectron"] if r["attack"] == row["attack"]]
+        log_tau = math.log(row["tau"])
+        assert sum((not r["correct"]) and r["adv_log_p_test"] < log_tau for r in rs) / len(rs) == pytest.approx(
+            row["error_accepted"])
+        assert sum(r["clean_log_p_test"] >= log_tau for r in rs) / len(rs) == pytest.approx(row["rejection_rate"])
+
+
+def test_a_store_resumes_without_replaying_a_game(setup, result, monkeypatch):
+    from transduct_attack import tables
+
+    res, store, cfg = result
+    models, data = setup
+    calls: list[int] = []
+    real = tables.play_game
+    monkeypatch.setattr(tables, "play_game", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = E.run(models, data, cfg, store=store, progress=False)
+    assert calls == [] and again.to_dict() == res.to_dict()
+
+
+def test_sharded_games_give_the_runs_numbers(setup):
+    """With rmc.points_per_game the RMC games are units of work: shards played into a store, then run, give the
+    same tables as a run that plays them itself."""
+    models, data = setup
+    cfg = from_dict(E.Config, {**SMALL, "tables": ["rmc"], "rmc": {**SMALL["rmc"], "points_per_game": 2}},
+                    base=E.preset("demo"))
+    count = E.shard_count(cfg)
+    assert count == 2 * (2 + 5 * 2)  # two bases x (2 static rows + 5 attacks x 2 games of 2 points)
+    store = MemoryStore()
+    for i in range(3):
+        E.run_shard(models, data, cfg, i, 3, store=store, progress=False)
+    assert len([k for k in store.data if "dprime" not in k]) == count  # and one checkpointed D' per base
+    sharded = E.run(models, data, cfg, store=store, progress=False)
+    direct = E.run(models, data, cfg, progress=False)
+    assert sharded.tables == direct.tables
+    with pytest.raises(ValueError, match="index"):
+        E.run_shard(models, data, cfg, 3, 3, store=store)
+
+
+def test_presets_and_config_errors():
+    assert {"demo", "paper", "paper-cpu"} <= set(E.PRESETS)
+    cpu = E.preset("paper-cpu")
+    assert cpu.rmc.points >= 100 and cpu.rmc.batch_size == 1 and cpu.dent.batch_size == 128
+    assert cpu.dent.base == "bn-every-conv" and cpu.dent.aa_attacks == () and E.shard_count(cpu) > 1
+    demo = E.preset("demo")
+    assert demo.threat.eps == demo.threat.at_model_eps == 0.1 and demo.rmc.lr == 2e-4 and demo.rmc.batch_size == 1
+    assert demo.dent.points >= 128 and demo.dent.batch_size == 128 and demo.dent.base == "bn-every-conv"
+    with pytest.raises(ValueError, match="preset must be one of"):
+        E.preset("papr")
+    from robustsuite_common.config import ConfigError
+
+    with pytest.raises(ConfigError, match="rmc.lr"):
+        from_dict(E.Config, {"rmc": {"lr": 0}})
+    with pytest.raises(ConfigError, match="solver_untargeted"):
+        from_dict(E.Config, {"dent": {"solver_untargeted": 0, "solver_targeted": 0}})
+
+
+def test_dent_changes_predictions_on_a_base_with_batchnorm_after_every_convolution(digits):
+    """Issue 26 item 2: DENT (the authors' six AdaMod steps) over an adversarially trained CNN with BatchNorm after
+    each of its six convolutions, batch 128, changes a share of the clean predictions whose 95 % interval lies
+    above zero."""
+    xtr, ytr, xte, yte = digits
+    base = ta.dent_base_model(xtr, ytr, eps=0.1, epochs=2, adv_steps=2, architecture="bn-every-conv", width=8)
+    assert sum(isinstance(m, torch.nn.BatchNorm2d) for m in base.modules()) == 6
+    assert isinstance(base, BNCNN)
+    tab = ta.dent_table(base, xte, yte, eps=0.1, n=128, batch_size=128, T=0, pgd_steps=1, n_untargeted=1,
+                        n_targeted=0)
+    ad = ta.dent_adaptation(ta.DENT(base), tab, xte)
+    assert ad.n == 128 and ad.changed_ci[0] > 0, (ad.n_changed, ad.changed_ci)
+    assert np.isclose(ad.n_changed / ad.n, ad.changed[0] / ad.sizes[0])
