@@ -140,9 +140,19 @@ def test_run_gives_a_section_with_intervals_records_figures_and_resumes_from_the
 
 
 def test_schema_lists_inputs_presets_and_documented_fields(toy):
+    import jsonschema
+
+    from robustsuite import runners
     from robustsuite.config import schema
 
-    s = schema("toy")
+    sch = schema("toy")
+    jsonschema.Draft202012Validator.check_schema(sch)
+    jsonschema.validate({"model": "builtin:x", "preset": "paper", "config": {"attack": {"eps": 0.5}}}, sch)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"config": {"attack": {"eps": 2.0}}}, sch)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"modle": "builtin:x"}, sch)
+    s = runners.get("toy").rows()
     assert s["presets"] == ["demo", "paper"]
     rows = {r["path"]: r for r in s["config"]}
     assert rows["attack.eps"]["bounds"] == "> 0, <= 1" and rows["attack.eps"]["unit"] == "L∞"

@@ -82,12 +82,16 @@ def schema_rows(method: str) -> list[dict]:
     """One row per parameter of ``method`` (``path``, ``type``, ``default``, ``unit``, ``bounds``, ``description``,
     ``paper``) for ``robustsuite methods --schema``: a declarative runner's input specs, ``preset`` and every field
     of its typed config (as ``config.<path>``); a flat runner's keys with the types and bounds of its schema."""
-    got = schema(method)
-    if "config" in got and "inputs" in got:
+    from . import runners
+
+    mod = runners.get(method)
+    if hasattr(mod, "rows"):
+        got = mod.rows()
         preset = {"path": "preset", "type": "str", "default": "demo", "unit": "", "paper": "",
                   "bounds": "one of " + ", ".join(got["presets"]), "description": "the named settings the config "
                   "starts from"}
         return [*got["inputs"], preset, *({**r, "path": f"config.{r['path']}"} for r in got["config"])]
+    got = schema(method)
     rows = []
     for key, p in got["properties"].items():
         alts = p.get("anyOf", [p])

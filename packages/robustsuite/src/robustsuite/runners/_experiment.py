@@ -145,9 +145,23 @@ class ExperimentRunner:
         models, data = self.module.inputs(ctx, specs, cfg)
         self.experiment.run_shard(models, data, cfg, index, count, store=self._store(ctx), progress=ctx.progress)
 
-    def schema(self) -> dict[str, Any]:
+    def rows(self) -> dict[str, Any]:
         """Each input spec and config field with its description, unit, paper reference and bounds."""
         from robustsuite_common.config import schema_rows
 
         return {"inputs": schema_rows(self.module.Inputs), "presets": sorted(self.experiment.PRESETS),
                 "config": schema_rows(self.experiment.Config)}
+
+    def schema(self) -> dict[str, Any]:
+        """The JSON Schema of the method's table in a run config: the input specs, ``preset`` and ``config``."""
+        from robustsuite_common.config import schema
+
+        inputs, config = schema(self.module.Inputs), schema(self.experiment.Config)
+        defs = {**inputs.pop("$defs", {}), **config.pop("$defs", {})}
+        config.pop("required", None)  # every field has a default: overrides are partial
+        props = {**inputs["properties"],
+                 "preset": {"enum": sorted(self.experiment.PRESETS), "default": "demo",
+                            "description": "the named settings the config starts from"},
+                 "config": config}
+        out = {"title": self.NAME, "type": "object", "properties": props, "additionalProperties": False}
+        return {**out, "$defs": defs} if defs else out
