@@ -244,7 +244,7 @@ PAPER_CPU = Config(
     rmc=RMCConfig(points=100, batch_size=1, points_per_game=10, train_points=5000, aug_steps=20, k=128, lr=2e-4,
                   max_epochs=5, patience=2, stop_rule="authors", val_split="nearest", train_batchnorm=True,
                   calibration_k=128, T=3, seeds=(0, 1, 2)),
-    dent=DENTConfig(points=256, batch_size=128, base="bn-every-conv", base_width=16, train_points=5000, base_epochs=5,
+    dent=DENTConfig(points=128, batch_size=128, base="bn-every-conv", base_width=16, train_points=5000, base_epochs=5,
                     base_adv_steps=7, T=2, solver_untargeted=2, solver_targeted=3, aa=True, aa_attacks=(),
                     aa_iterations=0, aa_restarts=0),
     dann=DANNConfig(points=500, train_points=2000, epochs=20, T=6),

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Run the shipped `paper-cpu` benchmark in the background, resumably, at the lowest CPU priority (issue 26).
+#   tools/paper_cpu.sh RUN_DIR [WORKERS]
+# Plans RUN_DIR once (plan --write), then WORKERS one-thread queues run the units cheapest first and the long
+# units' shards (run-unit --shard) before the unit that merges them. Finished units and shards are skipped on
+# a rerun (run-unit exits 0 at once), so the script can be started again after an interruption, on any day.
+# Each process's user+system CPU seconds go to RUN_DIR/cpu.log (`awk '{s+=$2+$3} END {print s/3600}'` sums
+# the CPU-hours); `robustsuite collect RUN_DIR` assembles report.json from whatever has finished.
+set -u
+dir=${1:?usage: tools/paper_cpu.sh RUN_DIR [WORKERS]}
+workers=${2:-2}
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+[ -f "$dir/plan.json" ] || uv run robustsuite plan paper-cpu --out "$dir" --write >/dev/null || exit 2
+list() {  # $1 = cheap: the unsharded units, then every shard; $1 = merge: the sharded units
+    uv run python - "$dir" "$1" <<'PY'
+import json, sys
+plan = json.load(open(f"{sys.argv[1]}/plan.json"))
+shards = plan.get("shards", {})
+if sys.argv[2] == "cheap":
+    print("\n".join(u for u in plan["units"] if u not in shards))
+    print("\n".join(f"{u} --shard {k}" for u, n in sorted(shards.items(), key=lambda kv: kv[1]) for k in range(n)))
+else:
+    print("\n".join(shards))
+PY
+}
+run() {  # one job: run-unit with its CPU seconds logged
+    /usr/bin/time -f "$1 %U %S %e rc=%x" -a -o "$dir/cpu.log" nice -n 19 uv run robustsuite run-unit "$dir" $1 \
+        >>"$dir/paper_cpu.log" 2>&1
+}
+export -f run; export dir
+list cheap | xargs -P "$workers" -I{} bash -c 'run "{}"'
+list merge | xargs -P "$workers" -I{} bash -c 'run "{}"'  # every shard is done: the units only merge
+uv run robustsuite collect "$dir" >>"$dir/paper_cpu.log" 2>&1
