@@ -16,7 +16,8 @@ __all__ = ["atomic_write", "write_bytes", "write_text", "write_json"]
 def atomic_write(path: str | Path, writer: Callable[[Path], Any]) -> Path:
     """Call ``writer(tmp_path)`` to write a temporary file beside ``path``, fsync it and rename it to
     ``path`` (creating parent directories). On any error the temporary file is removed and ``path`` is left
-    as it was."""
+    as it was. The file gets the permissions a plain ``open`` would give it (``0o666`` less the umask), not
+    the ``0o600`` of the temporary file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -26,11 +27,18 @@ def atomic_write(path: str | Path, writer: Callable[[Path], Any]) -> Path:
         writer(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def write_bytes(path: str | Path, data: bytes) -> Path:
