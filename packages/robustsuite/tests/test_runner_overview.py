@@ -45,9 +45,14 @@ def test_overview_numbers_match_an_independent_computation(tmp_path):
     from robustsuite.report.samples import read_samples
 
     rows = read_samples(tmp_path / ctx.samples[0])
-    assert rows[0] == {"id": ds.test.id_of(0), "input": "test[0]", "label": ds.test.name_of(int(ds.test.y[0])),
-                       "prediction": ds.test.name_of(int(p[0].argmax())), "confidence": pytest.approx(conf[0]),
+
+    def name(v):  # the user's label name; the class index itself when the data names none
+        return ds.test.name_of(int(v)) if ds.test.label_names is not None else int(v)
+
+    assert rows[0] == {"id": ds.test.id_of(0), "input": "test[0]", "label": name(ds.test.y[0]),
+                       "prediction": name(p[0].argmax()), "confidence": pytest.approx(conf[0]),
                        "correct": bool(correct[0]), "robust": None}
+    assert np.mean([r["correct"] for r in rows]) == pytest.approx(m["accuracy"])
 
 
 def test_overview_does_not_depend_on_the_run_seed(tmp_path):
@@ -131,9 +136,10 @@ def test_adversarially_trained_model_gets_autoattack_in_resumable_batches(tmp_pa
 
     fake = _FakeAttack()
     monkeypatch.setattr(aa, "autoattack", fake)
-    assert overview.training_eps("builtin:digits-cnn-at") == 0.1 == overview.training_eps("builtin:fashion-cnn-at")
-    assert overview.training_eps("builtin:digits-cnn") is None and overview.training_eps("torch:x.pt") is None
-    params = {"autoattack_n": 25, "autoattack_batch": 10, "resample_seed": 3}
+    assert overview.training_eps("builtin:fashion-cnn-at") == 0.1
+    assert overview.training_eps("builtin:fashion-cnn") is None and overview.training_eps("torch:x.pt") is None
+    assert overview.training_eps("builtin:digits-cnn-at") is None  # trained on first use: a test fixture, not shipped
+    params = {"autoattack_n": 25, "autoattack_batch": 10, "resample_seed": 3, "eps": 0.1}
     _, sec = _run(tmp_path, "builtin:digits-cnn-at", **params)
     assert fake.calls == [(10, 0.1, "standard", 3), (10, 0.1, "standard", 3), (5, 0.1, "standard", 3)]
     rob = sec.metrics["robust_accuracy_autoattack"]
@@ -144,7 +150,7 @@ def test_adversarially_trained_model_gets_autoattack_in_resumable_batches(tmp_pa
     assert _check(sec) == []
     _, again = _run(tmp_path, "builtin:digits-cnn-at", **params)  # same work directory: read from the store
     assert len(fake.calls) == 3 and again.metrics["robust_accuracy_autoattack"] == rob
-    _, never = _run(tmp_path / "n", "builtin:digits-cnn-at", robust_accuracy="never")
+    _, never = _run(tmp_path / "n", "builtin:digits-cnn-at", eps=0.1, robust_accuracy="never")
     assert "robust_accuracy_autoattack" not in never.metrics and len(fake.calls) == 3
 
 
@@ -159,7 +165,7 @@ def test_overview_robust_accuracy_is_standard_autoattack_with_the_same_seed(tmp_
     pyautoattack's standard evaluation with the same seed (about a minute of CPU)."""
     from robustsuite_common.autoattack import autoattack
 
-    _, sec = _run(tmp_path, "builtin:digits-cnn-at", autoattack_n=12, autoattack_batch=12)
+    _, sec = _run(tmp_path, "builtin:digits-cnn-at", eps=0.1, autoattack_n=12, autoattack_batch=12)
     ds = load_dataset("builtin:digits")
     ref = autoattack(load_model("builtin:digits-cnn-at"), ds.test.x[:12], ds.test.y[:12], eps=0.1, seed=0,
                      batch_size=12)

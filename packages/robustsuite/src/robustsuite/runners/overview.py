@@ -9,7 +9,7 @@ model in the run.
   Smith 2007) with an interval that contains it, and the **calibration test**'s p-value (how often the null's
   plug-in ECE reaches the observed one); Brier score with a BCa bootstrap interval.
 - Robust accuracy, for a model marked adversarially trained (``eps`` here, or the ε of its training recipe in the
-  shipped registry, e.g. ``builtin:fashion-cnn-at``): standard AutoAttack (``robustsuite_common.autoattack``,
+  shipped registry, e.g. ``builtin:fashion-cnn-at``; not the digits models trained on first use): standard AutoAttack (``robustsuite_common.autoattack``,
   seeded, the version named in the metric) at that ε on the first ``autoattack_n`` test images, in checkpointed
   batches (a killed run resumes), with its Clopper-Pearson interval, as the section's ``headline`` table.
 
@@ -107,21 +107,19 @@ def calibration_error(confidences, correct, *, n_bins: int = 15, seed: int = 0, 
 
 
 def training_eps(spec: str) -> float | None:
-    """The L∞ ε a shipped model was adversarially trained at (its recipe in the registry), else ``None``."""
+    """The L∞ ε a shipped model was adversarially trained at (its recipe in the shipped registry,
+    ``resources/models/<name>.json``), else ``None``. The small digits models trained on first use are not in
+    the registry: they stay cheap test fixtures (give ``eps`` to attack them)."""
     if not spec.startswith("builtin:"):
         return None
-    name = spec.split(":", 1)[1]
     import json
     from importlib import resources
 
-    meta = resources.files("robustsuite") / "resources" / "models" / f"{name}.json"
-    if meta.is_file():
-        eps = json.loads(meta.read_text(encoding="utf-8")).get("recipe", {}).get("eps", 0.0)
-        return float(eps) if eps else None
-    from .. import models
-
-    recipe = getattr(models, "VISION_RECIPES", {}).get(name)
-    return float(recipe.eps) if recipe is not None and getattr(recipe, "adversarial", False) else None
+    meta = resources.files("robustsuite") / "resources" / "models" / f"{spec.split(':', 1)[1]}.json"
+    if not meta.is_file():
+        return None
+    eps = json.loads(meta.read_text(encoding="utf-8")).get("recipe", {}).get("eps", 0.0)
+    return float(eps) if eps else None
 
 
 def robust_accuracy(model, x, y, *, eps: float, n: int, batch: int, version: str, seed: int, store=None,
@@ -167,6 +165,11 @@ def _robust(ctx, p: dict, model_spec: str, model, split, n_classes: int) -> tupl
     if n_classes < 4 and p["autoattack_version"] in ("standard", "plus"):
         return None, f"robust accuracy not computed: standard AutoAttack needs >= 4 classes ({n_classes} here)"
     return eps, ""
+
+
+def _name(split, label) -> str | int:
+    """The user's name of a class (the integer itself when the data names none)."""
+    return split.name_of(int(label)) if split.label_names is not None else int(label)
 
 
 def run(ctx, params: dict) -> Section:
@@ -271,11 +274,9 @@ def run(ctx, params: dict) -> Section:
     figure = ctx.figure(fig, f"confidence-{safe_name(model_spec)}-{safe_name(data_spec)}",
                         f"Confidence histogram and reliability diagram of {model_spec} on the {data_spec} {split_name} "
                         f"split ({n} samples, accuracy {acc.estimate:.2%}, plug-in ECE {100 * cal.ece:.2f} %)")
-    name_of = getattr(split, "name_of", str)
-    id_of = getattr(split, "id_of", lambda i: i)
     texts = not hasattr(split.x, "shape")
-    ctx.log_samples([{"id": id_of(i), "input": split.x[i] if texts else f"{split_name}[{i}]",
-                      "label": name_of(int(y[i])), "prediction": name_of(int(pred[i])), "confidence": float(conf[i]),
+    ctx.log_samples([{"id": split.id_of(i), "input": split.x[i] if texts else f"{split_name}[{i}]",
+                      "label": _name(split, y[i]), "prediction": _name(split, pred[i]), "confidence": float(conf[i]),
                       "correct": bool(correct[i]), "robust": robust_flags[i]} for i in range(n)])
 
     gap = float(conf.mean()) - k / n
