@@ -137,9 +137,13 @@ def test_whole_report_check_refuses_impossible_intervals_and_writes_nothing(tmp_
 
 
 def test_check_covers_table_intervals_and_the_at_chance_warning():
-    t = Table("t", "T", ["acc", "acc_ci_low", "acc_ci_high"], [[0.5, 0.6, 0.7], [0.9, 0.8, 1.2]],
-              bounds={"acc": (0.0, 1.0)})
-    problems = check_report(_report({"s": Section("x", "y", tables=[t])}))
+    t = {"name": "t", "title": "T", "columns": ["acc", "acc_ci_low", "acc_ci_high"], "units": {},
+         "rows": [[0.5, 0.6, 0.7], [0.9, 0.8, 1.2]], "bounds": {"acc": [0.0, 1.0]}}  # as a 1.x report could hold
+    with pytest.raises(ValueError, match="excludes"):  # a runner cannot even build such a table
+        Table(t["name"], t["title"], t["columns"], t["rows"], bounds={"acc": (0.0, 1.0)})
+    report = _report({"s": Section("x", "y")})
+    report["sections"]["s"]["tables"] = [t]
+    problems = check_report(report)
     assert any("row 0" in p and "excludes" in p for p in problems) and any("row 1" in p and "range" in p
                                                                            for p in problems)
     silent = _report({"s": Section("x", "y", model_at_chance=True)})
@@ -280,3 +284,28 @@ def test_figure_name_is_checked(tmp_path):
     with pytest.raises(ValueError, match="figure name"):
         RunContext(run_dir=tmp_path, method="m").figure(fig, "../escape", "x")
     plt.close(fig)
+
+
+def test_section_from_an_experiment_result_keeps_its_structure(tmp_path):
+    """runners/_section.py: metrics straight from the Result, tables with units and bounds, warnings first, the
+    at-chance flag from its metric, records through --log-samples."""
+    from robustsuite_common.experiment import ExperimentResult
+    from robustsuite_common.experiment import Table as RTable
+
+    from robustsuite.runners._section import section_from_result
+
+    acc = proportion(26, 50)
+    result = ExperimentResult(
+        "toy", {}, {"headline": RTable("headline", "H", HEAD.columns, HEAD.rows, {"clean": "fraction"},
+                                       {"clean": (0.0, 1.0)})},
+        {"acc": Metric.of(acc, "clean accuracy", "fraction"), "model_at_chance": Metric(True, "at chance")},
+        "summary", records={"points": [{"id": "row-7", "input": "a text", "label": "pos", "correct": True}]},
+        notes=("n",), warnings=("clean accuracy contains chance",))
+    ctx = RunContext(run_dir=tmp_path, method="toy", unit_id="u", log_format="jsonl")
+    d = section_from_result(ctx, result).to_dict()
+    assert d["metrics"]["acc"] == result.metrics["acc"].to_dict() and d["model_at_chance"] is True
+    assert d["warnings"] == ["clean accuracy contains chance"] and d["notes"] == ["n"]
+    assert d["tables"][0]["units"] == {"clean": "fraction"} and d["tables"][0]["bounds"] == {"clean": [0.0, 1.0]}
+    assert ctx.samples == ["samples/u--points.jsonl"]
+    assert json.loads((tmp_path / ctx.samples[0]).read_text())["id"] == "row-7"
+    assert check_report(_report({"toy": d})) == []

@@ -154,6 +154,19 @@ def test_adversarially_trained_model_gets_autoattack_in_resumable_batches(tmp_pa
     assert "robust_accuracy_autoattack" not in never.metrics and len(fake.calls) == 3
 
 
+def test_missing_autoattack_is_a_warning_not_a_failed_unit(tmp_path, monkeypatch):
+    import robustsuite_common.autoattack as aa
+
+    def missing():
+        raise ImportError("AutoAttack needs pyautoattack: pip install 'robustsuite-common[autoattack]'")
+
+    monkeypatch.setattr(aa, "autoattack_version", missing)
+    monkeypatch.setattr(aa, "autoattack", _FakeAttack())
+    _, sec = _run(tmp_path, "builtin:digits-cnn-at", eps=0.1)
+    assert "robust_accuracy_autoattack" not in sec.metrics and not sec.tables[0].name == "headline"
+    assert "not computed" in sec.warnings[0] and "pip install 'robustsuite-common[autoattack]'" in sec.warnings[0]
+
+
 def test_robust_accuracy_refuses_models_it_cannot_attack(tmp_path):
     with pytest.raises(ValueError, match="eps > 0"):
         _run(tmp_path, "builtin:digits-cnn", robust_accuracy="always")
