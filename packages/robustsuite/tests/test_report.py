@@ -289,14 +289,12 @@ def test_figure_name_is_checked(tmp_path):
 def test_section_from_an_experiment_result_keeps_its_structure(tmp_path):
     """runners/_section.py: metrics straight from the Result, tables with units and bounds, warnings first, the
     at-chance flag from its metric, records through --log-samples."""
-    from robustsuite_common.experiment import ExperimentResult
-    from robustsuite_common.experiment import Table as RTable
-
     from robustsuite.runners._section import section_from_result
+    from robustsuite_common.experiment import ExperimentResult
 
     acc = proportion(26, 50)
     result = ExperimentResult(
-        "toy", {}, {"headline": RTable("headline", "H", HEAD.columns, HEAD.rows, {"clean": "fraction"},
+        "toy", {}, {"headline": Table("headline", "H", HEAD.columns, HEAD.rows, {"clean": "fraction"},
                                        {"clean": (0.0, 1.0)})},
         {"acc": Metric.of(acc, "clean accuracy", "fraction"), "model_at_chance": Metric(True, "at chance")},
         "summary", records={"points": [{"id": "row-7", "input": "a text", "label": "pos", "correct": True}]},
