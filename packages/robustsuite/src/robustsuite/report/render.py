@@ -206,10 +206,6 @@ def section_meta(key: str, sec: dict) -> str:
                                   how) if p)
 
 
-def _tables_in_order(sec: dict) -> list[dict]:
-    return sorted(sec["tables"], key=lambda t: t["name"] != HEADLINE)
-
-
 def render_markdown(report: dict) -> str:
     run = report["run"]
     out = [f"# robustsuite report `{run['id']}`", ""]
@@ -232,7 +228,7 @@ def render_markdown(report: dict) -> str:
         out += [""] if sanity_flags(sec) else []
         if headline_table(sec) is not None and headline_table(sec)["rows"]:
             out += [f"![clean vs attacked]({headline_path(key)})", ""]
-        tables = _tables_in_order(sec)
+        tables = sec["tables"]
         for t in (t for t in tables if t["name"] == HEADLINE):
             out += _md_table(t)
         if sec["metrics"]:
@@ -303,7 +299,7 @@ def render_html(report: dict, run_dir: Path) -> str:
         parts += [f"<p class='sanity'>Sanity check: {e(f)}</p>" for f in sanity_flags(sec)]
         if headline_table(sec) is not None and headline_table(sec)["rows"]:
             parts.append(_img(Path(run_dir) / headline_path(key), f"clean vs attacked: {sec['title']}"))
-        tables = _tables_in_order(sec)
+        tables = sec["tables"]
         parts += [_html_table(t, e) for t in tables if t["name"] == HEADLINE]
         if sec["metrics"]:
             parts.append("<table><tr><th>metric</th><th>value</th><th>interval</th><th>note</th></tr>" + "".join(
