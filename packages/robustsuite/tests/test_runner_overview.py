@@ -168,6 +168,14 @@ def test_missing_autoattack_is_a_warning_not_a_failed_unit(tmp_path, monkeypatch
 
 
 def test_robust_accuracy_refuses_models_it_cannot_attack(tmp_path):
+    from robustsuite import ConfigError
+    from robustsuite import run as run_mod
+
+    with pytest.raises(ConfigError, match=r"eps > 0 for \['builtin:digits-cnn'\]"):  # at planning time
+        run_mod.plan({"methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits",
+                                               "robust_accuracy": "always"}}})
+    assert run_mod.plan({"methods": {"overview": {"robust_accuracy": "always", "models": ["builtin:fashion-cnn-at"],
+                                                  "dataset": "builtin:fashion-mnist"}}})
     with pytest.raises(ValueError, match="eps > 0"):
         _run(tmp_path, "builtin:digits-cnn", robust_accuracy="always")
 

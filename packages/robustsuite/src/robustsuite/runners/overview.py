@@ -160,6 +160,18 @@ def robust_accuracy(model, x, y, *, eps: float, n: int, batch: int, version: str
     return out
 
 
+def check_params(params: dict) -> None:
+    """At planning time: ``robust_accuracy = "always"`` needs an ε for every model (``eps``, or the registry's)."""
+    if params.get("robust_accuracy") != "always" or params.get("eps"):
+        return
+    models = params.get("models") or ([params["model"]] if params.get("model") else
+                                      [t[0] for t in params.get("targets") or []])
+    missing = [m for m in models if training_eps(m) is None]
+    if missing:
+        raise ValueError(f"robust_accuracy = 'always' needs eps > 0 for {missing} (not adversarially trained models "
+                         "of the shipped registry)")
+
+
 def _robust(ctx, p: dict, model_spec: str, model, split, n_classes: int) -> tuple[float | None, str]:
     """``(eps, reason)``: the ε to attack at, or ``None`` with the reason it is not attacked."""
     import torch
