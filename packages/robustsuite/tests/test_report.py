@@ -139,8 +139,10 @@ def test_whole_report_check_refuses_impossible_intervals_and_writes_nothing(tmp_
 def test_check_covers_table_intervals_and_the_at_chance_warning():
     t = {"name": "t", "title": "T", "columns": ["acc", "acc_ci_low", "acc_ci_high"], "units": {},
          "rows": [[0.5, 0.6, 0.7], [0.9, 0.8, 1.2]], "bounds": {"acc": [0.0, 1.0]}}  # as a 1.x report could hold
-    with pytest.raises(ValueError, match="excludes"):  # a runner cannot even build such a table
-        Table(t["name"], t["title"], t["columns"], t["rows"], bounds={"acc": (0.0, 1.0)})
+    from robustsuite_common.experiment import Table as ResultTable
+
+    with pytest.raises(ValueError, match="excludes"):  # an experiment cannot even build such a table
+        ResultTable(t["name"], t["title"], t["columns"], t["rows"], bounds={"acc": (0.0, 1.0)})
     report = _report({"s": Section("x", "y")})
     report["sections"]["s"]["tables"] = [t]
     problems = check_report(report)
@@ -291,10 +293,11 @@ def test_section_from_an_experiment_result_keeps_its_structure(tmp_path):
     at-chance flag from its metric, records through --log-samples."""
     from robustsuite.runners._section import section_from_result
     from robustsuite_common.experiment import ExperimentResult
+    from robustsuite_common.experiment import Table as ResultTable
 
     acc = proportion(26, 50)
     result = ExperimentResult(
-        "toy", {}, {"headline": Table("headline", "H", HEAD.columns, HEAD.rows, {"clean": "fraction"},
+        "toy", {}, {"headline": ResultTable("headline", "H", HEAD.columns, HEAD.rows, {"clean": "fraction"},
                                        {"clean": (0.0, 1.0)})},
         {"acc": Metric.of(acc, "clean accuracy", "fraction"), "model_at_chance": Metric(True, "at chance")},
         "summary", records={"points": [{"id": "row-7", "input": "a text", "label": "pos", "correct": True}]},

@@ -14,8 +14,6 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from robustsuite_common.experiment import Table  # columns, rows, units, bounds; X_ci_low/X_ci_high checked
-
 SCHEMA_VERSION = "2.0"  # 2.0: structured metrics, warnings, model_at_chance, deterministic, table units/bounds
 Scalar = str | int | float | bool | None
 CI_LOW, CI_HIGH = "_ci_low", "_ci_high"
@@ -182,6 +180,37 @@ def normalise_metrics(metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @dataclass(frozen=True)
+class Table:
+    """A report table; ``units`` maps a column to its unit, ``bounds`` a column to its range ``(lo, hi)``
+    (columns ``X_ci_low``/``X_ci_high`` beside ``X`` hold X's interval). Lists, as the flat-``DEFAULTS`` runners
+    build them; an experiment's ``robustsuite_common.experiment.Table`` (tuples, intervals checked on construction)
+    becomes one with :meth:`of`. Once every runner is declarative this class can be that one."""
+
+    name: str
+    title: str
+    columns: list[str]
+    rows: list[list[Scalar]]
+    units: dict[str, str] = field(default_factory=dict)
+    bounds: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for i, row in enumerate(self.rows):
+            if len(row) != len(self.columns):
+                raise ValueError(f"table {self.name!r}: row {i} has {len(row)} cells for {len(self.columns)} columns")
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "title": self.title, "columns": [str(c) for c in self.columns],
+                "rows": [[clean(v) for v in row] for row in self.rows], "units": dict(self.units),
+                "bounds": {k: [None if b is None else float(b) for b in v] for k, v in self.bounds.items()}}
+
+    @classmethod
+    def of(cls, t: Any) -> Table:
+        """A report table from a ``robustsuite_common.experiment.Table`` (or anything with its fields)."""
+        return cls(t.name, t.title, list(t.columns), [list(r) for r in t.rows], dict(getattr(t, "units", {})),
+                   {k: tuple(v) for k, v in getattr(t, "bounds", {}).items()})
+
+
+@dataclass(frozen=True)
 class Figure:
     name: str
     path: str  # relative to the run directory
@@ -215,7 +244,7 @@ class Section:
         flag = bool(self.model_at_chance) or metrics.get("model_at_chance", {}).get("value") is True
         return {"warnings": [str(w) for w in self.warnings], "model_at_chance": flag, "title": self.title,
                 "summary": self.summary, "metrics": metrics,
-                "tables": [t.to_dict() for t in self.tables],
+                "tables": [(t if isinstance(t, Table) else Table.of(t)).to_dict() for t in self.tables],
                 "figures": [f.to_dict() for f in self.figures], "notes": [str(n) for n in self.notes]}
 
 
