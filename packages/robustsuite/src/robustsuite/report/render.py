@@ -152,9 +152,11 @@ def headline_png(sec: dict) -> bytes | None:
     import matplotlib.pyplot as plt
     import numpy as np
 
+    import textwrap
+
     labels, series = headline_series(sec)
     ys = np.arange(len(labels))
-    fig, ax = plt.subplots(figsize=(7.5, 1.2 + 0.45 * len(labels)))
+    fig, ax = plt.subplots(figsize=(8, 1.8 + 0.5 * len(labels)))
     for off, col, colour in ((-0.2, "clean", "tab:gray"), (0.2, "attacked", "tab:red")):
         vals, err = series[col]
         ax.barh(ys + off, [np.nan if v is None else v for v in vals], height=0.38, xerr=np.array(err),
@@ -162,9 +164,11 @@ def headline_png(sec: dict) -> bytes | None:
     ax.set_yticks(ys, labels)
     ax.invert_yaxis()
     unit = t.get("units", {}).get("clean", "")
+    if unit == "fraction":
+        ax.set_xlim(0, 1)
     ax.set_xlabel("score" + (f" ({unit})" if unit else "") + ", 95 % intervals")
-    ax.set_title(t["title"], fontsize=10)
-    ax.legend(loc="lower right", fontsize=8)
+    ax.set_title("\n".join(textwrap.wrap(t["title"], 80)), fontsize=10)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
