@@ -149,10 +149,10 @@ def headline_png(sec: dict) -> bytes | None:
     import matplotlib
 
     matplotlib.use("Agg")
+    import textwrap
+
     import matplotlib.pyplot as plt
     import numpy as np
-
-    import textwrap
 
     labels, series = headline_series(sec)
     ys = np.arange(len(labels))
