@@ -9,7 +9,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from robustsuite.report import SCHEMA_VERSION, Section, write_report  # noqa: E402
+from robustsuite.report import SCHEMA_VERSION, Section, Table, write_report  # noqa: E402
 from robustsuite.runners import RunContext  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("check_report_html",
@@ -26,11 +26,14 @@ def test_report_html_renders_figures_in_headless_chromium(tmp_path):
         fig, ax = plt.subplots()
         ax.bar(range(3), [i + 1, 2, 3])
         figures.append(ctx.figure(fig, f"f{i}", f"figure {i}"))
-    report = {"schema_version": SCHEMA_VERSION,
+    headline = Table("headline", "clean vs attacked", ["condition", "clean", "clean_ci_low", "clean_ci_high", "attacked",
+                                                        "attacked_ci_low", "attacked_ci_high"], [["PGD", 0.9, 0.8, 0.95, 0.5, 0.4, 0.6]])
+    report = {"schema_version": SCHEMA_VERSION, "warnings": [],
               "run": {"id": "browser", "created": "2026-01-01T00:00:00+00:00", "seed": 0, "device": "cpu",
                       "config": {}, "versions": {}, "command": "test"},
-              "units": [], "sections": {"m": Section("M", "s", figures=figures).to_dict()}}
+              "units": [], "sections": {"m": Section("M", "s", figures=figures, tables=[headline]).to_dict()
+                                        | {"deterministic": False}}}
     write_report(tmp_path, report)
     n, ok = checker.check(tmp_path, tmp_path / "shot.png")
-    assert (n, ok) == (2, 2)
+    assert (n, ok) == (3, 3)  # the two figures and the headline chart drawn by the renderer
     assert (tmp_path / "shot.png").read_bytes()[:4] == b"\x89PNG"

@@ -8,8 +8,10 @@ A README marks each generated table with a pair of HTML comments::
 
 and :data:`TABLES` (the one place that maps a name to its numbers) says where the numbers come from: the
 shipped models' build record (``resources/manifest.json``, written by ``tools/build_builtin.py``) or a
-section of a committed demo report (``report.json``: a report table, or a list of metrics where
-``NAME_ci_low`` / ``NAME_ci_high`` become ``x [lo, hi]``).
+section of a committed demo report (``report.json``, schema 2.0; a 1.x report is read through
+``robustsuite.report.migrate``): a report table (``X_ci_low`` / ``X_ci_high`` columns folded into ``X [lo,
+hi]``), or a list of metrics (each shown with its interval as ``x [lo, hi]``). A table, column, section or metric
+the report no longer has (renamed, removed) is an error naming the README block and what the report has.
 
     uv run python tools/readme_numbers.py                  # rewrite every marked block
     uv run python tools/readme_numbers.py --check          # exit 1 if a block disagrees with its source
@@ -27,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from robustsuite.report import format_value as fmt  # the report's own cell format
+from robustsuite.report import migrate
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "packages/robustsuite/src/robustsuite/resources/manifest.json"
@@ -134,8 +137,9 @@ class ReportMetrics:
         sec = _section(report, self.section)
         missing = [k for _, k in self.metrics if k not in sec["metrics"]]
         if missing:
-            raise NumbersError(f"report section {self.section!r} has no metric(s) {missing}")
-        return markdown_table(["metric", "value"], [[label, _with_ci(sec["metrics"], key, self.digits)]
+            raise NumbersError(f"report section {self.section!r} has no metric(s) {missing}; has "
+                               f"{sorted(sec['metrics'])}")
+        return markdown_table(["metric", "value"], [[label, _metric(sec["metrics"][key], self.digits)]
                                                     for label, key in self.metrics])
 
 
@@ -143,6 +147,13 @@ def _section(report: dict, name: str) -> dict:
     if name not in report.get("sections", {}):
         raise NumbersError(f"report has no section {name!r}; has {sorted(report.get('sections', {}))}")
     return report["sections"][name]
+
+
+def _metric(m: dict, digits: int) -> str:
+    """A 2.0 metric as ``x [lo, hi]``."""
+    iv = m.get("interval")
+    s = fmt(m["value"], digits)
+    return s if not iv else f"{s} [{fmt(iv['low'], digits)}, {fmt(iv['high'], digits)}]"
 
 
 def _with_ci(rec: dict, key: str, digits: int) -> str:
@@ -191,7 +202,8 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics] = {
 def _load(path: Path, what: str) -> dict:
     if not path.is_file():
         raise NumbersError(f"{what} not found: {path}")
-    return json.loads(path.read_text(encoding="utf-8"))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return migrate(data) if what == "demo report" else data
 
 
 def render_block(name: str, sources: dict[str, Callable[[], dict]], tables: dict | None = None) -> str:
@@ -199,7 +211,10 @@ def render_block(name: str, sources: dict[str, Callable[[], dict]], tables: dict
     if name not in tables:
         raise NumbersError(f"unknown numbers block {name!r}; known: {sorted(tables)} (tools/readme_numbers.py TABLES)")
     spec = tables[name]
-    return spec.render(sources[spec.source]())
+    try:
+        return spec.render(sources[spec.source]())
+    except NumbersError as e:
+        raise NumbersError(f"README block {name!r}: {e} (renamed? update TABLES in tools/readme_numbers.py)") from None
 
 
 def regenerate(text: str, sources: dict[str, Callable[[], dict]], tables: dict | None = None,

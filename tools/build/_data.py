@@ -9,9 +9,9 @@ import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 
+import _corpus
 import numpy as np
 
-import _corpus
 from robustsuite.data.fashion import CLASSES, SPLITS, read_official
 
 # per class: shipped train / shipped val / full val (shipped val included); test: shipped per class

@@ -25,13 +25,13 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
-import torch  # noqa: E402
-from scipy.stats import binomtest  # noqa: E402
-
 import _data  # noqa: E402
 import _recipes as R  # noqa: E402
 import _train  # noqa: E402
 import _wordnet  # noqa: E402
+import torch  # noqa: E402
+from scipy.stats import binomtest  # noqa: E402
+
 from robustsuite._io import sha256_file, write_json  # noqa: E402
 from robustsuite.data import builtin, fashion  # noqa: E402
 from robustsuite.data.dataset import read_json_xz  # noqa: E402

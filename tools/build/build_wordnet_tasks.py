@@ -23,14 +23,14 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("RAYON_NUM_THREADS", "1")
 
+import _recipes as R  # noqa: E402
+import _train  # noqa: E402
+import _wordnet as wn  # noqa: E402
 import torch  # noqa: E402
 from safetensors.torch import load_file  # noqa: E402
 from scipy.stats import binomtest  # noqa: E402
 from transformers import AutoTokenizer  # noqa: E402
 
-import _recipes as R  # noqa: E402
-import _train  # noqa: E402
-import _wordnet as wn  # noqa: E402
 from robustsuite._io import sha256_file, write_json  # noqa: E402
 from robustsuite.data import wordnet  # noqa: E402
 from robustsuite.zoo import shipped  # noqa: E402

@@ -105,7 +105,7 @@ def test_plan_lists_units_and_cache_state_without_running(tmp_path, monkeypatch)
     res = cli.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "run"), "--no-progress", "--limit", "30"])
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "run" / "report.json").read_text())
-    assert report["sections"]["overview"]["metrics"]["num_samples"] == 30
+    assert report["sections"]["overview"]["metrics"]["num_samples"]["value"] == 30
     res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--seeds", "2", "--limit", "30"])
     assert "1 cached, 1 to run" in res.output
     res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--set", "methods.overview.n_bin=3"])
@@ -120,9 +120,9 @@ def test_log_samples_writes_rows_that_reproduce_the_metrics(tmp_path):
     sec = report["sections"]["overview"]
     (path,) = sec["samples"]
     rows = read_samples(tmp_path / "run" / path)
-    assert len(rows) == 50 and set(rows[0]) == {"id", "label", "prediction", "confidence", "correct"}
-    assert sum(r["correct"] for r in rows) / 50 == pytest.approx(sec["metrics"]["accuracy"])
-    assert sum(r["confidence"] for r in rows) / 50 == pytest.approx(sec["metrics"]["mean_confidence"])
+    assert len(rows) == 50 and set(rows[0]) == {"id", "input", "label", "prediction", "confidence", "correct", "robust"}
+    assert sum(r["correct"] for r in rows) / 50 == pytest.approx(sec["metrics"]["accuracy"]["value"])
+    assert sum(r["confidence"] for r in rows) / 50 == pytest.approx(sec["metrics"]["mean_confidence"]["value"])
     # a cached unit without a sample file is recomputed when samples are asked for
     cfg2 = cfg | {"log_samples": "parquet"}
     report = run_mod.execute(cfg2, tmp_path / "run2", progress=False)

@@ -127,8 +127,9 @@ def test_run_gives_a_section_with_intervals_records_figures_and_resumes_from_the
     report = run_mod.execute(cfg, tmp_path, progress=False)
     assert report["units"][0]["status"] == "done", report["units"][0]["error"]
     sec = report["sections"]["toy"]
-    lo, acc, hi = sec["metrics"]["accuracy_ci_low"], sec["metrics"]["accuracy"], sec["metrics"]["accuracy_ci_high"]
-    assert lo <= acc <= hi and sec["metrics"]["seed"] == 4  # the unit's seed reaches the config
+    acc = sec["metrics"]["accuracy"]
+    assert acc["interval"]["low"] <= acc["value"] <= acc["interval"]["high"] and acc["label"] == "clean accuracy"
+    assert sec["metrics"]["seed"]["value"] == 4  # the unit's seed reaches the config
     assert sec["tables"][0]["name"] == "t" and sec["figures"][0]["name"] == "acc"
     assert sec["samples"] and (tmp_path / sec["samples"][0]).is_file()
     assert CALLS == ["forward"]

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from robustsuite._extras import optional_import
-from robustsuite.samples import write_samples
+from robustsuite.report.samples import write_samples
 
 
 def test_optional_import_returns_the_module_or_names_the_extra(monkeypatch):

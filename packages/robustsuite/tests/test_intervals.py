@@ -1,109 +1,129 @@
-"""95 % intervals (issue 12, item 7): closed forms, brute-force references, rendering and comparisons."""
+"""Intervals in the assembled report (issue 24 items 2 and 3, report side): across seeds, Student-t clipped to each
+metric's range and none with fewer than three seeds; deterministic units are not seeds; comparisons between
+sections on the same items are paired or worded as indicative."""
 
 from __future__ import annotations
 
+import json
+import types
+
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from robustsuite import intervals
-from robustsuite.intervals import bootstrap_calibration
-from robustsuite.report import metric_rows, table_cells
+from robustsuite import assemble as asm
+from robustsuite import runners
+from robustsuite.report import Section, check_report
+from robustsuite_common.experiment import Metric
+from robustsuite_common.intervals import Interval, mcnemar, proportion, seed_interval
 
-
-@given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))))
-@settings(max_examples=60, deadline=None)
-def test_clopper_pearson_matches_the_binomial_tail_definition(kn):
-    from scipy.stats import binom
-
-    k, n = kn
-    lo, hi = intervals.clopper_pearson(k, n)
-    assert 0 <= lo <= k / n <= hi <= 1
-    # definition: P(X >= k | lo) = 2.5 % and P(X <= k | hi) = 2.5 % (one-sided exact bounds)
-    if k > 0:
-        assert binom.sf(k - 1, n, lo) == pytest.approx(0.025, abs=1e-6)
-    if k < n:
-        assert binom.cdf(k, n, hi) == pytest.approx(0.025, abs=1e-6)
+PROV = {"id": "r", "versions": {}, "uv_lock_sha256": None, "user_git": None, "command": "x", "platform": "p"}
 
 
-def test_clopper_pearson_agrees_with_scipy_binomtest():
-    from scipy.stats import binomtest
-
-    for k, n in [(0, 10), (3, 10), (97, 100), (360, 360)]:
-        ref = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
-        assert intervals.clopper_pearson(k, n) == pytest.approx((ref.low, ref.high), abs=1e-9)
-    with pytest.raises(ValueError):
-        intervals.clopper_pearson(5, 3)
+@pytest.fixture()
+def methods(monkeypatch):
+    """Two toy methods: ``seeded`` (a method whose numbers move with the seed) and ``fixed`` (``SEEDED = False``)."""
+    mods = {name: types.SimpleNamespace(NAME=name, TITLE=name.title(), PAPER=None, SEEDED=name != "fixed")
+            for name in ("seeded", "fixed")}
+    monkeypatch.setattr(runners, "available", lambda: mods)
 
 
-def test_bootstrap_calibration_matches_a_loop_over_resamples():
-    import certcal
+def _record(method, model, seed, metrics, dataset="builtin:digits", data=None, samples=()):
+    identity = {"limit": None} | ({"data": data} if data is not None else {})
+    return {"unit": {"id": f"{method}-{model}-{seed}", "method": method, "model": model, "dataset": dataset,
+                     "seed": seed, "group": f"g-{method}-{model}", "identity": identity},
+            "status": "done", "seconds": 1.0, "error": None, "samples": list(samples),
+            "section": Section("t", f"seed {seed}", metrics=metrics).to_dict()}
 
+
+def _assemble(records, run_dir=None):
+    return asm.assemble(records, config={}, seed=0, device="cpu", created="now", provenance=PROV, run_dir=run_dir)
+
+
+def _fraction(v, label="accuracy", lo=None, hi=None):
+    iv = Interval(v, v - 0.05 if lo is None else lo, min(1.0, v + 0.05) if hi is None else hi, bounds=(0.0, 1.0))
+    return Metric.of(iv, label, "fraction")
+
+
+def test_three_seeds_give_a_student_t_interval_clipped_to_the_metric_range(methods):
+    taus = (-0.9, 0.2, 0.95)
+    accs = (0.99, 1.0, 0.93)
+    recs = [_record("seeded", "m", s, {"tau": Metric.of(Interval(t, max(-1, t - .3), min(1, t + .05),
+                                                                 bounds=(-1.0, 1.0)), "Kendall τ"),
+                                       "acc": _fraction(a), "same": _fraction(0.8, lo=0.7, hi=0.9)})
+            for s, (t, a) in enumerate(zip(taus, accs, strict=True))]
+    rep = _assemble(recs)
+    m = rep["sections"]["seeded"]["metrics"]
+    ref = seed_interval(taus, bounds=(-1.0, 1.0))
+    assert m["tau"]["interval"] == ref.to_dict() and ref.low == -1.0  # unclipped it would be below -1
+    assert m["acc"]["interval"]["high"] == 1.0 == seed_interval(accs, bounds=(0, 1)).high  # bounds of its interval
+    assert m["tau"]["value"] == pytest.approx(np.mean(taus)) and "3 seeds" in m["tau"]["note"]
+    assert m["same"]["interval"]["low"] == 0.7  # identical across seeds: its per-sample interval is kept
+    assert check_report(rep) == []
+    seeds = next(t for t in rep["sections"]["seeded"]["tables"] if t["name"] == "seeds")
+    assert seeds["rows"][0][:4] == ["Kendall τ", *taus]
+
+
+def test_fewer_than_three_seeds_say_so_instead_of_an_interval(methods):
+    """Was: kendall_tau_paper -0.33 [-1.75, 1.08] from two seeds (Student-t with one degree of freedom)."""
+    recs = [_record("seeded", "m", s, {"tau": Metric(v, "Kendall τ"), "acc": _fraction(0.8, lo=0.7, hi=0.9)})
+            for s, v in ((0, -0.9), (1, 0.24))]
+    sec = _assemble(recs)["sections"]["seeded"]
+    assert "interval" not in sec["metrics"]["tau"] and "fewer than 3 seeds" in sec["metrics"]["tau"]["note"]
+    assert sec["metrics"]["tau"]["value"] == pytest.approx(-0.33)
+    assert "fewer than 3 seeds: no interval" in sec["summary"] and "[" not in sec["summary"].split(". Seed")[0]
+    assert sec["metrics"]["acc"]["interval"]["low"] == 0.7 and sec["seeds"] == [0, 1]
+
+
+def test_deterministic_units_are_not_aggregated_as_seeds(methods):
+    recs = [_record("fixed", "m", s, {"acc": _fraction(0.8)}) for s in (0, 1, 2)]
+    rep = _assemble(recs)
+    sec = rep["sections"]["fixed"]
+    assert sec["deterministic"] is True and sec["seeds"] == [0] and not any(t["name"] == "seeds" for t in sec["tables"])
+    assert all(u["deterministic"] for u in rep["units"])
+    recorded = _record("seeded", "m", 0, {"acc": _fraction(0.8)})
+    recorded["unit"]["deterministic"] = True  # the run marks a unit computed once
+    assert _assemble([recorded])["sections"]["seeded"]["deterministic"] is True
+
+
+def test_legacy_flat_unit_records_are_read_as_2_0(methods):
+    rec = _record("seeded", "m", 0, {})
+    rec["section"] = {"title": "t", "summary": "s", "metrics": {"acc": 0.8, "acc_ci_low": 0.7, "acc_ci_high": 0.9},
+                      "tables": [], "figures": [], "notes": ["WARNING: at chance"]}
+    sec = _assemble([rec])["sections"]["seeded"]
+    assert sec["metrics"]["acc"]["interval"]["low"] == 0.7 and sec["warnings"] == ["at chance"]
+
+
+def _notes(rep, key):
+    return [n for n in rep["sections"][key]["notes"] if " vs " in n]
+
+
+def test_comparisons_on_the_same_items_are_indicative_without_a_paired_test(methods):
+    a, b = _fraction(0.90, lo=0.85, hi=0.94), _fraction(0.50, lo=0.40, hi=0.60)
+    (same,) = _notes(_assemble([_record("seeded", "a", 0, {"accuracy": a}),
+                                _record("seeded", "b", 0, {"accuracy": b})]), "seeded:a")
+    assert "same data" in same and "indicative only" in same and "separated by" not in same
+    (other,) = _notes(_assemble([_record("seeded", "a", 0, {"accuracy": a}, data="subset-2000"),
+                                 _record("seeded", "b", 0, {"accuracy": b}, data="full-10000")]), "seeded:a")
+    assert "different data" in other and "separated by their 95 % intervals" in other
+    c = _fraction(0.88, lo=0.83, hi=0.92)
+    (overlap,) = _notes(_assemble([_record("seeded", "a", 0, {"accuracy": a}, data="x"),
+                                   _record("seeded", "c", 0, {"accuracy": c}, data="y")]), "seeded:a")
+    assert "NOT separated" in overlap
+
+
+def test_paired_comparison_from_per_sample_records(methods, tmp_path):
     rng = np.random.default_rng(0)
-    conf = rng.uniform(0.3, 1.0, 80)
-    correct = (rng.uniform(size=80) < conf).astype(float)
-    fast = bootstrap_calibration(conf, correct, 15, seed=4, n_boot=200)
-    # the same resamples drawn as index lists, each metric computed by certcal itself
-    w = np.random.default_rng(4).multinomial(80, np.full(80, 1 / 80), size=200)
-    eces = [certcal.expected_calibration_error(np.repeat(conf, row), np.repeat(correct, row)) for row in w]
-    w2 = np.random.default_rng(5).multinomial(80, np.full(80, 1 / 80), size=200)
-    briers = [certcal.brier_score(np.repeat(conf, row), np.repeat(correct, row)) for row in w2]
-    assert fast["ece"] == pytest.approx((np.quantile(eces, 0.025), np.quantile(eces, 0.975)), abs=1e-12)
-    assert fast["brier"] == pytest.approx((np.quantile(briers, 0.025), np.quantile(briers, 0.975)), abs=1e-12)
-    point = certcal.expected_calibration_error(conf, correct)
-    assert fast["ece"][0] <= point + 0.05 and fast["ece"][1] >= point - 0.05
-
-
-def test_t_interval_closed_form():
-    m, lo, hi = intervals.t_interval([1.0, 3.0])
-    # n = 2: half-width = t_{0.975, 1} * s / sqrt(2) with s = sqrt(2)  ->  12.706...
-    assert m == 2.0 and hi - m == pytest.approx(12.7062047, rel=1e-6) and m - lo == pytest.approx(hi - m)
-    assert intervals.t_interval([5.0]) == (5.0, 5.0, 5.0)
-    assert intervals.separated((0, 1), (1.5, 2)) and not intervals.separated((0, 1), (0.9, 2))
-
-
-def test_renderers_show_value_with_interval():
-    rows = dict(metric_rows({"accuracy": 0.9, "accuracy_ci_low": 0.85, "accuracy_ci_high": 0.94, "n": 3}))
-    assert rows == {"accuracy": "0.9 [0.85, 0.94]", "n": "3"}
-    cols, cells = table_cells(["model", "acc", "acc_ci_low", "acc_ci_high"], [["a", 0.5, 0.4, 0.6]])
-    assert cols == ["model", "acc"] and cells == [["a", "0.5 [0.4, 0.6]"]]
-
-
-def _record(model, seed, metrics, dataset="builtin:digits"):
-    from robustsuite.report import Section
-
-    return {"unit": {"id": f"u-{model}-{seed}", "method": "overview", "model": model, "dataset": dataset,
-                     "seed": seed, "group": f"g-{model}"},
-            "status": "done", "seconds": 1.0, "error": None, "samples": [],
-            "section": Section("t", "s", metrics=metrics).to_dict()}
-
-
-def test_seed_groups_report_mean_and_t_interval_and_keep_seed_free_intervals():
-    from robustsuite import run as run_mod
-
-    recs = [_record("m", s, {"accuracy": 0.8, "accuracy_ci_low": 0.7, "accuracy_ci_high": 0.9, "ece": e})
-            for s, e in ((0, 0.10), (1, 0.14))]
-    rep = run_mod.assemble(recs, config={}, seed=0, device="cpu", created="now", command="x")
-    (sec,) = rep["sections"].values()
-    m = sec["metrics"]
-    assert (m["accuracy"], m["accuracy_ci_low"], m["accuracy_ci_high"]) == (0.8, 0.7, 0.9)  # seed-free
-    mean, lo, hi = intervals.t_interval([0.10, 0.14])
-    assert (m["ece"], m["ece_ci_low"], m["ece_ci_high"]) == pytest.approx((mean, lo, hi))
-    assert sec["seeds"] == [0, 1] and "2 seeds" in sec["summary"] and "0.12" in sec["summary"]
-
-
-def test_comparisons_say_when_intervals_overlap():
-    from robustsuite import run as run_mod
-
-    def acc(v, lo, hi):
-        return {"accuracy": v, "accuracy_ci_low": lo, "accuracy_ci_high": hi}
-
-    recs = [_record("a", 0, acc(0.90, 0.85, 0.94)), _record("b", 0, acc(0.88, 0.83, 0.92)),
-            _record("c", 0, acc(0.50, 0.40, 0.60))]
-    rep = run_mod.assemble(recs, config={}, seed=0, device="cpu", created="now", command="x")
-    notes = {k: " ".join(s["notes"]) for k, s in rep["sections"].items()}
-    assert "NOT separated" in notes["overview:a"] and "b 0.88" in notes["overview:a"]
-    ab_note = next(n for n in rep["sections"]["overview:a"]["notes"] if "vs b" in n)
-    ac_note = next(n for n in rep["sections"]["overview:a"]["notes"] if "vs c" in n)
-    assert "NOT separated" in ab_note and "NOT" not in ac_note and "separated" in ac_note
+    ids = list(range(200))
+    ca = rng.uniform(size=200) < 0.9
+    cb = ca & (rng.uniform(size=200) < 0.8)  # b fails on a subset of a's successes: a paired difference
+    for name, c in (("a", ca), ("b", cb)):
+        (tmp_path / "samples").mkdir(exist_ok=True)
+        (tmp_path / "samples" / f"{name}.jsonl").write_text(
+            "\n".join(json.dumps({"id": f"row{i}", "correct": bool(v)}) for i, v in zip(ids, c, strict=True)))
+    recs = [_record("seeded", n, 0, {"accuracy": Metric.of(proportion(int(c.sum()), 200), "accuracy", "fraction")},
+                    samples=[f"samples/{n}.jsonl"]) for n, c in (("a", ca), ("b", cb))]
+    (note,) = _notes(_assemble(recs, run_dir=tmp_path), "seeded:a")
+    ref = mcnemar(ca, cb, seed=0)
+    assert f"the same 200 items, paired: exact McNemar p = {ref.p_value:.3g}" in note
+    assert f"{ref.only_a} items right only for a" in note and "established by the paired test" in note
+    assert "indicative" in _notes(_assemble(recs), "seeded:a")[0]  # without the run directory: no records to pair

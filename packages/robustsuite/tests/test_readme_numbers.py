@@ -1,6 +1,7 @@
 """tools/readme_numbers.py: README tables of measured numbers are generated, and agree with their sources."""
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -11,8 +12,10 @@ _spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "tools" 
 rn = sys.modules.setdefault("readme_numbers", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(rn)
 
-REPORT = {"sections": {"demo": {
-    "metrics": {"acc": 0.5, "acc_ci_low": 0.25, "acc_ci_high": 0.75, "n": 8},
+IV = {"estimate": 0.5, "low": 0.25, "high": 0.75, "level": 0.95, "method": "Clopper-Pearson", "bounds": [0, 1]}
+REPORT = {"schema_version": "2.0", "sections": {"demo": {
+    "metrics": {"acc": {"value": 0.5, "label": "accuracy", "unit": "fraction", "interval": IV},
+                "n": {"value": 8, "label": "samples", "unit": "count"}},
     "tables": [{"name": "sweep", "title": "t", "columns": ["T", "acc", "acc_ci_low", "acc_ci_high", "flag"],
                 "rows": [[0.001, 0.9, 0.8, 0.95, True], [1.0, 0.3, None, None, False]]}]}}}
 TABLES = {"m": rn.ReportMetrics("demo", (("accuracy", "acc"), ("samples", "n"))), "t": rn.ReportTable("demo", "sweep")}
@@ -60,9 +63,22 @@ def test_bad_markers_are_errors(text, match):
 
 def test_missing_report_items_are_named():
     bad = {"x": rn.ReportTable("demo", "absent"), "y": rn.ReportMetrics("other", (("a", "a"),)),
-           "z": rn.ReportTable("demo", "sweep", columns=("nope",))}
-    for name, match in (("x", "no table 'absent'"), ("y", "no section 'other'"), ("z", "no column")):
+           "z": rn.ReportTable("demo", "sweep", columns=("nope",)), "w": rn.ReportMetrics("demo", (("e", "ece"),))}
+    for name, match in (("x", r"README block 'x': report section 'demo' has no table 'absent'; has \['sweep'\] "
+                              r"\(renamed\?"), ("y", "no section 'other'"), ("z", "no column"),
+                        ("w", r"no metric\(s\) \['ece'\]; has \['acc', 'n'\]")):
         with pytest.raises(rn.NumbersError, match=match):
             rn.render_block(name, SOURCES, bad)
     with pytest.raises(rn.NumbersError, match="not found"):
         rn.make_sources(report=Path("/nonexistent/report.json"))["report"]()
+
+
+def test_a_1x_report_is_read_through_the_migration(tmp_path):
+    old = {"schema_version": "1.1", "run": {}, "units": [], "sections": {"demo": {
+        "title": "t", "summary": "s", "figures": [], "notes": [], "tables": [],
+        "metrics": {"acc": 0.5, "acc_ci_low": 0.25, "acc_ci_high": 0.75, "n": 8}}}}
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(old))
+    assert rn.make_sources(report=path)["report"]()["schema_version"] == "2.0"
+    out = rn.render_block("m", rn.make_sources(report=path), TABLES)
+    assert "| accuracy | 0.5 [0.25, 0.75] |" in out and "| samples | 8 |" in out

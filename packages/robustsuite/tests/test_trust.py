@@ -46,7 +46,7 @@ def _cfg(models, n_bins=15, seed=0):
 
 
 def _values(report):
-    return sorted(s["metrics"]["value"] for s in report["sections"].values())
+    return sorted(s["metrics"]["value"]["value"] for s in report["sections"].values())
 
 
 def test_changed_parameter_is_recomputed_not_read_from_old_work(tmp_path, counting_overview):
@@ -139,7 +139,7 @@ def test_reversed_label_order_model_scores_its_real_accuracy(tmp_path, reversed_
     cfg = {"methods": {"overview": {"model": f"hf:{d}", "dataset": f"csv:{path}"}}}
     report = run_mod.execute(cfg, tmp_path / "run", progress=False)
     (sec,) = report["sections"].values()
-    assert sec["metrics"]["accuracy"] == 1.0
+    assert sec["metrics"]["accuracy"]["value"] == 1.0
 
 
 def test_unknown_dataset_label_is_a_clear_error_before_any_unit_runs(tmp_path, reversed_label_model):

@@ -1,5 +1,17 @@
-"""The report from unit records: sections keyed per method (and model), units that differ only in seed merged
-into one section with intervals across seeds, and notes on whether compared numbers are separated.
+"""The report (schema 2.0) from unit records: sections keyed per method (and model), units that differ only in
+seed merged into one section with Student-t intervals across seeds, and notes on what comparisons between
+sections can claim.
+
+- Seeds: a metric identical across seeds keeps its value and per-sample interval; a metric that varies gets the
+  mean and :func:`robustsuite_common.intervals.seed_interval` (clipped to the metric's range, taken from its
+  interval's ``bounds``, else from its unit: ``fraction`` [0, 1], ``%`` [0, 100]); with fewer than three seeds
+  the metric says so instead of carrying an interval. Units marked deterministic (the runner's ``SEEDED =
+  False``, or ``"deterministic": true`` in the unit record) are not seeds: the section says it was computed once.
+- Comparisons (same method, same dataset spec): sections measured on the same data (same data identity: the unit
+  identity's ``data`` entry when the run records one, else the dataset spec and ``limit``) share their items, so
+  non-overlapping intervals are only indicative; the note states a difference as established only from a paired
+  test (exact McNemar on the per-sample ``correct`` records, when both sections logged them). Sections on
+  different data are independent samples and are compared by their intervals.
 
 Provenance (versions, lock hash, git) is computed by the caller (:func:`robustsuite.run.provenance`) and passed
 in, so this module depends on nothing that plans or runs units.
@@ -8,92 +20,145 @@ in, so this module depends on nothing that plans or runs units.
 from __future__ import annotations
 
 import datetime as _dt
-import math
+import hashlib
+import json
+from pathlib import Path
 from typing import Any
 
 from . import runners
-from .report import SCHEMA_VERSION
+from .report import SCHEMA_VERSION, top_warnings
+from .report.migrate import section_from_v1
+from .report.schema import is_number
+
+_UNIT_BOUNDS = {"fraction": (0.0, 1.0), "%": (0.0, 100.0)}
 
 
-def _is_number(v) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+def _v2(sec: dict) -> dict:
+    """A unit record's section in schema 2.0 (records written before 2.0 hold flat 1.x sections)."""
+    return dict(sec) if "model_at_chance" in sec else section_from_v1(sec)
+
+
+def _bounds(m: dict) -> tuple[float | None, float | None]:
+    b = (m.get("interval") or {}).get("bounds")
+    if b and any(v is not None for v in b):
+        return b[0], b[1]
+    return _UNIT_BOUNDS.get(m.get("unit") or "", (None, None))
+
+
+def _fmt(m: dict) -> str:
+    iv = m.get("interval")
+    return f"{m['value']:.4g}" + (f" [{iv['low']:.4g}, {iv['high']:.4g}]" if iv else "")
 
 
 def _aggregate_seeds(group: list[dict]) -> dict:
-    """One section from the sections of a unit run with several seeds: numeric metrics become the mean over
-    seeds with a Student-t 95 % interval across seeds; the per-seed values go into a table."""
-    from .intervals import t_interval
+    """One section from the sections of a unit run with several seeds (see the module docstring)."""
+    from robustsuite_common.intervals import MIN_SEEDS, seed_interval
 
     seeds = [r["unit"]["seed"] for r in group]
-    secs = [r["section"] for r in group]
+    secs = [_v2(r["section"]) for r in group]
     base = dict(secs[0])
-    names = [k for k, v in base["metrics"].items()
-             if not k.endswith(("_ci_low", "_ci_high")) and all(_is_number(s["metrics"].get(k)) for s in secs)]
     metrics: dict[str, Any] = {}
-    rows, fixed = [], []
-    for k in names:
-        vals = [s["metrics"][k] for s in secs]
-        if len(set(vals)) == 1:  # does not depend on the seed: keep the value and its per-sample interval
-            metrics[k] = vals[0]
-            for suffix in ("_ci_low", "_ci_high"):
-                if k + suffix in base["metrics"]:
-                    metrics[k + suffix] = base["metrics"][k + suffix]
-            fixed.append(k)
+    rows, fixed, varying = [], [], []
+    for k, m0 in base["metrics"].items():
+        vals = [s["metrics"].get(k, {}).get("value") for s in secs]
+        if not all(is_number(v) for v in vals) or len(set(vals)) == 1:
+            metrics[k] = m0  # not a number, or does not depend on the seed: as the first seed has it
+            fixed += [k] if all(is_number(v) for v in vals) else []
             continue
-        m, lo, hi = t_interval([float(v) for v in vals])
-        metrics[k], metrics[f"{k}_ci_low"], metrics[f"{k}_ci_high"] = m, lo, hi
-        rows.append([k, *vals, m, lo, hi])
-    for k, v in base["metrics"].items():  # non-numeric metrics of the first seed
-        if k not in names and not k.endswith(("_ci_low", "_ci_high")):
-            metrics[k] = v
-    table = {"name": "seeds", "title": f"Per-seed values (seeds {', '.join(map(str, seeds))}) and Student-t 95 % "
-             "interval across seeds", "columns": ["metric", *[f"seed {s}" for s in seeds], "mean", "mean_ci_low",
-                                                  "mean_ci_high"], "rows": rows}
-    varying = [k for k in names if k not in fixed]
-    spread = ", ".join(_fmt_ci(metrics, k) if k + "_ci_low" in metrics else f"{k} {metrics[k]:.4g}"
-                       for k in varying[:3])
-    base["summary"] = (f"Over {len(seeds)} seeds ({', '.join(map(str, seeds))}): "
-                       + (f"mean {spread} (Student-t 95 % interval across seeds)" if varying else
-                          "every numeric metric is identical across seeds")
+        iv = seed_interval([float(v) for v in vals], bounds=_bounds(m0))
+        m = {"value": float(sum(vals) / len(vals)), "label": m0.get("label", ""), "unit": m0.get("unit", "")}
+        if iv is not None:
+            m["interval"] = iv.to_dict()
+            m["note"] = f"mean over {len(vals)} seeds"
+        else:
+            m["note"] = (f"mean over {len(vals)} seeds; fewer than {MIN_SEEDS} seeds: no interval across seeds "
+                         "(per-seed values in the seeds table)")
+        metrics[k] = m
+        varying.append(k)
+        rows.append([m0.get("label") or k, *vals, m["value"], *(iv.ci if iv is not None else (None, None))])
+    n = len(seeds)
+    spread = ", ".join(f"{metrics[k].get('label') or k} {_fmt(metrics[k])}" for k in varying[:3])
+    how = "Student-t 95 % interval across seeds" if n >= MIN_SEEDS else \
+        f"fewer than {MIN_SEEDS} seeds: no interval across seeds"
+    base["summary"] = (f"Over {n} seeds ({', '.join(map(str, seeds))}): "
+                       + (f"mean {spread} ({how})" if varying else "every numeric metric is identical across seeds")
                        + f". Seed {seeds[0]}: {secs[0]['summary']}")
     base["metrics"] = metrics
     if rows:
-        base["tables"] = [*base["tables"], table]
-    base["notes"] = [*base["notes"], f"{len(seeds)} seeds: metrics that vary with the seed show their mean and a "
-                     "Student-t 95 % interval across seeds (per-seed values in the seeds table); metrics identical "
-                     f"across seeds ({', '.join(fixed) or 'none'}) keep their per-sample interval; tables and figures "
-                     f"show seed {seeds[0]}."]
+        base["tables"] = [*base["tables"], {
+            "name": "seeds", "title": f"Per-seed values (seeds {', '.join(map(str, seeds))}), mean and {how}",
+            "columns": ["metric", *[f"seed {s}" for s in seeds], "mean", "mean_ci_low", "mean_ci_high"],
+            "rows": rows, "units": {}, "bounds": {}}]
+    base["notes"] = [*base["notes"], f"{n} seeds: metrics that vary with the seed show their mean and {how} (per-seed "
+                     f"values in the seeds table); metrics identical across seeds ({', '.join(fixed) or 'none'}) keep "
+                     f"their per-sample interval; tables and figures show seed {seeds[0]}."]
     return base
 
 
-def _fmt_ci(m: dict, k: str, name: bool = True) -> str:
-    return (f"{k} " if name else "") + f"{m[k]:.4g} [{m[k + '_ci_low']:.4g}, {m[k + '_ci_high']:.4g}]"
+def data_identity(record: dict) -> str:
+    """What data a unit was measured on: the ``data`` entry of its identity (source and content hash, when the
+    run records it), else its dataset spec and ``limit``."""
+    u = record["unit"]
+    ident = u.get("identity") or {}
+    what = record.get("data_identity") or u.get("data_identity") or ident.get("data") \
+        or {"dataset": u.get("dataset"), "limit": ident.get("limit")}
+    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _comparison_notes(sections: dict[str, dict]) -> None:
-    """For sections of one method on one dataset: say, per shared metric with an interval, whether the
-    compared numbers are separated by their 95 % intervals (written from the numbers)."""
-    from .intervals import separated
+def _correct_by_id(run_dir: Path | None, sec: dict) -> dict | None:
+    """``{id: correct}`` from the section's per-sample records, when it logged a ``correct`` column."""
+    if run_dir is None:
+        return None
+    from .report.samples import read_samples
 
+    for rel in sec.get("samples") or []:
+        path = Path(run_dir) / rel
+        if not path.is_file():
+            continue
+        rows = read_samples(path)
+        if rows and "correct" in rows[0] and "id" in rows[0]:
+            return {json.dumps(r["id"]): bool(r["correct"]) for r in rows if r.get("correct") is not None}
+    return None
+
+
+def _pair_note(k: str, a: dict, b: dict, run_dir: Path | None, seed: int) -> str:
+    ma, mb = a["metrics"][k], b["metrics"][k]
+    ia, ib = ma["interval"], mb["interval"]
+    head = f"{ma.get('label') or k}: {a['model']} {_fmt(ma)} vs {b['model']} {_fmt(mb)}"
+    apart = ia["high"] < ib["low"] or ib["high"] < ia["low"]
+    if a.get("data_identity") != b.get("data_identity"):
+        return (f"{head} — measured on different data (independent samples): "
+                + ("separated by their 95 % intervals." if apart else
+                   "NOT separated: their 95 % intervals overlap, so this difference is not established."))
+    ca, cb = (_correct_by_id(run_dir, s) for s in (a, b)) if k == "accuracy" else (None, None)
+    shared = sorted(set(ca) & set(cb)) if ca and cb else []
+    if shared:
+        from robustsuite_common.intervals import mcnemar
+
+        t = mcnemar([ca[i] for i in shared], [cb[i] for i in shared], seed=seed)
+        d = t.difference
+        return (f"{head} — the same {len(shared)} items, paired: exact McNemar p = {t.p_value:.3g} ({t.only_a} items "
+                f"right only for {a['model']}, {t.only_b} only for {b['model']}), difference {d.estimate:.4g} "
+                f"[{d.low:.4g}, {d.high:.4g}]: " + ("the difference is established by the paired test." if
+                                                   t.significant() else "the paired test does not establish it."))
+    return (f"{head} — measured on the same data, so the items are paired and the two intervals are not "
+            "independent: " + ("they do not overlap, which is indicative only" if apart else "they overlap")
+            + "; a paired test needs both sections' per-sample records (--log-samples).")
+
+
+def _comparison_notes(sections: dict[str, dict], run_dir: Path | None, seed: int) -> None:
     groups: dict[tuple, list[str]] = {}
     for key, sec in sections.items():
         groups.setdefault((sec["method"], sec.get("dataset")), []).append(key)
     for keys in groups.values():
-        if len(keys) < 2:
-            continue
         for i, a in enumerate(keys):
-            ma = sections[a]["metrics"]
             for b in keys[i + 1:]:
-                mb = sections[b]["metrics"]
-                shared = [k for k in ma if f"{k}_ci_low" in ma and f"{k}_ci_low" in mb and _is_number(ma[k])
-                          and _is_number(mb.get(k)) and all(_is_number(x.get(f"{k}_ci_{s}")) for x in (ma, mb)
-                                                            for s in ("low", "high"))]
+                sa, sb = sections[a], sections[b]
+                shared = [k for k, m in sa["metrics"].items() if m.get("interval") and
+                          (sb["metrics"].get(k) or {}).get("interval") and is_number(m.get("value"))
+                          and is_number(sb["metrics"][k].get("value"))]
                 for k in shared:
-                    sep = separated((ma[f"{k}_ci_low"], ma[f"{k}_ci_high"]), (mb[f"{k}_ci_low"], mb[f"{k}_ci_high"]))
-                    verdict = "separated by their 95 % intervals" if sep else \
-                        "NOT separated: their 95 % intervals overlap, so this difference is not established"
-                    note = (f"{k}: {sections[a]['model']} {_fmt_ci(ma, k, False)} vs {sections[b]['model']} "
-                            f"{_fmt_ci(mb, k, False)} — {verdict}.")
+                    note = _pair_note(k, sa, sb, run_dir, seed)
                     for key in (a, b):
                         sections[key]["notes"] = [*sections[key]["notes"], note]
 
@@ -120,9 +185,16 @@ def _section_keys(groups: list[list[dict]]) -> list[str]:
     return out
 
 
-def assemble(records: list[dict], *, config: dict, seed: int, device: str, created: str, provenance: dict) -> dict:
+def _deterministic(record: dict) -> bool:
+    return bool(record["unit"].get("deterministic")) or \
+        getattr(runners.get(record["unit"]["method"]), "SEEDED", True) is False
+
+
+def assemble(records: list[dict], *, config: dict, seed: int, device: str, created: str, provenance: dict,
+             run_dir: Path | None = None) -> dict:
     """The report dict (see :data:`robustsuite.report.REPORT_SCHEMA`) from unit records; units that differ only
-    in seed are merged into one section with intervals across seeds."""
+    in seed are merged into one section with intervals across seeds. With ``run_dir``, comparisons on the same
+    items use the sections' per-sample records for a paired test."""
     groups: dict[str, list[dict]] = {}
     for r in records:
         if r["status"] == "done":
@@ -135,18 +207,23 @@ def assemble(records: list[dict], *, config: dict, seed: int, device: str, creat
     for key, g in zip(_section_keys(group_list), group_list, strict=True):
         u = g[0]["unit"]
         mod = runners.get(u["method"])
-        sec = _aggregate_seeds(g) if len(g) > 1 else dict(g[0]["section"])
+        fixed = _deterministic(g[0])
+        sec = _aggregate_seeds(g) if len(g) > 1 and not fixed else _v2(g[0]["section"])
         if u["method"] == "overview":  # overview titles name model and data; prefix the section's title
             sec["title"] = f"{mod.TITLE} — {sec['title']}"
         elif per_method[u["method"]] > 1:  # the same method on several models: tell the sections apart
             sec["title"] = f"{sec['title']} ({u['model']})"
-        sections[key] = sec | {"method": u["method"], "paper": getattr(mod, "PAPER", None), "model": u["model"],
-                               "dataset": u["dataset"], "seeds": [r["unit"]["seed"] for r in g],
-                               "seconds": round(sum(r["seconds"] for r in g), 3),
-                               "samples": [p for r in g for p in r.get("samples") or []]}
-    _comparison_notes(sections)
+        used = g[:1] if fixed else g
+        sec = sec | {"deterministic": fixed, "method": u["method"], "paper": getattr(mod, "PAPER", None),
+                     "model": u["model"], "dataset": u["dataset"], "data_identity": data_identity(g[0]),
+                     "seeds": [r["unit"]["seed"] for r in used],
+                     "seconds": round(sum(r["seconds"] for r in used), 3),
+                     "samples": [p for r in used for p in r.get("samples") or []]}
+        sections[key] = {"warnings": sec.pop("warnings", []), **sec}
+    _comparison_notes(sections, run_dir, seed)
     return {
         "schema_version": SCHEMA_VERSION,
+        "warnings": top_warnings(sections),
         "run": {"id": provenance["id"],
                 "created": created, "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 "seed": seed, "seeds": sorted({r["unit"].get("seed", seed) for r in records}) or [seed],
@@ -155,7 +232,8 @@ def assemble(records: list[dict], *, config: dict, seed: int, device: str, creat
                 "command": provenance["command"], "platform": provenance["platform"]},
         "units": [{"id": r["unit"]["id"], "method": r["unit"]["method"], "model": r["unit"]["model"],
                    "dataset": r["unit"]["dataset"], "seed": r["unit"].get("seed", seed), "status": r["status"],
-                   "seconds": round(r["seconds"], 3) if r["seconds"] is not None else None, "error": r["error"], "samples": r.get("samples") or []}
+                   "seconds": round(r["seconds"], 3) if r["seconds"] is not None else None, "error": r["error"],
+                   "samples": r.get("samples") or [], "deterministic": _deterministic(r)}
                   for r in records],
         "sections": sections,
     }

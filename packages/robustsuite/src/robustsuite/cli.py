@@ -339,42 +339,20 @@ def collect(run_dir: Path = typer.Argument(..., help="run directory (a plan, or 
 def report(run_dir: Path = typer.Argument(..., help="a run directory holding report.json")) -> None:
     """Re-render report.md and report.html from RUN_DIR/report.json; a report of an older schema version is
     migrated (or the message says which version wrote it and what to run)."""
-    _guard(lambda: _rerender(run_dir))
+    def go() -> None:
+        import jsonschema
 
+        from .report import rerender
 
-def _rerender(run_dir: Path) -> None:
-    import json
-
-    from . import report as rep
-
-    path = run_dir / "report.json"
-    redo = f"rebuild it from the unit records with `robustsuite collect {run_dir}`"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ConfigError(f"no report.json in {run_dir}") from None
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"{path} is not readable JSON ({type(e).__name__}: {e}); {redo}") from None
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != rep.SCHEMA_VERSION:
-        wrote = (data.get("run") or {}).get("versions", {}).get("robustsuite") if isinstance(data, dict) else None
-        where = f"{path} has report schema {version!r} (written by robustsuite {wrote or '?'}); this robustsuite " \
-                f"writes schema {rep.SCHEMA_VERSION}"
-        migrate = getattr(rep, "migrate", None)
-        if migrate is None:
-            raise ConfigError(f"{where} and cannot migrate it; {redo}")
         try:
-            data = migrate(data)
-        except (ValueError, KeyError, TypeError) as e:
-            raise ConfigError(f"{where}; migrating it failed ({e}); {redo}") from None
-    import jsonschema
+            paths = rerender(run_dir)
+        except jsonschema.ValidationError as e:
+            raise ConfigError(f"{run_dir / 'report.json'} does not follow the report schema ({e.message} at "
+                              f"{'/'.join(map(str, e.absolute_path))}); rebuild it from the unit records with "
+                              f"`robustsuite collect {run_dir}`") from None
+        _console().print("re-rendered: " + ", ".join(str(p) for p in paths.values()))
 
-    try:
-        paths = rep.write_report(run_dir, data)
-    except jsonschema.ValidationError as e:
-        raise ConfigError(f"{path} does not follow the report schema ({e.message} at "
-                          f"{'/'.join(map(str, e.absolute_path))}); {redo}") from None
-    _console().print("re-rendered: " + ", ".join(str(p) for p in paths.values()))
+    _guard(go)
 
 
 def _spec_table(title: str, specs) -> None:

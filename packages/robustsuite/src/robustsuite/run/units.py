@@ -266,7 +266,7 @@ def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
 
 def log_format(config: dict) -> str | None:
     """The ``log_samples`` format of a config (``None``: no per-sample records)."""
-    from ..samples import FORMATS
+    from ..report.samples import FORMATS
 
     fmt = config.get("log_samples")
     if fmt in (None, False):

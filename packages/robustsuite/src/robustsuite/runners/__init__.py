@@ -137,7 +137,7 @@ class RunContext:
         per-sample fields (``adv_prediction``, ``certified_radius``, ``perturbed_text`` ...). Returns the file
         written, or ``None`` when logging is off.
         """
-        from ..samples import write_samples
+        from ..report.samples import write_samples
 
         if self.log_format is None:
             return None

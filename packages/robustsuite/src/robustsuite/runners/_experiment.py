@@ -132,7 +132,7 @@ class ExperimentRunner:
         result = self.experiment.run(models, data, cfg, store=self._store(ctx), progress=ctx.progress)
         from ._section import section_from_result
 
-        return section_from_result(ctx, result, getattr(self.experiment, "figures", None))
+        return section_from_result(ctx, result, getattr(self.experiment, "figures", None), self.TITLE)
 
     def shard_count(self, params: dict[str, Any]) -> int:
         fn = getattr(self.experiment, "shard_count", None)

@@ -1,25 +1,37 @@
-"""A report section from an experiment's ``Result`` (the one place that knows both shapes)."""
+"""A report section (schema 2.0) from an experiment's ``Result`` (the one place that knows both shapes).
+
+What a package's ``Result`` provides and where it lands in the section:
+
+- ``metrics`` (``Metric``: value, label, unit, interval with method and bounds, note) -> ``metrics`` as they are;
+- ``tables`` (with ``units``/``bounds``) -> ``tables``; a table named ``headline`` (columns ``condition``,
+  ``clean``/``_ci_low``/``_ci_high``, ``attacked``/``_ci_low``/``_ci_high``) is drawn first as a bar chart;
+- ``warnings`` -> the section's ``warnings`` (shown first); a ``model_at_chance`` metric (bool) or attribute
+  -> the section's ``model_at_chance`` flag;
+- ``records`` -> per-sample files (``--log-samples``); ``figures(result)`` -> saved figures; ``notes``, ``summary``,
+  and ``title`` (an attribute, when the result has one).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+
+def model_at_chance(result) -> bool:
+    """The result's at-chance flag: its ``model_at_chance`` attribute, else its ``model_at_chance`` metric."""
+    flag = getattr(result, "model_at_chance", None)
+    if flag is None and "model_at_chance" in result.metrics:
+        flag = result.metrics["model_at_chance"].value
+    return bool(flag)
 
 
-def section_from_result(ctx, result, figures=None):
-    """A report section from an experiment's ``Result``: metrics (with their intervals as ``NAME_ci_low`` /
-    ``NAME_ci_high``), tables, per-sample records (``--log-samples``), figures, warnings first, then notes."""
+def section_from_result(ctx, result, figures=None, title: str = ""):
+    """The report :class:`~robustsuite.report.Section` of ``result``; records and figures are written through
+    ``ctx`` (``ctx.log_samples``, ``ctx.figure``); ``title`` when the result has none."""
     from ..report import Section, Table
 
-    metrics: dict[str, Any] = {}
-    for key, m in result.metrics.items():
-        metrics[key] = m.value
-        if m.interval is not None:
-            metrics[f"{key}_ci_low"], metrics[f"{key}_ci_high"] = m.interval.ci
-    tables = [Table(t.name, t.title, list(t.columns), [list(r) for r in t.rows]) for t in result.tables.values()]
     for name, rows in result.records.items():
         if rows:
             ctx.log_samples(list(rows), name=name)
     figs = [ctx.figure(f.figure, f.name, f.caption) for f in (figures(result) if figures is not None else [])]
-    notes = [f"WARNING: {w}" for w in result.warnings] + list(result.notes)
-    return Section(title=str(getattr(result, "title", "") or ""), summary=result.summary, metrics=metrics,
-                   tables=tables, figures=figs, notes=notes)
+    return Section(title=str(getattr(result, "title", "") or title), summary=result.summary,
+                   metrics=dict(result.metrics), tables=[Table.of(t) for t in result.tables.values()],
+                   figures=figs, notes=list(result.notes), warnings=list(result.warnings),
+                   model_at_chance=model_at_chance(result))

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._extras import optional_import
+from .._extras import optional_import
 
 FORMATS = ("parquet", "jsonl")
 
@@ -52,7 +52,7 @@ def _json_safe(value):
 
 def write_samples(stem: Path, samples, fmt: str) -> Path:
     """Write ``samples`` to ``stem.parquet`` or ``stem.jsonl`` atomically; returns the path."""
-    from ._io import atomic_write
+    from robustsuite_common.io import atomic_write
 
     if fmt not in FORMATS:
         raise ValueError(f"log format must be one of {FORMATS}, got {fmt!r}")
