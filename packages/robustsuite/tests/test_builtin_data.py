@@ -66,6 +66,8 @@ def test_fashion_osr_known_open_set_and_ood(shipped):
     assert ds.num_classes == 6 and ds.classes == shipped.classes[:6]
     for split in (ds.train, ds.val, ds.test):
         assert split.y.max() <= 5 and split.x.shape[1:] == (1, 28, 28)
+        assert split.label_names == tuple(shipped.classes[:6])  # the known classes name the known splits' labels
+    assert ds.extras["open_set"].label_names == tuple(shipped.classes)
     assert len(ds.test) == 1200 and set(ds.extras["open_set"].y.tolist()) == {6, 7, 8, 9}
     # order kept: the known test images are the shipped test images with label < 6, in order
     keep = shipped.test.y < 6

@@ -6,6 +6,7 @@ shipped corpus), WordNet synset offsets, or what :mod:`robustsuite.data.wordnet`
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -124,13 +125,14 @@ def fashion_mnist_osr(root: str | Path | None = None, *, full: bool | None = Non
     check_int("known", known, ge=2, le=len(CLASSES) - 1)
     base = fashion_mnist(root, full=full)
 
-    def keep(split: Split, mask: torch.Tensor) -> Split:
-        return split.select(np.flatnonzero(mask.numpy()))
+    def keep(split: Split, mask: torch.Tensor, names: tuple[str, ...]) -> Split:
+        return dataclasses.replace(split.select(np.flatnonzero(mask.numpy())), label_names=names)
 
-    t = base.test
-    return Dataset("builtin:fashion-mnist-osr", "vision", base.classes[:known], keep(base.train, base.train.y < known),
-                   keep(base.val, base.val.y < known), keep(t, t.y < known),
-                   {"open_set": keep(t, t.y >= known), "ood": _ood(_upsampled_digits())}, source=base.source)
+    t, names = base.test, tuple(base.classes[:known])
+    return Dataset("builtin:fashion-mnist-osr", "vision", names, keep(base.train, base.train.y < known, names),
+                   keep(base.val, base.val.y < known, names), keep(t, t.y < known, names),
+                   {"open_set": keep(t, t.y >= known, tuple(CLASSES)), "ood": _ood(_upsampled_digits())},
+                   source=base.source)
 
 
 def wordnet_topics() -> Dataset:
