@@ -83,7 +83,7 @@ def test_methods_schema_is_a_readable_table_and_json_schema_for_every_method():
     for name in runners.available():
         assert f"[methods.{name}]" in res.output
     row = next(line for line in res.output.splitlines() if "│ n_bins" in line)
-    assert "integer" in row and ">= 1" in row and "15" in row
+    assert "int" in row and ">= 1" in row and "15" in row
     res = cli.invoke(app, ["methods", "--schema", "--json"])
     assert res.exit_code == 0, res.output
     schemas = json.loads(res.output)
@@ -101,13 +101,14 @@ def test_plan_lists_units_and_cache_state_without_running(tmp_path, monkeypatch)
     cfg.write_text(f'[methods.overview]\nmodel = "torch:{ckpt}#digits-cnn"\ndataset = "builtin:digits"\n')
     res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--seeds", "2"])
     assert res.exit_code == 0, res.output
-    assert "0 cached, 2 to run" in res.output and not (tmp_path / "run").exists()
+    # the overview does not depend on the seed (SEEDED = False): one unit however many seeds
+    assert "0 cached, 1 to run" in res.output and not (tmp_path / "run").exists()
     res = cli.invoke(app, ["run", str(cfg), "--out", str(tmp_path / "run"), "--no-progress", "--limit", "30"])
     assert res.exit_code == 0, res.output
     report = json.loads((tmp_path / "run" / "report.json").read_text())
     assert report["sections"]["overview"]["metrics"]["num_samples"]["value"] == 30
     res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--seeds", "2", "--limit", "30"])
-    assert "1 cached, 1 to run" in res.output
+    assert "1 cached, 0 to run" in res.output
     res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--set", "methods.overview.n_bin=3"])
     assert res.exit_code == 2 and "n_bins" in res.output
 

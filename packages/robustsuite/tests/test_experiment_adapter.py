@@ -13,7 +13,7 @@ import torch
 from robustsuite import run as run_mod
 from robustsuite import runners
 from robustsuite.errors import ConfigError
-from robustsuite.runners._experiment import ExperimentRunner
+from robustsuite.run.adapter import ExperimentRunner
 from robustsuite_common.config import Float, Int, Str, config, param
 from robustsuite_common.experiment import JSON, ExperimentResult, Metric, Table, cached
 from robustsuite_common.intervals import proportion

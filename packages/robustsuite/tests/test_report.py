@@ -289,9 +289,9 @@ def test_figure_name_is_checked(tmp_path):
 
 
 def test_section_from_an_experiment_result_keeps_its_structure(tmp_path):
-    """runners/_section.py: metrics straight from the Result, tables with units and bounds, warnings first, the
+    """report/section.py: metrics straight from the Result, tables with units and bounds, warnings first, the
     at-chance flag from its metric, records through --log-samples."""
-    from robustsuite.runners._section import section_from_result
+    from robustsuite.report.section import section_from_result
     from robustsuite_common.experiment import ExperimentResult
     from robustsuite_common.experiment import Table as ResultTable
 

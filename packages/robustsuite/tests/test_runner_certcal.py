@@ -23,7 +23,7 @@ def test_unit_section_equals_the_package_experiment_on_the_same_inputs(tmp_path)
     table, note and per-sample record of the unit's section is what certcal.experiment.run returns directly."""
     from certcal import experiment
     from robustsuite.loaders import load_dataset, load_model
-    from robustsuite.runners._section import section_from_result
+    from robustsuite.report.section import section_from_result
     from robustsuite_common.config import from_dict
 
     cfg = {"seed": 3, "limit": LIMIT, "log_samples": "jsonl", "methods": {"certcal": {"config": SMALL}}}

@@ -16,8 +16,8 @@ _EXPORTS = {
     "Dataset": "data", "Split": "data", "UserDataset": "data", "align_labels": "data.labels",
     "ConfigError": "errors", "DatasetSpecError": "errors", "ModelSpecError": "errors", "SpecError": "errors",
     "load_dataset": "loaders", "load_model": "loaders", "TextClassifier": "zoo.text", "predict_logits": "predict",
-    "Figure": "report", "Section": "report", "Table": "report", "RunContext": "runners",
-    "read_samples": "samples",
+    "Figure": "report", "Section": "report", "Table": "report", "RunContext": "run.context",
+    "read_samples": "report.samples",
 }
 __all__ = sorted([*_EXPORTS, "__version__"])
 

@@ -23,7 +23,6 @@ log = logging.getLogger("robustsuite")
 # packages whose code computes every unit's numbers (the method's own distribution is added per unit)
 CORE_PACKAGES = ("robustsuite", "robustsuite-common", "torch", "numpy", "scipy", "transformers")
 RUN_KEYS = {"seed", "seeds", "device", "methods", "labels", "limit", "log_samples", "resources"}
-TARGET_KEYS = {"model", "dataset", "models", "targets", "labels"}
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 
 
@@ -198,20 +197,7 @@ def _check_int(config: dict, key: str, lo: int) -> int | None:
 
 def _method_params(name: str, mod, overrides: dict) -> dict:
     """The method's table validated (unknown keys, types, bounds, checks across keys) with defaults applied."""
-    from ..config import validate_method_params
-
-    if not hasattr(mod, "resolve_params"):  # a flat-DEFAULTS runner: only its demo settings have a name
-        preset = overrides.pop("preset", "demo")
-        if preset != "demo":
-            raise ConfigError(f"[methods.{name}] preset must be 'demo' (the runner's DEFAULTS), got {preset!r}: this "
-                              "runner's other presets come with its package's experiment module")
-    validate_method_params(name, {k: v for k, v in overrides.items() if k not in TARGET_KEYS})
-    check = getattr(mod, "check_params", None)  # checks across keys, before any work
-    if check is not None:
-        try:
-            check({**mod.DEFAULTS, **overrides})
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"[methods.{name}] {e}") from e
+    mod.check_params(overrides)
     return {**mod.DEFAULTS, **{k: v for k, v in overrides.items() if k != "labels"}}
 
 

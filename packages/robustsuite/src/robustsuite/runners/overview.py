@@ -20,6 +20,10 @@ computed once (``SEEDED = False``). With ``--log-samples`` every input gets a ro
 
 from __future__ import annotations
 
+from typing import Literal
+
+from robustsuite_common.config import Float, Int, Str, config, param, to_dict
+
 from ..report import Section, Table
 
 NAME = "overview"
@@ -28,23 +32,28 @@ PAPER = None
 PACKAGES = ("certcal", "robustsuite-common")  # calibration metrics; intervals and AutoAttack
 LOGS_SAMPLES = True
 SEEDED = False  # the run's seed does not enter: computed once however many seeds a run asks for
-DEFAULTS = {
-    "targets": [["builtin:fashion-cnn", "builtin:fashion-mnist"], ["builtin:fashion-cnn-at", "builtin:fashion-mnist"],
-                ["builtin:wordnet-roberta", "builtin:wordnet-topics"]],
-    "split": "test",
-    "n_bins": 15,
-    "n_boot": 1000,  # bootstrap and null (consistency) resamples of the calibration numbers
-    "resample_seed": 0,  # seed of those resamples and of AutoAttack (fixed: not the run's seed)
-    "robust_accuracy": "auto",  # auto: for adversarially trained models; always; never
-    "eps": 0.0,  # L∞ budget of AutoAttack; 0: the ε the model was adversarially trained at (registry metadata)
-    "autoattack_n": 200,  # first N images of the split attacked (0: all)
-    "autoattack_batch": 100,  # images per AutoAttack call = per checkpoint
-    "autoattack_version": "standard",
-}
-BOUNDS = {"n_bins": {"ge": 1}, "n_boot": {"ge": 100}, "split": {"pattern": "^(train|val|test)$"},
-          "resample_seed": {"ge": 0}, "robust_accuracy": {"pattern": "^(auto|always|never)$"},
-          "eps": {"ge": 0, "le": 1}, "autoattack_n": {"ge": 0}, "autoattack_batch": {"ge": 1},
-          "autoattack_version": {"pattern": "^(standard|plus|rand)$"}}
+
+
+@config
+class Params:
+    """The overview's parameters (``[methods.overview]``, besides the targets' ``model``/``dataset``/``models``)."""
+
+    targets: tuple[tuple[Str, Str], ...] = param(
+        (("builtin:fashion-cnn", "builtin:fashion-mnist"), ("builtin:fashion-cnn-at", "builtin:fashion-mnist"),
+         ("builtin:wordnet-roberta", "builtin:wordnet-topics")), unit="[model spec, dataset spec]",
+        doc="the models and data described, one section each")
+    split: Literal["train", "val", "test"] = param("test", doc="split evaluated")
+    n_bins: Int = param(15, ge=1, unit="bins", doc="equal-width confidence bins of the ECE")
+    n_boot: Int = param(1000, ge=100, unit="resamples", doc="bootstrap and null (consistency) resamples of the "
+                        "calibration numbers")
+    resample_seed: Int = param(0, ge=0, doc="seed of those resamples and of AutoAttack (fixed: not the run's seed)")
+    robust_accuracy: Literal["auto", "always", "never"] = param(
+        "auto", doc="AutoAttack robust accuracy: auto for adversarially trained models (eps given or in the registry)")
+    eps: Float = param(0.0, ge=0, le=1, unit="L∞, pixels in [0, 1]", doc="AutoAttack's budget; 0: the ε the model "
+                       "was adversarially trained at (shipped registry)")
+    autoattack_n: Int = param(200, ge=0, unit="images", doc="first N images of the split attacked (0: all)")
+    autoattack_batch: Int = param(100, ge=1, unit="images", doc="images per AutoAttack call = per checkpoint")
+    autoattack_version: Literal["standard", "plus", "rand"] = param("standard", doc="AutoAttack version")
 
 
 def training_eps(spec: str) -> float | None:
@@ -128,7 +137,7 @@ def run(ctx, params: dict) -> Section:
     from .._io import safe_name
     from ..predict import predict_logits, softmax64
 
-    p = {**DEFAULTS, **params}
+    p = {**to_dict(Params()), **params}
     model_spec, data_spec, split_name = p["model"], p["dataset"], p["split"]
     if split_name not in ("train", "val", "test"):
         raise ValueError(f"split must be 'train', 'val' or 'test', got {split_name!r}")

@@ -1,4 +1,5 @@
-"""The one adapter between a method package's experiment and the umbrella's units of work.
+"""The adapters between runner modules and the umbrella's units of work: :class:`ExperimentRunner` for a method
+package's experiment, :class:`ParamsRunner` for a runner that computes its section itself (the overview).
 
 A runner module that sets ``EXPERIMENT`` (the import path of ``<pkg>.experiment``) only declares what the
 umbrella must resolve, and nothing of the method::
@@ -37,6 +38,29 @@ from typing import Any
 from ..errors import ConfigError
 
 RESERVED = ("preset", "config")
+#: keys every method's table accepts besides its own: the unit's targets and label names
+TARGET_KEYS = ("model", "dataset", "models", "targets", "labels")
+_TARGETS_SCHEMA = {"model": {"type": "string"}, "dataset": {"type": "string"},
+                   "models": {"type": "array", "items": {"type": "string"}},
+                   "targets": {"type": "array", "items": {"type": "array", "items": {"type": "string"},
+                                                          "minItems": 2, "maxItems": 2}},
+                   "labels": {"type": "array", "items": {"type": ["string", "integer"]}}}
+
+
+def _reject_unknown(name: str, params: dict[str, Any], valid: set[str]) -> None:
+    """:class:`ConfigError` for a key of ``[methods.<name>]`` outside ``valid``, with the closest valid key."""
+    import difflib
+
+    for key in params:
+        if key not in valid:
+            close = difflib.get_close_matches(key, sorted(valid), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"[methods.{name}]: unknown key {key!r}{hint} (valid keys: {sorted(valid)})")
+
+
+def _table_schema(name: str, props: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    out = {"title": name, "type": "object", "properties": {**_TARGETS_SCHEMA, **props}, "additionalProperties": False}
+    return {**out, "$defs": defs} if defs else out
 
 
 def _drop(d: dict[str, Any], dotted: str) -> None:
@@ -87,6 +111,7 @@ class ExperimentRunner:
         exp = self.experiment
         fields = {f.name for f in dataclasses.fields(self.module.Inputs)}
         where = f"[methods.{self.NAME}]"
+        _reject_unknown(self.NAME, params, fields | set(RESERVED) | set(TARGET_KEYS))
         try:
             specs = from_dict(self.module.Inputs, {k: v for k, v in params.items() if k in fields}, where=where)
             name = params.get("preset", "demo")
@@ -130,7 +155,7 @@ class ExperimentRunner:
         specs, cfg = self._config(ctx, params)
         models, data = self.module.inputs(ctx, specs, cfg)
         result = self.experiment.run(models, data, cfg, store=self._store(ctx), progress=ctx.progress)
-        from ._section import section_from_result
+        from ..report.section import section_from_result
 
         return section_from_result(ctx, result, getattr(self.experiment, "figures", None), self.TITLE)
 
@@ -163,5 +188,51 @@ class ExperimentRunner:
                  "preset": {"enum": sorted(self.experiment.PRESETS), "default": "demo",
                             "description": "the named settings the config starts from"},
                  "config": config}
-        out = {"title": self.NAME, "type": "object", "properties": props, "additionalProperties": False}
-        return {**out, "$defs": defs} if defs else out
+        return _table_schema(self.NAME, props, defs)
+
+
+class ParamsRunner:
+    """Presents a runner module that computes its section itself (``run(ctx, params)``), with its parameters
+    declared as a typed ``Params`` config, as the runner interface: ``DEFAULTS``, ``check_params`` (unknown keys,
+    types and bounds from ``Params``, then the module's own ``check_params`` across keys), ``schema``, ``rows``;
+    every other attribute is the module's."""
+
+    def __init__(self, module: ModuleType) -> None:
+        if not hasattr(module, "Params"):
+            raise ImportError(f"runner module {module.__name__} sets neither EXPERIMENT nor Params")
+        self.module = module
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.module, name)
+
+    @functools.cached_property
+    def DEFAULTS(self) -> dict[str, Any]:  # noqa: N802 - the runner interface's name
+        from robustsuite_common.config import to_dict
+
+        return to_dict(self.module.Params())
+
+    def check_params(self, params: dict[str, Any]) -> None:
+        from robustsuite_common.config import ConfigError as BadConfig
+        from robustsuite_common.config import from_dict
+
+        fields = {f.name for f in dataclasses.fields(self.module.Params)}
+        _reject_unknown(self.NAME, params, fields | set(TARGET_KEYS))
+        try:
+            from_dict(self.module.Params, {k: v for k, v in params.items() if k in fields},
+                      where=f"[methods.{self.NAME}]")
+            check = getattr(self.module, "check_params", None)
+            if check is not None:
+                check({**self.DEFAULTS, **params})
+        except (BadConfig, TypeError, ValueError) as e:
+            raise ConfigError(f"[methods.{self.NAME}] {e}" if not isinstance(e, BadConfig) else str(e)) from None
+
+    def rows(self) -> dict[str, Any]:
+        from robustsuite_common.config import schema_rows
+
+        return {"params": schema_rows(self.module.Params)}
+
+    def schema(self) -> dict[str, Any]:
+        from robustsuite_common.config import schema
+
+        got = schema(self.module.Params)
+        return _table_schema(self.NAME, got["properties"], got.get("$defs", {}))
