@@ -67,16 +67,6 @@ HELPERS = {  # what a copy is called, and the one copy's name in robustsuite_com
     "RobustBench loader": (re.compile(r"_?(load_robustbench\w*|robustbench_(checkpoint|timm)\w*)"),
                            "load_robustbench_model"),
 }
-# copies the other branches of this redesign delete (issue 23 item 5): each package's helper removes its own, the
-# report helper the umbrella's intervals.py. Listed here so that no NEW copy can appear meanwhile; once they have
-# landed, test_one_copy_of_each_helper_in_the_tree passes and this table can go.
-WAITING = {
-    "packages/certcal/src/certcal/": "certcal", "packages/iortemp/src/iortemp/": "iortemp",
-    "packages/transduct-attack/src/transduct_attack/": "transduct", "packages/uncspan/src/uncspan/": "uncspan",
-    "packages/robustsuite/src/robustsuite/intervals.py": "report",
-}
-
-
 def _copies(what: str) -> list[str]:
     """Where a function named like the helper is defined outside robustsuite_common without delegating to it (a
     spec adapter that calls robustsuite_common is not a copy), or RobustBench's own loader is called."""
@@ -97,16 +87,10 @@ def _copies(what: str) -> list[str]:
 
 @pytest.mark.parametrize("what", list(HELPERS))
 def test_no_new_copy_of_a_shared_helper(what):
-    """The umbrella has none left; the method packages only those their branches remove (WAITING)."""
-    stray = [c for c in _copies(what) if not any(c.startswith(w) for w in WAITING)]
+    """No package, the umbrella included, defines its own copy; robustsuite_common defines the one copy once."""
+    stray = _copies(what)
     assert not stray, f"{what} defined outside robustsuite_common: {stray}"
     common = [p for p in SOURCES if p.is_relative_to(COMPAT)]
     defined = [n.name for p in common for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
                if isinstance(n, ast.FunctionDef) and n.name == HELPERS[what][1]]
     assert defined == [HELPERS[what][1]], f"robustsuite_common must define {HELPERS[what][1]} once: {defined}"
-
-
-@pytest.mark.xfail(reason="waits for the method packages' and the report helper's branches (see WAITING)", strict=False)
-@pytest.mark.parametrize("what", list(HELPERS))
-def test_one_copy_of_each_helper_in_the_tree(what):
-    assert _copies(what) == []

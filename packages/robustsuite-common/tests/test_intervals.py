@@ -19,6 +19,7 @@ from robustsuite_common.intervals import (
     mean_interval,
     paired_difference,
     proportion,
+    proportion_lower,
     proportion_of,
     seed_interval,
 )
@@ -43,6 +44,22 @@ def test_proportion_coverage_is_at_least_nominal():
     for p in (0.05, 0.2, 0.5, 0.77, 0.95):
         cover = sum(binom.pmf(k, n, p) for k, iv in enumerate(ivs) if iv.low <= p <= iv.high)
         assert cover >= 0.95 - 1e-12
+
+
+@given(st.integers(1, 300).flatmap(lambda n: st.tuples(st.lists(st.integers(0, n), min_size=1, max_size=8),
+                                                       st.just(n))), st.sampled_from([0.001, 0.01, 0.05]))
+@settings(max_examples=40, deadline=None)
+def test_one_sided_lower_bound_is_the_two_sided_interval_at_twice_alpha(kn, alpha):
+    ks, n = kn
+    got = proportion_lower(np.array(ks), n, alpha=alpha)
+    ref = [proportion(k, n, level=1 - 2 * alpha).low for k in ks]  # binomtest's exact interval: another route
+    assert got == pytest.approx(ref, abs=1e-9)
+    # one-sided coverage >= 1 - alpha for every p (from the binomial pmf): P(lower(K) <= p) >= 1 - alpha
+    all_k = proportion_lower(np.arange(n + 1), n, alpha=alpha)
+    for p in (0.03, 0.5, 0.9):
+        assert binom.pmf(np.arange(n + 1), n, p)[all_k <= p].sum() >= 1 - alpha - 1e-12
+    with pytest.raises(ValueError, match="k must"):
+        proportion_lower(np.array([n + 1]), n, alpha=alpha)
 
 
 def test_proportion_rejects_bad_counts():

@@ -98,16 +98,13 @@ class _PerInputNoise:
 def clopper_pearson_lower(successes: Any, trials: int, alpha: float) -> np.ndarray:
     """One-sided (1 - alpha) Clopper-Pearson lower bound: the Beta(alpha; k, n - k + 1) quantile (0 if k = 0).
 
-    Vectorised over ``successes`` (one ``scipy.stats.beta.ppf`` call for all inputs).
+    Vectorised over ``successes``: ``robustsuite_common.intervals.proportion_lower``.
     """
-    from scipy.stats import beta
+    from robustsuite_common.intervals import proportion_lower
 
     trials = check_int("trials", trials, ge=1)
     check_probability("alpha", alpha)
-    k = _as_counts("successes", successes, trials)
-    with np.errstate(invalid="ignore"):
-        out = beta.ppf(alpha, k, trials - k + 1)
-    return np.where(k > 0, out, 0.0)
+    return proportion_lower(_as_counts("successes", successes, trials), trials, alpha=alpha)
 
 
 def max_certifiable_radius(sigma: float, n: int, alpha: float = 0.001) -> float:

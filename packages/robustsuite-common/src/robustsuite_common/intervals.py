@@ -158,6 +158,26 @@ def proportion_of(outcomes: Sequence[bool] | np.ndarray, *, level: float = LEVEL
 __all__.append("proportion_of")
 
 
+def proportion_lower(k: Any, n: int, *, alpha: float) -> np.ndarray:
+    """One-sided ``1 - alpha`` Clopper-Pearson lower bounds of ``k / n``, vectorised over the counts ``k`` (one
+    ``scipy.stats.beta.ppf`` call): the Beta(alpha; k, n - k + 1) quantile, 0 where ``k = 0``. The lower end of
+    :func:`proportion`'s two-sided interval at level ``1 - 2 alpha``."""
+    from scipy.stats import beta
+
+    n = _count("n", n, 1)
+    if not 0.0 < float(alpha) < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    k = np.asarray(k)
+    if k.size and (not np.issubdtype(k.dtype, np.integer) or k.min() < 0 or k.max() > n):
+        raise ValueError(f"k must hold integer counts in [0, n={n}]")
+    with np.errstate(invalid="ignore"):
+        out = beta.ppf(float(alpha), k, n - k + 1)
+    return np.where(k > 0, out, 0.0)
+
+
+__all__.append("proportion_lower")
+
+
 def _as_samples(data: Any, paired: bool = True) -> tuple[np.ndarray, ...]:
     arrays = tuple(np.asarray(a, dtype=np.float64) for a in (data if isinstance(data, tuple | list) else (data,)))
     if not arrays:

@@ -27,6 +27,20 @@ def _console(stderr: bool = True):
     return Console(stderr=stderr)
 
 
+def _print_table(title: str, columns: tuple[str, ...], rows, width: int | None = 200, **kw) -> None:
+    """A rich table of ``rows`` (cells escaped) on stdout."""
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title=escape(title), **kw)
+    for col in columns:
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(*(escape("" if v is None else str(v)) for v in r))
+    Console(width=width).print(t)
+
+
 def _version_callback(value: bool) -> None:
     if value:
         from importlib.metadata import version
@@ -208,8 +222,6 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
     With --out OUT --write, the plan is written into OUT for `robustsuite run-unit OUT UNIT_ID` (one unit per job
     of a batch scheduler) and `robustsuite collect OUT`.
     """
-    from rich.markup import escape
-
     from . import run as _run
 
     def go() -> None:
@@ -218,20 +230,11 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
         units = _run.plan(cfg, cache=cache)
         _run.check_inputs(units, cache=cache, limit=cfg.get("limit"))
         fmt = _run.log_format(cfg)
-        from rich.table import Table as RichTable
-
-        t = RichTable(title=f"{len(units)} units")
-        for col in ("unit", "method", "model", "dataset", "seed", "shards", "state"):
-            t.add_column(col)
-        cached = 0
-        for u in units:
-            hit = out is not None and _run.cached_record(out, u, fmt) is not None
-            cached += hit
-            t.add_row(*(escape(str(v)) for v in (u.id, u.method, u.model, u.dataset, u.seed, _run.shard_count(u))),
-                      "cached" if hit else "to run")
-        from rich.console import Console
-
-        Console(width=200).print(t)
+        hits = [out is not None and _run.cached_record(out, u, fmt) is not None for u in units]
+        _print_table(f"{len(units)} units", ("unit", "method", "model", "dataset", "seed", "shards", "state"),
+                     [(u.id, u.method, u.model, u.dataset, u.seed, _run.shard_count(u), "cached" if hit else "to run")
+                      for u, hit in zip(units, hits, strict=True)])
+        cached = sum(hits)
         typer.echo(f"{cached} cached, {len(units) - cached} to run")
         if write and out is None:
             raise ConfigError("--write needs --out DIR (the run directory the plan is written to)")
@@ -356,16 +359,7 @@ def report(run_dir: Path = typer.Argument(..., help="a run directory holding rep
 
 
 def _spec_table(title: str, specs) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table as RichTable
-
-    t = RichTable(title=title)
-    for col in ("spec", "kind", "description"):
-        t.add_column(col)
-    for s in specs:
-        t.add_row(escape(s.spec), s.kind, escape(s.description))
-    Console().print(t)
+    _print_table(title, ("spec", "kind", "description"), [(x.spec, x.kind, x.description) for x in specs], None)
 
 
 @app.command()
@@ -391,10 +385,6 @@ def methods(schema: bool = typer.Option(False, "--schema", help="every parameter
             ) -> None:
     """List the methods a config can name, with their defaults (--schema: each parameter's type, default, unit,
     bounds, description and paper reference as a table; --json for JSON)."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table as RichTable
-
     from . import runners
     from .config import schema as method_schema
     from .config import schema_rows
@@ -403,43 +393,28 @@ def methods(schema: bool = typer.Option(False, "--schema", help="every parameter
         import json
 
         typer.echo(json.dumps({name: method_schema(name) for name in runners.available()}, indent=2, default=str))
-        return
-    console = Console(width=200)
-    if schema:
+    elif schema:
+        cols = ("path", "type", "default", "unit", "bounds", "description", "paper")
         for name, mod in runners.available().items():
-            t = RichTable(title=escape(f"[methods.{name}]: {mod.TITLE}"), title_justify="left")
-            for col in ("parameter", "type", "default", "unit", "bounds", "description", "paper"):
-                t.add_column(col, overflow="fold")
-            for r in schema_rows(name):
-                t.add_row(*(escape(str(r.get(k) if r.get(k) is not None else "")) for k in
-                            ("path", "type", "default", "unit", "bounds", "description", "paper")))
-            console.print(t)
-        return
-    t = RichTable(title="methods")
-    for col in ("method", "title", "paper", "defaults"):
-        t.add_column(col)
-    for name, mod in runners.available().items():
-        t.add_row(name, escape(mod.TITLE), str(getattr(mod, "PAPER", "") or ""), escape(str(mod.DEFAULTS)))
-    console.print(t)
+            _print_table(f"[methods.{name}]: {mod.TITLE}", ("parameter", *cols[1:]),
+                         [[r.get(k) for k in cols] for r in schema_rows(name)], title_justify="left")
+    else:
+        _print_table("methods", ("method", "title", "paper", "defaults"),
+                     [(name, mod.TITLE, getattr(mod, "PAPER", "") or "", mod.DEFAULTS)
+                      for name, mod in runners.available().items()])
 
 
 @app.command(short_help="List the shipped benchmark files (run one with `robustsuite run NAME`).")
 def benchmarks() -> None:
     """List the benchmark files shipped with robustsuite: `robustsuite run NAME --out DIR` runs one."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table as RichTable
-
     from .run.units import benchmarks as shipped
     from .run.units import load_config
 
-    t = RichTable(title="shipped benchmarks")
-    for col in ("name", "methods", "description", "file"):
-        t.add_column(col, overflow="fold")
+    rows = []
     for name, path in shipped().items():
         lines = [x[1:].strip() for x in path.read_text(encoding="utf-8").splitlines() if x.startswith("#")]
-        t.add_row(name, ", ".join(load_config(path).get("methods", {})), escape(" ".join(lines[:2])), str(path))
-    Console(width=200).print(t)
+        rows.append((name, ", ".join(load_config(path).get("methods", {})), " ".join(lines[:2]), path))
+    _print_table("shipped benchmarks", ("name", "methods", "description", "file"), rows)
 
 
 if __name__ == "__main__":  # pragma: no cover
