@@ -14,15 +14,10 @@ LEVEL = 0.95
 
 
 def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """Exact binomial interval for ``k`` successes in ``n`` trials (beta quantiles)."""
-    from scipy.stats import beta
+    """Exact binomial interval for ``k`` successes in ``n`` trials (:func:`robustsuite_common.intervals.proportion`)."""
+    from robustsuite_common.intervals import proportion
 
-    if n <= 0 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n and n > 0, got k={k}, n={n}")
-    a = (1 - level) / 2
-    lo = 0.0 if k == 0 else float(beta.ppf(a, k, n - k + 1))
-    hi = 1.0 if k == n else float(beta.ppf(1 - a, k + 1, n - k))
-    return lo, hi
+    return proportion(k, n, level=level).ci
 
 
 def bootstrap(statistic: Callable[[np.ndarray], np.ndarray], n: int, *, seed: int, n_boot: int = 1000,

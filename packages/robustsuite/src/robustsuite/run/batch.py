@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._io import stable_hash, write_json
+from .._io import write_json
 from ..errors import ConfigError
 from .provenance import prepare_dir, write_run_report
-from .units import Unit, identity_diff, log_format, plan, shard_count, unit_identity
+from .units import Unit, identity_diff, identity_mismatch, log_format, plan, shard_count
 from .worker import (
     cached_record,
     check_inputs,
@@ -65,40 +65,37 @@ def load_planned_unit(run_dir: Path, unit_id: str, cache: dict[str, Any] | None 
     unit = Unit.from_dict(spec)
     if unit.id != unit_id:
         raise ConfigError(f"{path}: its content gives unit id {unit.id}, not {unit_id} (file edited?)")
-    settings = spec["settings"]
-    here = unit_identity(unit.method, unit.params, None if unit.deterministic else unit.seed,
-                         limit=settings.get("limit"), cache=cache)
-    if stable_hash(here) != stable_hash(unit.identity):
+    diff = identity_mismatch(unit, spec["settings"].get("limit"), cache)
+    if diff is not None:
         raise ConfigError(f"unit {unit_id} would compute something else on this machine than was planned "
-                          f"({identity_diff(unit.identity, here)}); install the planned versions or plan again here")
-    return unit, settings
+                          f"({diff}); install the planned versions or plan again here")
+    return unit, spec["settings"]
+
+
+def _run_planned(run_dir: Path, unit_id: str, shard: int | None, progress: bool):
+    cache: dict[str, Any] = {}
+    unit, settings = load_planned_unit(run_dir, unit_id, cache)
+    record = cached_record(run_dir, unit, settings.get("log_format"))
+    if record is not None:
+        return (record, "skip") if shard is None else "skip"
+    device, limit = resolve_device(settings.get("device") or "cpu"), settings.get("limit")
+    check_inputs([unit], cache=cache, device=device, limit=limit)
+    if shard is not None:
+        return compute_shard(unit, shard, Path(run_dir), device=device, limit=limit, progress=progress, cache=cache)
+    return compute_unit(unit, Path(run_dir), device=device, log_format=settings.get("log_format"), limit=limit,
+                        progress=progress, cache=cache)
 
 
 def run_planned_shard(run_dir: Path, unit_id: str, index: int, *, progress: bool = False) -> str:
     """Run shard ``index`` of one planned unit (``robustsuite run-unit DIR UNIT --shard K``): "done", "skip"
     (the unit is already finished) or "locked" (another process is computing that shard)."""
-    cache: dict[str, Any] = {}
-    unit, settings = load_planned_unit(run_dir, unit_id, cache)
-    if cached_record(run_dir, unit, settings.get("log_format")) is not None:
-        return "skip"
-    device = resolve_device(settings.get("device") or "cpu")
-    check_inputs([unit], cache=cache, device=device, limit=settings.get("limit"))
-    return compute_shard(unit, index, Path(run_dir), device=device, limit=settings.get("limit"), progress=progress,
-                         cache=cache)
+    return _run_planned(run_dir, unit_id, index, progress)
 
 
 def run_planned_unit(run_dir: Path, unit_id: str, *, progress: bool = False) -> tuple[dict, str]:
     """Run one planned unit (``robustsuite run-unit``): ``(record, status)``; a finished unit is not redone
     ("skip"); raises :class:`robustsuite.run.lock.UnitLocked` when it is being computed elsewhere."""
-    cache: dict[str, Any] = {}
-    unit, settings = load_planned_unit(run_dir, unit_id, cache)
-    record = cached_record(run_dir, unit, settings.get("log_format"))
-    if record is not None:
-        return record, "skip"
-    device = resolve_device(settings.get("device") or "cpu")
-    check_inputs([unit], cache=cache, device=device, limit=settings.get("limit"))
-    return compute_unit(unit, Path(run_dir), device=device, log_format=settings.get("log_format"),
-                        limit=settings.get("limit"), progress=progress, cache=cache)
+    return _run_planned(run_dir, unit_id, None, progress)
 
 
 def _finished_before(run_dir: Path, units: list[Unit], missing: list[str]) -> list[str]:

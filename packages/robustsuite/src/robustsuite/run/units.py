@@ -90,11 +90,8 @@ def strings(obj) -> Iterable[str]:
     """Every string inside a parameter value (specs hide in lists and tables)."""
     if isinstance(obj, str):
         yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from strings(v)
-    elif isinstance(obj, list | tuple):
-        for v in obj:
+    elif isinstance(obj, dict | list | tuple):
+        for v in obj.values() if isinstance(obj, dict) else obj:
             yield from strings(v)
 
 
@@ -146,6 +143,12 @@ def identity_diff(planned: dict, here: dict) -> str:
     """What differs between two identities, readably (``versions: planned {...}, here {...}``)."""
     keys = sorted(k for k in set(here) | set(planned) if stable_hash(here.get(k)) != stable_hash(planned.get(k)))
     return "; ".join(f"{k}: planned {planned.get(k)!r}, here {here.get(k)!r}" for k in keys)
+
+
+def identity_mismatch(unit: Unit, limit: int | None, cache: dict[str, Any] | None = None) -> str | None:
+    """What would differ from ``unit``'s planned identity if it were computed here (``None``: nothing)."""
+    here = unit_identity(unit.method, unit.params, None if unit.deterministic else unit.seed, limit=limit, cache=cache)
+    return None if stable_hash(here) == stable_hash(unit.identity) else identity_diff(unit.identity, here)
 
 
 def shard_count(unit: Unit) -> int:
