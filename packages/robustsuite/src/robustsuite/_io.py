@@ -1,5 +1,5 @@
-"""Umbrella-specific file helpers: the cache location, content hashes and file-name-safe names; atomic writes are
-robustsuite_common's, re-exported."""
+"""Umbrella-specific file helpers: the cache location, content hashes and file-name-safe names; atomic writes
+are robustsuite_common's, re-exported."""
 
 from __future__ import annotations
 
@@ -34,8 +34,8 @@ def stable_hash(obj: Any, length: int = 12) -> str:
 
 
 def safe_name(text: str, max_len: int = 48) -> str:
-    """A file-name-safe rendering of a user string: other characters than letters, digits and ``_.-`` become
-    ``-``, and a short hash of the string is appended when that changed or truncated it (so names stay unique)."""
+    """A file-name-safe rendering of a user string: characters other than letters, digits and ``_.-`` become
+    ``-``, and a short hash of the string is appended when that changed or truncated it (unique names)."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "x"
     if slug != text or len(slug) > max_len:
         slug = f"{slug[:max_len].rstrip('-.')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"

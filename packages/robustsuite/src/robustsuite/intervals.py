@@ -14,7 +14,7 @@ LEVEL = 0.95
 
 
 def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
-    """Exact binomial interval for ``k`` successes in ``n`` trials (:func:`robustsuite_common.intervals.proportion`)."""
+    """Exact binomial interval for ``k`` successes in ``n`` trials (robustsuite_common's ``proportion``)."""
     from robustsuite_common.intervals import proportion
 
     return proportion(k, n, level=level).ci

@@ -1,8 +1,8 @@
 """Executors: where the units of a run are computed (``robustsuite run/demo --executor local|ray``).
 
-Both compute a unit with :func:`robustsuite.run.worker.compute_unit` (under the unit's lock, written atomically to
-``units/<unit>.json`` or ``.failed.json``), so the run directory and its report do not depend on the executor,
-and a run started with one can be resumed with the other.
+Both compute a unit with :func:`robustsuite.run.worker.compute_unit` (under the unit's lock, written
+atomically to ``units/<unit>.json`` or ``.failed.json``), so the run directory and its report do not depend
+on the executor, and a run started with one can be resumed with the other.
 
 - :class:`LocalExecutor` computes the units one after another in this process (models loaded once per run).
 - :class:`RayExecutor` submits every unit as a Ray task with the resources of :func:`unit_resources`, to a
@@ -227,7 +227,8 @@ class RayExecutor(_Executor):
                 try:
                     record, status = ray.get(ref)
                 except ray.exceptions.RayError as e:  # the task's process died (OOM kill, lost node)
-                    record = write_failure(run_dir, jobs[k], f"{type(e).__name__}: {e}", traceback.format_exc())
+                    error = f"{type(e).__name__}: {e}"
+                    record = write_failure(run_dir, jobs[k], error, traceback.format_exc())
                     status = "failed"
                 yield k, record, status
 

@@ -153,8 +153,8 @@ def _break(path: Path, owner: dict) -> None:
         os.rename(path, aside)
     except FileNotFoundError:
         return  # another process broke it first
-    if (_read(aside) or {}).get("token") != owner.get("token"):
-        with contextlib.suppress(FileExistsError):  # not the lock we judged stale: restore it unless a new one exists
+    if (_read(aside) or {}).get("token") != owner.get("token"):  # not the lock judged stale: put it back
+        with contextlib.suppress(FileExistsError):  # unless a new one exists already
             os.link(aside, path)
     aside.unlink(missing_ok=True)
 

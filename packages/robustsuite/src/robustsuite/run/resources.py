@@ -38,7 +38,8 @@ def _check_table(table: Any, where: str) -> dict[str, Any]:
         raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {list(RESOURCE_KEYS)}")
     out: dict[str, Any] = {k: table[k] for k in ("num_cpus", "num_gpus") if k in table}
     for key, v in out.items():
-        if isinstance(v, bool) or not isinstance(v, int | float) or not (v > 0 if key == "num_cpus" else v >= 0):
+        low_ok = v > 0 if key == "num_cpus" else v >= 0
+        if isinstance(v, bool) or not isinstance(v, int | float) or not low_ok:
             raise ConfigError(f"{where}.{key} must be a number {'> 0' if key == 'num_cpus' else '>= 0'}, "
                               f"got {v!r}")
     if "memory" in table:

@@ -1,6 +1,6 @@
-"""Computing units: the checks every unit's inputs pass before any unit starts, the unit records in the run
-directory (checked against the unit's identity when read), and the one function every executor and batch job
-uses to compute a unit (:func:`compute_unit`) or one shard of it (:func:`compute_shard`)."""
+"""Computing units: input checks before any unit starts, unit records (checked against the unit's identity
+when read), and the one function every executor uses for a unit (:func:`compute_unit`) or a shard
+(:func:`compute_shard`)."""
 
 from __future__ import annotations
 
@@ -60,9 +60,8 @@ def write_failure(run_dir: Path, unit: Unit, error: str, trace: str, seconds: fl
 
 
 def read_record(path: Path, unit: Unit, status: str = "done") -> dict | None:
-    """The record in ``path`` if it is ``unit``'s (same id and identity) with ``status``; ``None`` when absent. A
-    corrupt or truncated file, or one holding another unit's record, is ignored with a warning naming the file,
-    so the unit is recomputed."""
+    """The record in ``path`` if it is ``unit``'s (same id and identity) with ``status``, else ``None``
+    (with a warning naming the file when it is corrupt or another unit's: the unit is recomputed)."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -157,11 +156,9 @@ def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", 
 def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, limit: int | None,
                  progress: bool = False, cache: dict[str, Any] | None = None,
                  on_start: Callable[[], None] | None = None) -> tuple[dict, str]:
-    """Compute one unit under its lock and write its record; returns ``(record, status)``.
-
-    ``status`` is "done", "failed" or "skip" (finished by another process while this one waited for the lock).
-    Raises :class:`robustsuite.run.lock.UnitLocked` when a live process elsewhere holds the unit's lock.
-    """
+    """Compute one unit under its lock and write its record; ``(record, status)`` with status "done",
+    "failed" or "skip" (finished elsewhere meanwhile). Raises :class:`~robustsuite.run.lock.UnitLocked` when a
+    live process elsewhere holds the lock."""
     from .lock import try_acquire
 
     run_dir = Path(run_dir)
@@ -199,8 +196,8 @@ def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, l
 
 def compute_shard(unit: Unit, index: int, run_dir: Path, *, device, limit: int | None, progress: bool = False,
                   cache: dict[str, Any] | None = None) -> str:
-    """Compute shard ``index`` of ``unit`` (its runner's ``run_shard``, e.g. the certification of a slice of the
-    inputs, saved atomically in the unit's work directory); "done", or "locked" when another live process is
+    """Compute shard ``index`` of ``unit`` (its runner's ``run_shard``, e.g. certifying a slice of the inputs,
+    saved atomically in the unit's work directory); "done", or "locked" when another live process is
     computing it. The unit's ``run`` merges its shards in order, computing missing ones itself, so the section
     does not depend on where (or whether) they ran. Raises the runner's error when the shard fails."""
     from .lock import UnitLocked, try_acquire

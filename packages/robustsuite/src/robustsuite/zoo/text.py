@@ -56,8 +56,8 @@ class TextClassifier:
         return int(self.model.config.num_labels)
 
     def _tokenize(self, *texts, **kw) -> dict[str, torch.Tensor]:
-        enc = self.tokenizer(*texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt",
-                             **kw)
+        enc = self.tokenizer(*texts, padding=True, truncation=True, max_length=self.max_length,
+                             return_tensors="pt", **kw)
         return {k: v.to(self.device) for k, v in enc.items()}
 
     def encode(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
