@@ -1,5 +1,5 @@
-"""Umbrella-specific file helpers: the cache location, content hashes and file-name-safe names. Atomic writes
-are robustsuite_common's (re-exported here for the umbrella's modules; there is no second copy)."""
+"""Umbrella-specific file helpers: the cache location, content hashes and file-name-safe names; atomic writes
+are robustsuite_common's, re-exported."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from typing import Any
 
 from robustsuite_common.io import atomic_write, write_json, write_text
 
-__all__ = ["atomic_write", "write_json", "write_text", "cache_dir", "sha256_file", "sha256_bytes", "stable_hash",
-           "safe_name", "hash_path"]
+__all__ = ["atomic_write", "write_json", "write_text", "cache_dir", "sha256_file", "stable_hash", "safe_name",
+           "hash_path"]
 
 
 def cache_dir() -> Path:
@@ -23,32 +23,22 @@ def cache_dir() -> Path:
     return root
 
 
-def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def stable_hash(obj: Any, length: int = 12) -> str:
     """Hash of a JSON-serialisable object, independent of dict order."""
-    return sha256_bytes(json.dumps(obj, sort_keys=True, default=str).encode())[:length]
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:length]
 
 
 def safe_name(text: str, max_len: int = 48) -> str:
-    """A file-name-safe, unique rendering of a user string (a spec, a path): letters, digits, ``_.-`` only.
-
-    Characters outside that set become ``-``; a short hash of the original string is appended whenever the
-    rendering changed or was truncated, so two different strings never map to the same name.
-    """
+    """A file-name-safe rendering of a user string: characters other than letters, digits and ``_.-`` become
+    ``-``, and a short hash of the string is appended when that changed or truncated it (unique names)."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "x"
     if slug != text or len(slug) > max_len:
-        slug = f"{slug[:max_len].rstrip('-.')}-{sha256_bytes(text.encode())[:8]}"
+        slug = f"{slug[:max_len].rstrip('-.')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
     return slug
 
 

@@ -1,11 +1,13 @@
-"""User datasets: CSV/JSONL, ``npz:``, ``imagefolder:``, ``idx:``, ``hf-disk:``, ``hf-datasets:``, CIFAR-10, MNIST.
+"""User datasets: CSV/JSONL, ``npz:``, ``imagefolder:``, ``idx:``, ``hf-disk:``, ``hf-datasets:``, CIFAR-10,
+MNIST (spec syntax: :data:`robustsuite.data.DATASET_SPECS`).
 
 Every loader validates what it reads before any work starts (shapes, value range, label set) and raises a
 :class:`~robustsuite.errors.DatasetSpecError` naming the file and the problem. Options ride on the spec as a
-query string: ``csv:reviews.csv?text=review&label=stars``, ``hf-disk:/data/sst2?split=validation``. Every split
-keeps each item's id in the user's data (``Split.ids``): the 0-based data row of a CSV (header excluded) or JSONL
-file (non-empty lines), the index in an npz array, IDX file, Hugging Face split or torchvision set, the file's path
-below the root of an image folder; and the label names as written (``Split.label_names``).
+query string: ``csv:reviews.csv?text=review&label=stars``, ``hf-disk:/data/sst2?split=validation``. Data
+without fixed splits is split 60/20/20 stratified. Every split keeps each item's id in the user's data
+(``Split.ids``): the 0-based data row of a CSV (header excluded) or JSONL file (non-empty lines), the index in
+an npz array, IDX file, Hugging Face split or torchvision set, the file's path below the root of an image
+folder; and the label names as written (``Split.label_names``).
 
 Labels come in three kinds (:attr:`UserDataset.label_kind`):
 
@@ -19,6 +21,7 @@ Labels come in three kinds (:attr:`UserDataset.label_kind`):
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,15 +38,11 @@ from .dataset import LabelKind, UserDataset, stratified_split, take
 
 _SPLIT_ALIASES = {"train": {"train"}, "val": {"val", "valid", "validation", "dev"}, "test": {"test"}}
 _IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm"}
+_PARTS = ("train", "val", "test")
 
 
 def parse_options(spec_value: str, allowed: Sequence[str], scheme: str) -> tuple[str, dict[str, str]]:
     return _parse_options(spec_value, allowed, scheme, DatasetSpecError)
-
-
-def _empty(x_like) -> Split:
-    x = torch.empty(0, *x_like.shape[1:]) if isinstance(x_like, torch.Tensor) else []
-    return Split(x, torch.empty(0, dtype=torch.int64), ())
 
 
 def _labels_to_index(raw: Sequence, where: str) -> tuple[np.ndarray, list[str], LabelKind]:
@@ -67,7 +66,7 @@ def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="
     keeps the id ``ids[i]`` (default ``i``)."""
     if split_of is not None:
         parts = [np.asarray([i for i, s in enumerate(split_of) if str(s) in _SPLIT_ALIASES[p]], dtype=np.int64)
-                 for p in ("train", "val", "test")]
+                 for p in _PARTS]
         if len(parts[2]) == 0:
             raise DatasetSpecError(f"{where}: the split column has no 'test' rows (accepted values: "
                                    f"{ {k: sorted(v) for k, v in _SPLIT_ALIASES.items()} })")
@@ -76,26 +75,33 @@ def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="
     return UserDataset(name, modality, tuple(classes), *(take(x, y, p, ids, classes) for p in parts), label_kind=kind)
 
 
-def _records_dataset(name: str, records: list[dict], where: str, text_col: str = "text", label_col: str = "label",
-                     split_col: str = "split") -> UserDataset:
-    if not records:
-        raise DatasetSpecError(f"{where} holds no records")
-    missing = {text_col, label_col} - set(records[0])
-    if missing:
-        raise DatasetSpecError(f"{where} needs columns {text_col!r} and {label_col!r} (choose them with "
-                               f"?text=COLUMN&label=COLUMN); missing {sorted(missing)}, found {sorted(records[0])}")
-    for i, r in enumerate(records):
-        if r.get(text_col) in (None, "") or r.get(label_col) in (None, ""):
-            raise DatasetSpecError(f"{where}: row {i + 1} has an empty {text_col!r} or {label_col!r}")
-    texts = [str(r[text_col]) for r in records]
-    y, classes, kind = _labels_to_index([r[label_col] for r in records], where)
-    split_of = [r.get(split_col) for r in records] if split_col in records[0] else None
-    return _make(name, "text", classes, texts, y, kind, split_of, where)
+def _fixed(name, modality, classes, parts: dict, kind: LabelKind) -> UserDataset:
+    """The given splits (``parts[split] = (x, y, ids or None)``); a missing train/val split is empty."""
+    test_x = parts["test"][0]
+    empty = Split(torch.empty(0, *test_x.shape[1:]) if isinstance(test_x, torch.Tensor) else [],
+                  torch.empty(0, dtype=torch.int64), ())
+    for p, (_, y, _) in parts.items():
+        if len(y) and (int(np.min(y)) < 0 or int(np.max(y)) >= len(classes)):
+            raise DatasetSpecError(f"{name}: split {p!r} has labels outside 0..{len(classes) - 1} "
+                                   f"(classes {list(classes)})")
+    splits = [take(*parts[p][:2], np.arange(len(parts[p][1])), parts[p][2], classes) if p in parts else empty
+              for p in _PARTS]
+    return UserDataset(name, modality, tuple(classes), *splits, label_kind=kind)
+
+
+def _existing_file(path_s: str, scheme: str) -> Path:
+    path = Path(path_s)
+    if not path.is_file():
+        raise DatasetSpecError(f"{scheme}: file not found: {path}")
+    return path
 
 
 def _load_table(value: str | Path, scheme: str) -> UserDataset:
+    """``csv:`` / ``jsonl:``: a text and a label column (``?text=COL&label=COL``), optionally a split column
+    holding train/val/test (``?split=COL``)."""
     path_s, opts = parse_options(str(value), ("text", "label", "split"), scheme)
     path = _existing_file(path_s, scheme)
+    text_col, label_col, split_col = (opts.get(k, k) for k in ("text", "label", "split"))
     with open(path, newline="", encoding="utf-8") as f:
         if scheme == "csv":
             records = list(csv.DictReader(f))
@@ -106,26 +112,19 @@ def _load_table(value: str | Path, scheme: str) -> UserDataset:
                     records += [json.loads(line)] if line.strip() else []
                 except json.JSONDecodeError as e:
                     raise DatasetSpecError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
-    return _records_dataset(f"{scheme}:{value}", records, str(path), opts.get("text", "text"),
-                            opts.get("label", "label"), opts.get("split", "split"))
-
-
-def load_csv(value: str | Path) -> UserDataset:
-    """``csv:PATH[?text=COL&label=COL&split=COL]``: a CSV with a text and a label column (optional split column
-    holding train/val/test; without it a fixed stratified 60/20/20 split)."""
-    return _load_table(value, "csv")
-
-
-def load_jsonl(value: str | Path) -> UserDataset:
-    """``jsonl:PATH[?text=KEY&label=KEY&split=KEY]``: JSON lines of objects with a text and a label field."""
-    return _load_table(value, "jsonl")
-
-
-def _existing_file(path_s: str, scheme: str) -> Path:
-    path = Path(path_s)
-    if not path.is_file():
-        raise DatasetSpecError(f"{scheme}: file not found: {path}")
-    return path
+    if not records:
+        raise DatasetSpecError(f"{path} holds no records")
+    missing = {text_col, label_col} - set(records[0])
+    if missing:
+        raise DatasetSpecError(f"{path} needs columns {text_col!r} and {label_col!r} (choose them with ?text="
+                               f"COLUMN&label=COLUMN); missing {sorted(missing)}, found {sorted(records[0])}")
+    for i, r in enumerate(records):
+        if r.get(text_col) in (None, "") or r.get(label_col) in (None, ""):
+            raise DatasetSpecError(f"{path}: row {i + 1} has an empty {text_col!r} or {label_col!r}")
+    y, classes, kind = _labels_to_index([r[label_col] for r in records], str(path))
+    split_of = [r.get(split_col) for r in records] if split_col in records[0] else None
+    return _make(f"{scheme}:{value}", "text", classes, [str(r[text_col]) for r in records], y, kind, split_of,
+                 str(path))
 
 
 # --- images -----------------------------------------------------------------------------------------
@@ -162,9 +161,7 @@ def _int_labels(y: np.ndarray, n: int, where: str) -> np.ndarray:
     if y.ndim != 1 or len(y) != n:
         raise DatasetSpecError(f"{where}: labels must be a 1-D array with one label per image ({n}), got shape {y.shape}")
     if not np.issubdtype(y.dtype, np.integer):
-        if np.issubdtype(y.dtype, np.floating) and np.all(y == np.round(y)):
-            y = y.astype(np.int64)
-        else:
+        if not (np.issubdtype(y.dtype, np.floating) and np.all(y == np.round(y))):
             raise DatasetSpecError(f"{where}: labels must be integer class indices, got dtype {y.dtype}")
     if y.min() < 0:
         raise DatasetSpecError(f"{where}: labels must be >= 0, found {int(y.min())}")
@@ -175,53 +172,34 @@ def load_npz(value: str | Path) -> UserDataset:
     """``npz:PATH``: a NumPy archive with ``x`` (images) and ``y`` (integer labels), split 60/20/20 stratified; or
     ``x_train``/``y_train``, ``x_val``/``y_val`` (optional), ``x_test``/``y_test``. An optional ``classes`` array
     names the classes."""
-    path_s, _ = parse_options(str(value), (), "npz")
-    path = _existing_file(path_s, "npz")
+    path = _existing_file(parse_options(str(value), (), "npz")[0], "npz")
+    where = f"npz:{path}"
     try:
         arch = np.load(path, allow_pickle=False)
     except (ValueError, OSError) as e:
         raise DatasetSpecError(f"npz: {path} is not a readable .npz archive ({e})") from e
     with arch:
         keys = set(arch.files)
-        where = f"npz:{path}"
-        if {"x", "y"} <= keys:
-            x = images_to_tensor(arch["x"], f"{where} ['x']")
-            y = _int_labels(arch["y"], len(x), f"{where} ['y']")
-            parts = None
-        elif {"x_test", "y_test"} <= keys:
-            parts = {}
-            for part in ("train", "val", "test"):
-                if f"x_{part}" in keys:
-                    xp = images_to_tensor(arch[f"x_{part}"], f"{where} ['x_{part}']")
-                    parts[part] = (xp, _int_labels(arch[f"y_{part}"], len(xp), f"{where} ['y_{part}']"))
-            shapes = {tuple(p[0].shape[1:]) for p in parts.values()}
-            if len(shapes) != 1:
-                raise DatasetSpecError(f"{where}: splits have different image shapes {sorted(shapes)}")
-        else:
+        suffixes = [""] if {"x", "y"} <= keys else [f"_{p}" for p in _PARTS if f"x_{p}" in keys]
+        if "" not in suffixes and not {"x_test", "y_test"} <= keys:
             raise DatasetSpecError(f"{where} needs arrays 'x' and 'y' (or x_test/y_test [+ x_train/y_train]); "
                                    f"has {sorted(keys)}")
+        parts = {}
+        for s in suffixes:
+            x = images_to_tensor(arch[f"x{s}"], f"{where} ['x{s}']")
+            parts[s[1:] or "all"] = (x, _int_labels(arch[f"y{s}"], len(x), f"{where} ['y{s}']"), None)
         names = [str(c) for c in arch["classes"]] if "classes" in keys else None
-    if parts is None:
-        k = int(y.max()) + 1
-        classes = names or [str(i) for i in range(k)]
-        _check_label_range(y, classes, where)
-        return _make(where, "vision", classes, x, y, "index")
-    k = max(int(p[1].max()) + 1 for p in parts.values())
-    classes = names or [str(i) for i in range(k)]
-    splits = {}
-    for part in ("train", "val", "test"):
-        if part in parts:
-            _check_label_range(parts[part][1], classes, where)
-            splits[part] = take(parts[part][0], parts[part][1], np.arange(len(parts[part][1])), None, classes)
-        else:
-            splits[part] = _empty(next(iter(parts.values()))[0])
-    return UserDataset(where, "vision", tuple(classes), splits["train"], splits["val"], splits["test"],
-                       label_kind="index")
-
-
-def _check_label_range(y: np.ndarray, classes: Sequence[str], where: str) -> None:
-    if len(y) and int(y.max()) >= len(classes):
-        raise DatasetSpecError(f"{where}: label {int(y.max())} is outside the {len(classes)} named classes {list(classes)}")
+    shapes = {tuple(p[0].shape[1:]) for p in parts.values()}
+    if len(shapes) != 1:
+        raise DatasetSpecError(f"{where}: splits have different image shapes {sorted(shapes)}")
+    classes = names or [str(i) for i in range(max(int(p[1].max()) + 1 for p in parts.values()))]
+    if "all" not in parts:
+        return _fixed(where, "vision", classes, parts, "index")
+    x, y, _ = parts["all"]
+    if int(y.max()) >= len(classes):
+        raise DatasetSpecError(f"{where}: label {int(y.max())} is outside the {len(classes)} named classes "
+                               f"{list(classes)}")
+    return _make(where, "vision", classes, x, y, "index")
 
 
 def _read_folder(root: Path, size: tuple[int, int] | None, where: str, base: Path
@@ -273,19 +251,16 @@ def load_imagefolder(value: str | Path) -> UserDataset:
             size = (h, w)
         except ValueError as e:
             raise DatasetSpecError(f"imagefolder: size must look like HxW (e.g. 32x32), got {opts['size']!r}") from e
-    if (root / "test").is_dir():
-        parts = {p: _read_folder(root / p, size, f"{where}/{p}", root) for p in ("train", "val", "test")
-                 if (root / p).is_dir()}
-        classes = parts["test"][2]
-        for p, (_, _, cls, _) in parts.items():
-            if cls != classes:
-                raise DatasetSpecError(f"{where}: split {p!r} has class folders {cls}, test has {classes}")
-        splits = {p: take(parts[p][0], parts[p][1], np.arange(len(parts[p][1])), parts[p][3], classes) if p in parts
-                  else _empty(parts["test"][0]) for p in ("train", "val", "test")}
-        return UserDataset(where, "vision", tuple(classes), splits["train"], splits["val"], splits["test"],
-                           label_kind="ordered")
-    x, y, classes, files = _read_folder(root, size, where, root)
-    return _make(where, "vision", classes, x, y, "ordered", ids=files)
+    if not (root / "test").is_dir():
+        x, y, classes, files = _read_folder(root, size, where, root)
+        return _make(where, "vision", classes, x, y, "ordered", ids=files)
+    parts = {p: _read_folder(root / p, size, f"{where}/{p}", root) for p in _PARTS if (root / p).is_dir()}
+    classes = parts["test"][2]
+    for p, (_, _, cls, _) in parts.items():
+        if cls != classes:
+            raise DatasetSpecError(f"{where}: split {p!r} has class folders {cls}, test has {classes}")
+    parts = {p: (x, y, ids) for p, (x, y, _, ids) in parts.items()}
+    return _fixed(where, "vision", classes, parts, "ordered")
 
 
 def load_idx(value: str | Path) -> UserDataset:
@@ -299,15 +274,15 @@ def load_idx(value: str | Path) -> UserDataset:
     where = f"idx:{path_s}"
     if not root.is_dir():
         raise DatasetSpecError(f"idx: directory not found: {root}")
-    arrays = {}
-    for part, stem in (("train", "train"), ("test", "t10k")):
+    arrays = []
+    for stem in ("train", "t10k"):
         x = images_to_tensor(read_idx(find_idx(root, f"{stem}-images-idx3-ubyte")), f"{where} {stem} images")
-        y = _int_labels(read_idx(find_idx(root, f"{stem}-labels-idx1-ubyte")), len(x), f"{where} {stem} labels")
-        arrays[part] = (x, y)
-    if arrays["train"][0].shape[1:] != arrays["test"][0].shape[1:]:
+        y = read_idx(find_idx(root, f"{stem}-labels-idx1-ubyte"))
+        arrays += [x, _int_labels(y, len(x), f"{where} {stem} labels")]
+    if arrays[0].shape[1:] != arrays[2].shape[1:]:
         raise DatasetSpecError(f"{where}: train and t10k images differ in shape")
-    k = int(max(arrays["train"][1].max(), arrays["test"][1].max())) + 1
-    return _train_val_test(where, tuple(str(i) for i in range(k)), *arrays["train"], *arrays["test"])
+    k = int(max(arrays[1].max(), arrays[3].max())) + 1
+    return _train_val_test(where, tuple(str(i) for i in range(k)), *arrays)
 
 
 def _train_val_test(name: str, classes, x, y, x_test, y_test) -> UserDataset:
@@ -320,10 +295,14 @@ def _train_val_test(name: str, classes, x, y, x_test, y_test) -> UserDataset:
 # --- Hugging Face datasets --------------------------------------------------------------------------
 
 
-def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
-    """A ``datasets.Dataset``/``DatasetDict`` as a :class:`UserDataset` (text or image column + label column)."""
-    datasets = optional_import("datasets", "datasets", "Hugging Face datasets (hf-disk:, hf-datasets:)")
+def _datasets():
+    return optional_import("datasets", "datasets", "Hugging Face datasets (hf-disk:, hf-datasets:)")
 
+
+def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
+    """A ``datasets.Dataset``/``DatasetDict`` as a :class:`UserDataset` (text or image column + label column);
+    the chosen ``split`` is the test split, the other standard splits are kept around it."""
+    datasets = _datasets()
     if isinstance(dd, datasets.Dataset):
         dd = datasets.DatasetDict({"all": dd})
     chosen = opts.get("split")
@@ -337,63 +316,53 @@ def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
     if x_col is None or x_col not in cols or label_col not in cols:
         raise DatasetSpecError(f"{name} needs an input column (choose it with ?text=COLUMN or ?image=COLUMN) and a "
                                f"label column (?label=COLUMN); has {cols}")
-    feature = first.features[x_col]
-    vision = isinstance(feature, datasets.Image) or "image" in opts or x_col in ("image", "img", "pixel_values")
+    vision = (isinstance(first.features[x_col], datasets.Image) or "image" in opts
+              or x_col in ("image", "img", "pixel_values"))
+    modality = "vision" if vision else "text"
     names = getattr(first.features[label_col], "names", None)
 
     def columns(part) -> tuple:
-        labels = list(part[label_col])
-        if vision:
-            arr = np.stack([np.asarray(im, dtype=np.uint8) if not isinstance(im, np.ndarray) else im
-                            for im in part[x_col]])
-            if arr.ndim == 4 and arr.shape[-1] in (1, 3, 4) and arr.shape[1] not in (1, 3, 4):
-                arr = arr.transpose(0, 3, 1, 2)
-            return images_to_tensor(arr, f"{name} column {x_col!r}"), labels
-        return [str(t) for t in part[x_col]], labels
+        if not vision:
+            return [str(t) for t in part[x_col]], list(part[label_col])
+        arr = np.stack([np.asarray(im, dtype=None if isinstance(im, np.ndarray) else np.uint8)
+                        for im in part[x_col]])
+        if arr.ndim == 4 and arr.shape[-1] in (1, 3, 4) and arr.shape[1] not in (1, 3, 4):
+            arr = arr.transpose(0, 3, 1, 2)
+        return images_to_tensor(arr, f"{name} column {x_col!r}"), list(part[label_col])
 
-    if chosen is not None:  # the chosen split is what gets evaluated; other standard splits are kept around it
-        mapping = {"test": chosen}
-        for alias, split in (("train", "train"), ("val", next((s for s in dd if s in _SPLIT_ALIASES["val"]), None))):
-            if split in dd and split != chosen:
-                mapping[alias] = split
+    if chosen is not None:
+        val = next((s for s in dd if s in _SPLIT_ALIASES["val"]), None)
+        others = {"train": "train", "val": val}
+        mapping = {"test": chosen} | {a: s for a, s in others.items() if s in dd and s != chosen}
     else:
-        mapping = {alias: next((s for s in dd if s in names_), None) for alias, names_ in _SPLIT_ALIASES.items()}
+        mapping = {a: next((s for s in dd if s in aliases), None) for a, aliases in _SPLIT_ALIASES.items()}
         mapping = {k: v for k, v in mapping.items() if v is not None}
     if "test" not in mapping:  # no test split: a fixed stratified split of everything
         x, raw = columns(datasets.concatenate_datasets([dd[s] for s in dd]))
         y, classes, kind = _labels_to_index(raw, name) if names is None else (
             np.asarray(raw, dtype=np.int64), list(names), "name")
-        return _make(name, "vision" if vision else "text", classes, x, y, kind)
+        return _make(name, modality, classes, x, y, kind)
     parts = {alias: columns(dd[split]) for alias, split in mapping.items()}
-    all_raw = [v for _, raw in parts.values() for v in raw]
     if names is not None:
         kind: LabelKind = "name"
         classes = list(names)
-        conv = {alias: np.asarray(raw, dtype=np.int64) for alias, (_, raw) in parts.items()}
+        lookup = None
     else:
-        _, classes, kind = _labels_to_index(all_raw, name)
-        lookup = {c: i for i, c in enumerate(classes)}
-        conv = {alias: np.asarray([lookup[str(v)] if kind == "name" else int(v) for v in raw], dtype=np.int64)
-                for alias, (_, raw) in parts.items()}
-    splits = {alias: take(parts[alias][0], conv[alias], np.arange(len(conv[alias])), None, classes) if alias in parts
-              else _empty(parts["test"][0]) for alias in ("train", "val", "test")}
-    for alias, s in splits.items():
-        if len(s) and (int(s.y.min()) < 0 or int(s.y.max()) >= len(classes)):
-            raise DatasetSpecError(f"{name}: split {alias!r} has labels outside 0..{len(classes) - 1}")
-    return UserDataset(name, "vision" if vision else "text", tuple(classes), splits["train"], splits["val"],
-                       splits["test"], label_kind=kind)
+        _, classes, kind = _labels_to_index([v for _, raw in parts.values() for v in raw], name)
+        lookup = {c: i for i, c in enumerate(classes)} if kind == "name" else None
+    return _fixed(name, modality, classes, {
+        a: (x, np.asarray([lookup[str(v)] if lookup else int(v) for v in raw], dtype=np.int64), None)
+        for a, (x, raw) in parts.items()}, kind)
 
 
 def load_hf_disk(value: str | Path) -> UserDataset:
     """``hf-disk:PATH[?split=NAME&text=COL|image=COL&label=COL]``: a dataset written by ``save_to_disk``, read
     with ``datasets.load_from_disk``. ``split`` names the split to evaluate (the test split of the report)."""
-    datasets = optional_import("datasets", "datasets", "Hugging Face datasets (hf-disk:, hf-datasets:)")
-
     path_s, opts = parse_options(str(value), ("split", "text", "image", "label"), "hf-disk")
     if not Path(path_s).is_dir():
         raise DatasetSpecError(f"hf-disk: directory not found: {path_s}")
     try:
-        dd = datasets.load_from_disk(path_s)
+        dd = _datasets().load_from_disk(path_s)
     except (FileNotFoundError, ValueError) as e:
         raise DatasetSpecError(f"hf-disk: {path_s} is not a save_to_disk directory ({e})") from e
     return _from_hf(dd, f"hf-disk:{path_s}", opts)
@@ -401,11 +370,9 @@ def load_hf_disk(value: str | Path) -> UserDataset:
 
 def load_hf_dataset(value: str) -> UserDataset:
     """``hf-datasets:NAME[?split=..&text=..&label=..]``: ``datasets.load_dataset(NAME)`` (the cache when offline)."""
-    datasets = optional_import("datasets", "datasets", "Hugging Face datasets (hf-disk:, hf-datasets:)")
-
     name, opts = parse_options(value, ("split", "text", "image", "label"), "hf-datasets")
     try:
-        dd = datasets.load_dataset(name)
+        dd = _datasets().load_dataset(name)
     except Exception as e:  # the hub raises many types (ConnectionError, FileNotFoundError, ...)
         raise DatasetSpecError(
             f"hf-datasets:{name} could not be loaded ({type(e).__name__}: {e}). Offline, the dataset must be "
@@ -415,38 +382,30 @@ def load_hf_dataset(value: str) -> UserDataset:
     return _from_hf(dd, f"hf-datasets:{name}", opts)
 
 
-def _torchvision_split(ds) -> tuple[torch.Tensor, np.ndarray]:
-    data = ds.data if isinstance(ds.data, np.ndarray) else ds.data.numpy()
-    x = torch.tensor(data, dtype=torch.float32) / 255.0
-    x = x.permute(0, 3, 1, 2) if x.ndim == 4 else x.unsqueeze(1)
-    return x.contiguous(), np.asarray(ds.targets, dtype=np.int64)
-
-
-def _torchvision_dataset(name: str, cls_name: str, root: str | Path, expected: str) -> UserDataset:
+def _torchvision(root: str | Path, scheme: str, cls_name: str, expected: str) -> UserDataset:
+    """CIFAR-10 / MNIST from a local torchvision root (``ROOT/<expected>``); never downloads."""
     torchvision = optional_import("torchvision", "robustbench", "cifar10:/mnist: datasets")
-
-    root = Path(root)
-    cls = getattr(torchvision.datasets, cls_name)
+    name, root = f"{scheme}:{root}", Path(root)
     try:
-        train = cls(str(root), train=True, download=False)
-        test = cls(str(root), train=False, download=False)
+        cls = getattr(torchvision.datasets, cls_name)
+        sets = [cls(str(root), train=train, download=False) for train in (True, False)]
     except RuntimeError as e:
         raise DatasetSpecError(
             f"{name}: no {cls_name} data under {root} ({e}). Put the extracted files at {root / expected} "
             f"(on a machine with network: torchvision.datasets.{cls_name}({str(root)!r}, download=True))."
         ) from e
-    return _train_val_test(name, train.classes, *_torchvision_split(train), *_torchvision_split(test))
+    arrays = []
+    for ds in sets:
+        x = torch.tensor(np.asarray(ds.data), dtype=torch.float32) / 255.0
+        x = x.permute(0, 3, 1, 2) if x.ndim == 4 else x.unsqueeze(1)
+        arrays += [x.contiguous(), np.asarray(ds.targets, dtype=np.int64)]
+    return _train_val_test(name, sets[0].classes, *arrays)
 
 
-def load_cifar10(root: str | Path) -> UserDataset:
-    """``cifar10:ROOT``: CIFAR-10 from a local torchvision root (``ROOT/cifar-10-batches-py``); never downloads."""
-    return _torchvision_dataset(f"cifar10:{root}", "CIFAR10", root, "cifar-10-batches-py")
-
-
-def load_mnist(root: str | Path) -> UserDataset:
-    """``mnist:ROOT``: MNIST from a local torchvision root (``ROOT/MNIST/raw``); never downloads."""
-    return _torchvision_dataset(f"mnist:{root}", "MNIST", root, "MNIST/raw")
-
-
-LOADERS = {"csv": load_csv, "jsonl": load_jsonl, "npz": load_npz, "imagefolder": load_imagefolder, "idx": load_idx,
-           "hf-disk": load_hf_disk, "hf-datasets": load_hf_dataset, "cifar10": load_cifar10, "mnist": load_mnist}
+LOADERS = {"csv": functools.partial(_load_table, scheme="csv"),
+           "jsonl": functools.partial(_load_table, scheme="jsonl"), "npz": load_npz,
+           "imagefolder": load_imagefolder, "idx": load_idx, "hf-disk": load_hf_disk,
+           "hf-datasets": load_hf_dataset,
+           "cifar10": functools.partial(_torchvision, scheme="cifar10", cls_name="CIFAR10",
+                                        expected="cifar-10-batches-py"),
+           "mnist": functools.partial(_torchvision, scheme="mnist", cls_name="MNIST", expected="MNIST/raw")}

@@ -7,10 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._io import stable_hash, write_json
+from .._io import write_json
 from ..errors import ConfigError
 from .provenance import prepare_dir, write_run_report
-from .units import Unit, identity_diff, log_format, plan, shard_count, unit_identity
+from .units import Unit, identity_diff, identity_mismatch, log_format, plan, shard_count
 from .worker import (
     cached_record,
     check_inputs,
@@ -25,8 +25,7 @@ PLAN_FILE = "plan.json"
 
 
 def write_plan(config: dict, run_dir: Path) -> list[Unit]:
-    """Write ``plan.json`` (config, unit ids in order) and ``plan/<unit id>.json`` (the full unit spec: method,
-    model, dataset, params, seed, identity, allowed models, device, limit, sample format) into ``run_dir``."""
+    """Write ``plan.json`` (config, unit ids in order) and ``plan/<unit id>.json`` (unit and settings)."""
     units = plan(config)
     run_dir = Path(run_dir)
     created = prepare_dir(config, run_dir)
@@ -50,8 +49,7 @@ def _read_json(path: Path, what: str, run_dir: Path) -> Any:
 
 
 def load_planned_unit(run_dir: Path, unit_id: str, cache: dict[str, Any] | None = None) -> tuple[Unit, dict]:
-    """The unit ``unit_id`` of the plan in ``run_dir`` and its settings; its identity is recomputed here and must
-    match the planned one (same package versions, local files and data as where it was planned)."""
+    """The planned unit ``unit_id`` and its settings; its identity recomputed here must match the plan's."""
     run_dir = Path(run_dir)
     path = run_dir / "plan" / f"{unit_id}.json"
     if not (run_dir / PLAN_FILE).is_file():
@@ -65,45 +63,42 @@ def load_planned_unit(run_dir: Path, unit_id: str, cache: dict[str, Any] | None 
     unit = Unit.from_dict(spec)
     if unit.id != unit_id:
         raise ConfigError(f"{path}: its content gives unit id {unit.id}, not {unit_id} (file edited?)")
-    settings = spec["settings"]
-    here = unit_identity(unit.method, unit.params, None if unit.deterministic else unit.seed,
-                         limit=settings.get("limit"), cache=cache)
-    if stable_hash(here) != stable_hash(unit.identity):
+    diff = identity_mismatch(unit, spec["settings"].get("limit"), cache)
+    if diff is not None:
         raise ConfigError(f"unit {unit_id} would compute something else on this machine than was planned "
-                          f"({identity_diff(unit.identity, here)}); install the planned versions or plan again here")
-    return unit, settings
+                          f"({diff}); install the planned versions or plan again here")
+    return unit, spec["settings"]
+
+
+def _run_planned(run_dir: Path, unit_id: str, shard: int | None, progress: bool):
+    cache: dict[str, Any] = {}
+    unit, settings = load_planned_unit(run_dir, unit_id, cache)
+    record = cached_record(run_dir, unit, settings.get("log_format"))
+    if record is not None:
+        return (record, "skip") if shard is None else "skip"
+    device, limit = resolve_device(settings.get("device") or "cpu"), settings.get("limit")
+    check_inputs([unit], cache=cache, device=device, limit=limit)
+    if shard is not None:
+        return compute_shard(unit, shard, Path(run_dir), device=device, limit=limit, progress=progress,
+                             cache=cache)
+    return compute_unit(unit, Path(run_dir), device=device, log_format=settings.get("log_format"),
+                        limit=limit, progress=progress, cache=cache)
 
 
 def run_planned_shard(run_dir: Path, unit_id: str, index: int, *, progress: bool = False) -> str:
     """Run shard ``index`` of one planned unit (``robustsuite run-unit DIR UNIT --shard K``): "done", "skip"
     (the unit is already finished) or "locked" (another process is computing that shard)."""
-    cache: dict[str, Any] = {}
-    unit, settings = load_planned_unit(run_dir, unit_id, cache)
-    if cached_record(run_dir, unit, settings.get("log_format")) is not None:
-        return "skip"
-    device = resolve_device(settings.get("device") or "cpu")
-    check_inputs([unit], cache=cache, device=device, limit=settings.get("limit"))
-    return compute_shard(unit, index, Path(run_dir), device=device, limit=settings.get("limit"), progress=progress,
-                         cache=cache)
+    return _run_planned(run_dir, unit_id, index, progress)
 
 
 def run_planned_unit(run_dir: Path, unit_id: str, *, progress: bool = False) -> tuple[dict, str]:
     """Run one planned unit (``robustsuite run-unit``): ``(record, status)``; a finished unit is not redone
     ("skip"); raises :class:`robustsuite.run.lock.UnitLocked` when it is being computed elsewhere."""
-    cache: dict[str, Any] = {}
-    unit, settings = load_planned_unit(run_dir, unit_id, cache)
-    record = cached_record(run_dir, unit, settings.get("log_format"))
-    if record is not None:
-        return record, "skip"
-    device = resolve_device(settings.get("device") or "cpu")
-    check_inputs([unit], cache=cache, device=device, limit=settings.get("limit"))
-    return compute_unit(unit, Path(run_dir), device=device, log_format=settings.get("log_format"),
-                        limit=settings.get("limit"), progress=progress, cache=cache)
+    return _run_planned(run_dir, unit_id, None, progress)
 
 
 def _finished_before(run_dir: Path, units: list[Unit], missing: list[str]) -> list[str]:
-    """The units the existing report lists as done that would now be pending, with why (what differs from the
-    finished record): ``collect`` refuses to turn a finished report into a pending one."""
+    """The units the existing report lists as done that would now be pending, with what differs."""
     try:
         old = json.loads((run_dir / "report.json").read_text(encoding="utf-8"))
         done = {(u["method"], u["model"], u["dataset"], u.get("seed")): u["id"] for u in old["units"]
@@ -124,14 +119,10 @@ def _finished_before(run_dir: Path, units: list[Unit], missing: list[str]) -> li
 
 
 def collect(run_dir: Path, *, command: str = "") -> tuple[dict, list[str]]:
-    """Assemble the report of ``run_dir`` from its finished units (``robustsuite collect``).
-
-    Units come from ``plan.json`` (else, or when a later ``run`` rewrote ``run.json``, from the config in
-    ``run.json``, re-planned); returns the report (written to ``run_dir``) and the ids of the units that are neither
-    done nor failed, listed in the report with status "pending". A finished report is never replaced by one where
-    its finished units are pending (their identity changed: other package versions, files or data): that is a
-    :class:`ConfigError` saying what differs, and the report is left as it was.
-    """
+    """Assemble and write the report of ``run_dir`` from its finished units (``robustsuite collect``): units
+    from ``plan.json`` (or from ``run.json`` when newer); returns the report and the ids of "pending" units. A
+    finished report is never replaced by one where its finished units are pending (their identity changed):
+    that is a :class:`ConfigError` saying what differs."""
     run_dir = Path(run_dir)
     plan_file, run_file = run_dir / PLAN_FILE, run_dir / "run.json"
     if plan_file.is_file() and (not run_file.is_file() or plan_file.stat().st_mtime >= run_file.stat().st_mtime):

@@ -1,17 +1,14 @@
 """Executors: where the units of a run are computed (``robustsuite run/demo --executor local|ray``).
 
-Both executors compute a unit with the same function, :func:`robustsuite.run.worker.compute_unit`: under the unit's
-lock (``units/<unit>.lock``), written atomically to ``units/<unit>.json`` (or ``.failed.json``) in the run
-directory. So the run directory, and the report assembled from it, do not depend on the executor, and a run
-started with one executor can be resumed with the other.
+Both compute a unit with :func:`robustsuite.run.worker.compute_unit` (under the unit's lock, written
+atomically to ``units/<unit>.json`` or ``.failed.json``), so the run directory and its report do not depend
+on the executor, and a run started with one can be resumed with the other.
 
 - :class:`LocalExecutor` computes the units one after another in this process (models loaded once per run).
-- :class:`RayExecutor` submits every unit as a Ray task (``ray.remote``) with the resources of
-  :func:`unit_resources`, to a local Ray started here (``ray.init(num_cpus=...)``) or to an existing cluster
-  (``address``); the run directory must be visible to every worker at the same path (a shared file system).
-  A unit whose runner splits its data-parallel work into shards (:func:`robustsuite.run.units.shard_count`, e.g.
-  certcal's ``shards``) runs each shard as a task of its own first; the unit's task then merges them in order,
-  so the result does not depend on the number of shards.
+- :class:`RayExecutor` submits every unit as a Ray task with the resources of :func:`unit_resources`, to a
+  local Ray started here or to an existing cluster (``address``; the run directory must be visible to every
+  worker at the same path). The shards of a sharded unit (:func:`robustsuite.run.units.shard_count`) run as
+  tasks of their own first; the unit's task then merges them in order.
 """
 
 from __future__ import annotations
@@ -32,7 +29,18 @@ STARTS = 3  # attempts at starting a local Ray (RayExecutor(start_attempts=...))
 Outcome = tuple[int, dict | None, str]
 
 
-class LocalExecutor:
+class _Executor:
+    def close(self) -> None:
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+class LocalExecutor(_Executor):
     """Compute the units one after another in this process (the default)."""
 
     name = "local"
@@ -56,18 +64,8 @@ class LocalExecutor:
                                               progress=progress, cache=cache,
                                               on_start=(lambda u=unit: on_start(u)) if on_start else None)
             except UnitLocked:
-                yield k, None, "locked"
-                continue
+                record, status = None, "locked"
             yield k, record, status
-
-    def close(self) -> None:
-        pass
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 _WORKER_CACHE: dict[str, Any] = {"run": None, "cache": {}}
@@ -75,27 +73,16 @@ _WORKER_CACHE: dict[str, Any] = {"run": None, "cache": {}}
 
 def _identity_error(unit, limit: int | None, cache: dict[str, Any]) -> str | None:
     """Why this worker would compute something else than was planned for ``unit`` (``None``: it would not)."""
-    from .._io import stable_hash
-    from .units import identity_diff, unit_identity
+    from .units import identity_mismatch
 
-    here = unit_identity(unit.method, unit.params, None if unit.deterministic else unit.seed, limit=limit, cache=cache)
-    if stable_hash(here) == stable_hash(unit.identity):
-        return None
-    return (f"ConfigError: this Ray worker would compute something else than was planned ("
-            f"{identity_diff(unit.identity, here)}); install the driver's package versions, local files and data "
-            "on every worker")
+    diff = identity_mismatch(unit, limit, cache)
+    return diff and (f"ConfigError: this Ray worker would compute something else than was planned ({diff}); "
+                     "install the driver's package versions, local files and data on every worker")
 
 
-@contextlib.contextmanager
-def _working_dir(cwd: str) -> Iterator[None]:
+def _working_dir(cwd: str) -> contextlib.AbstractContextManager:
     """Run in the driver's working directory ``cwd`` when it exists here (relative specs resolve against it)."""
-    before = os.getcwd()
-    if os.path.isdir(cwd):
-        os.chdir(cwd)
-    try:
-        yield
-    finally:
-        os.chdir(before)
+    return contextlib.chdir(cwd) if os.path.isdir(cwd) else contextlib.nullcontext()
 
 
 def _worker_cache(run_token: str) -> dict[str, Any]:
@@ -126,24 +113,15 @@ def compute_shard_remote(unit, index: int, run_dir: str, device_spec: str, limit
 def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None, limit: int | None,
                    cwd: str, run_token: str, *shards_done: str) -> tuple[dict | None, str]:
     """The body of a Ray task: check that this worker computes what was planned, then
-    :func:`robustsuite.run.worker.compute_unit` (the local executor's function). Returns ``(record, status)``;
-    ``(None, "locked")`` when a live process elsewhere holds the unit's lock.
-
-    ``shards_done`` are the results of the unit's shard tasks (Ray starts this task after they finished).
-    Relative specs resolve against the driver's working directory ``cwd`` when it exists here. Models stay
-    loaded in the worker process for the next unit of the same run (``run_token``), as in a local run.
-    """
-    from .._io import write_json
+    :func:`robustsuite.run.worker.compute_unit`; ``(None, "locked")`` when a live process elsewhere holds the
+    unit's lock. ``shards_done``: the results of the unit's shard tasks (Ray starts this task after them)."""
     from .lock import UnitLocked
-    from .worker import compute_unit, failed_path, resolve_device
+    from .worker import compute_unit, resolve_device, write_failure
 
     with _working_dir(cwd):
         error = _identity_error(unit, limit, _worker_cache(run_token))
         if error is not None:
-            record = {"unit": unit.to_dict(), "status": "failed", "seconds": 0.0, "section": None, "error": error,
-                      "samples": []}
-            write_json(failed_path(Path(run_dir), unit), record | {"traceback": error})
-            return record, "failed"
+            return write_failure(Path(run_dir), unit, error, error), "failed"
         try:
             return compute_unit(unit, Path(run_dir), device=resolve_device(device_spec), log_format=log_format,
                                 limit=limit, progress=False, cache=_worker_cache(run_token))
@@ -151,7 +129,7 @@ def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None,
             return None, "locked"
 
 
-class RayExecutor:
+class RayExecutor(_Executor):
     """Submit every unit as a Ray task with the resources of :func:`unit_resources`.
 
     ``address=None`` starts a local Ray with ``num_cpus`` CPUs (default: all) unless this process is already
@@ -177,14 +155,9 @@ class RayExecutor:
 
     def resolve_device(self, spec: str) -> str:
         """The device is resolved on each worker (the driver may have no GPU); here only its syntax is checked."""
-        import torch
+        from .worker import resolve_device
 
-        if spec != "auto":
-            try:
-                torch.device(spec)
-            except RuntimeError as e:
-                raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {spec!r}") from e
-        return spec
+        return resolve_device(spec, here=False)
 
     def _connect(self) -> None:
         ray = self._ray
@@ -219,9 +192,8 @@ class RayExecutor:
         """Submit ``jobs`` at once; yield ``(index, record, status)`` in the order they finish."""
         import time
 
-        from .._io import write_json
         from .units import shard_count
-        from .worker import failed_path
+        from .worker import write_failure
 
         if not jobs:
             return
@@ -255,10 +227,8 @@ class RayExecutor:
                 try:
                     record, status = ray.get(ref)
                 except ray.exceptions.RayError as e:  # the task's process died (OOM kill, lost node)
-                    unit = jobs[k]
-                    record = {"unit": unit.to_dict(), "status": "failed", "seconds": 0.0, "section": None,
-                              "error": f"{type(e).__name__}: {e}", "samples": []}
-                    write_json(failed_path(run_dir, unit), record | {"traceback": traceback.format_exc()})
+                    error = f"{type(e).__name__}: {e}"
+                    record = write_failure(run_dir, jobs[k], error, traceback.format_exc())
                     status = "failed"
                 yield k, record, status
 
@@ -281,12 +251,6 @@ class RayExecutor:
         if self._started and self._ray.is_initialized():
             self._ray.shutdown()
         self._started = False
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.close()
 
 
 def make_executor(name: str, address: str | None = None, *, num_cpus: int | None = None):

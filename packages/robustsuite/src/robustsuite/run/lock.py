@@ -14,6 +14,7 @@ stale one it judged (else puts it back), and then competes for a fresh ``O_EXCL`
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -58,38 +59,31 @@ def _pid_alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     except PermissionError:  # exists, owned by another user
-        return True
+        pass
     return True
 
 
 def _read(path: Path) -> dict | None:
     try:
-        text = path.read_text()
+        owner = json.loads(path.read_text())
     except FileNotFoundError:
         return None
-    try:
-        owner = json.loads(text)
     except json.JSONDecodeError:  # being written right now (or garbage): judged by its age alone
         owner = {}
     return owner if isinstance(owner, dict) else {}
 
 
-def is_stale(path: Path, owner: dict, *, stale_after: float | None = None, now: float | None = None) -> bool:
+def is_stale(path: Path, owner: dict, *, stale_after: float | None = None) -> bool:
     """Whether the lock at ``path`` with content ``owner`` belongs to no live process (see module docstring)."""
-    stale_after = STALE_AFTER_S if stale_after is None else stale_after
     try:
-        age = (time.time() if now is None else now) - path.stat().st_mtime
+        age = time.time() - path.stat().st_mtime
     except FileNotFoundError:
         return True
-    if owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
-        pid = owner["pid"]
-        if not _pid_alive(pid):
-            return True
-        start = owner.get("start")
-        if start is not None and _proc_start(pid) not in (None, start):
-            return True  # the pid now belongs to another process
-        return False  # a live owner on this host: never stale, whatever the mtime
-    return age > stale_after
+    pid, start = owner.get("pid"), owner.get("start")
+    if owner.get("host") == socket.gethostname() and isinstance(pid, int):
+        # a live owner on this host is never stale, whatever the mtime; a reused pid has another start time
+        return not _pid_alive(pid) or (start is not None and _proc_start(pid) not in (None, start))
+    return age > (STALE_AFTER_S if stale_after is None else stale_after)
 
 
 @dataclass
@@ -106,11 +100,9 @@ class UnitLock:
         self._thread.start()
 
     def _beat(self) -> None:
-        while not self._stop.wait(self.heartbeat):
-            try:
+        with contextlib.suppress(FileNotFoundError):
+            while not self._stop.wait(self.heartbeat):
                 os.utime(self.path)
-            except FileNotFoundError:
-                return
 
     def held(self) -> bool:
         """Whether the lock file still carries this lock's token (it was not taken over as stale)."""
@@ -143,11 +135,10 @@ def try_acquire(path: Path, *, heartbeat: float | None = None, stale_after: floa
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             owner = _read(path)
-            if owner is None:  # released meanwhile
-                continue
-            if not is_stale(path, owner, stale_after=stale_after):
-                raise UnitLocked(path, owner) from None
-            _break(path, owner)
+            if owner is not None:  # else released meanwhile
+                if not is_stale(path, owner, stale_after=stale_after):
+                    raise UnitLocked(path, owner) from None
+                _break(path, owner)
             continue
         with os.fdopen(fd, "w") as f:
             json.dump(me, f)
@@ -162,14 +153,9 @@ def _break(path: Path, owner: dict) -> None:
         os.rename(path, aside)
     except FileNotFoundError:
         return  # another process broke it first
-    moved = _read(aside) or {}
-    if moved.get("token") == owner.get("token"):
-        aside.unlink(missing_ok=True)
-        return
-    try:  # not the lock we judged stale: restore it unless a new one exists already
-        os.link(aside, path)
-    except FileExistsError:
-        pass
+    if (_read(aside) or {}).get("token") != owner.get("token"):  # not the lock judged stale: put it back
+        with contextlib.suppress(FileExistsError):  # unless a new one exists already
+            os.link(aside, path)
     aside.unlink(missing_ok=True)
 
 

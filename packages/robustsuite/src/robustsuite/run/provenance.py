@@ -8,7 +8,6 @@ import json
 import platform
 import subprocess
 import sys
-from collections.abc import Iterable
 from importlib import metadata
 from pathlib import Path
 
@@ -25,17 +24,10 @@ def version(pkg: str) -> str | None:
         return None
 
 
-def _find_upwards(name: str, starts: Iterable[Path]) -> Path | None:
-    for start in starts:
-        for d in [start, *start.parents]:
-            if (d / name).is_file():
-                return d / name
-    return None
-
-
 def uv_lock() -> Path | None:
     """The ``uv.lock`` of the environment robustsuite runs from (next to its sources, else above the cwd)."""
-    return _find_upwards("uv.lock", [Path(__file__).resolve().parent, Path.cwd()])
+    dirs = (d for start in (Path(__file__).resolve().parent, Path.cwd()) for d in (start, *start.parents))
+    return next((d / "uv.lock" for d in dirs if (d / "uv.lock").is_file()), None)
 
 
 def user_git() -> dict | None:
@@ -69,7 +61,6 @@ def prepare_dir(config: dict, run_dir: Path) -> str:
     run_dir = Path(run_dir)
     (run_dir / "units").mkdir(parents=True, exist_ok=True)
     meta_path = run_dir / "run.json"
-    created = None
     try:
         created = json.loads(meta_path.read_text())["created"]
     except (OSError, ValueError, KeyError, TypeError):

@@ -36,15 +36,12 @@ def _check_table(table: Any, where: str) -> dict[str, Any]:
     unknown = set(table) - set(RESOURCE_KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {list(RESOURCE_KEYS)}")
-    out: dict[str, Any] = {}
-    for key in ("num_cpus", "num_gpus"):
-        if key in table:
-            v = table[key]
-            lo_ok = v > 0 if key == "num_cpus" else v >= 0
-            if isinstance(v, bool) or not isinstance(v, int | float) or not lo_ok:
-                raise ConfigError(f"{where}.{key} must be a number {'> 0' if key == 'num_cpus' else '>= 0'}, "
-                                  f"got {v!r}")
-            out[key] = v
+    out: dict[str, Any] = {k: table[k] for k in ("num_cpus", "num_gpus") if k in table}
+    for key, v in out.items():
+        low_ok = v > 0 if key == "num_cpus" else v >= 0
+        if isinstance(v, bool) or not isinstance(v, int | float) or not low_ok:
+            raise ConfigError(f"{where}.{key} must be a number {'> 0' if key == 'num_cpus' else '>= 0'}, "
+                              f"got {v!r}")
     if "memory" in table:
         out["memory"] = parse_memory(table["memory"], where=f"{where}.memory")
     return out
@@ -61,10 +58,7 @@ def check_resources(config: dict) -> None:
 def unit_resources(config: dict, method: str) -> dict[str, Any]:
     """What one unit of ``method`` asks the executor for: ``num_cpus`` (default 1), ``num_gpus`` (default 1
     when the run's ``device`` is ``cuda``/``cuda:N``, else 0) and ``memory`` in bytes (default: none reserved),
-    overridden by the run's ``[resources]`` table, then by ``[methods.<method>.resources]``.
-
-    Resources do not enter a unit's identity: they change where a unit runs, not what it computes.
-    """
+    overridden by the run's ``[resources]`` table, then by ``[methods.<method>.resources]``."""
     device = str(config.get("device", "cpu"))
     out: dict[str, Any] = {"num_cpus": 1, "num_gpus": 1 if device.startswith("cuda") else 0}
     out |= _check_table(config.get("resources"), "resources")

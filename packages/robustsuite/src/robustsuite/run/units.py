@@ -1,9 +1,6 @@
 """Planning: a TOML config (or a shipped benchmark, :mod:`robustsuite.benchmarks`) becomes independent units of
-work (method × model × dataset × seed), each with the identity of everything that determines its result.
-
-Units are plain data (:class:`Unit`), so a run that outgrows one machine can hand them to a distributed engine
-(Ray) or to batch jobs and collect the same files (:mod:`robustsuite.run.worker`).
-"""
+work (method × model × dataset × seed) as plain data (:class:`Unit`), each with the identity of everything
+that determines its result, so Ray or batch jobs can compute them (:mod:`robustsuite.run.worker`)."""
 
 from __future__ import annotations
 
@@ -89,11 +86,8 @@ def strings(obj) -> Iterable[str]:
     """Every string inside a parameter value (specs hide in lists and tables)."""
     if isinstance(obj, str):
         yield obj
-    elif isinstance(obj, dict):
-        for v in obj.values():
-            yield from strings(v)
-    elif isinstance(obj, list | tuple):
-        for v in obj:
+    elif isinstance(obj, dict | list | tuple):
+        for v in obj.values() if isinstance(obj, dict) else obj:
             yield from strings(v)
 
 
@@ -114,15 +108,13 @@ def data_identity(spec: str, cache: dict[str, Any]) -> dict[str, str]:
 
 def unit_identity(method: str, params: dict, seed: int | None, *, limit: int | None = None,
                   cache: dict[str, Any] | None = None) -> dict:
-    """Everything that determines a unit's result (see :class:`Unit`); local files enter by content hash, datasets
-    by their source and a content hash of what was loaded."""
+    """Everything that determines a unit's result (:class:`Unit`); files and data enter by content hash."""
     from .._io import hash_path
     from ..data import is_dataset_spec
     from ..loaders import local_path
 
     cache = {} if cache is None else cache
-    # a declarative runner's units are identified by their complete resolved config (preset + overrides), here
-    # as in every worker that recomputes a planned unit's identity (run-unit, Ray)
+    # a declarative runner's units are identified by their complete resolved config (preset + overrides)
     params = getattr(runners.get(method), "resolve_params", lambda p: p)(params)
     local, data = {}, {}
     for spec in sorted(set(strings(params))):
@@ -147,9 +139,15 @@ def identity_diff(planned: dict, here: dict) -> str:
     return "; ".join(f"{k}: planned {planned.get(k)!r}, here {here.get(k)!r}" for k in keys)
 
 
+def identity_mismatch(unit: Unit, limit: int | None, cache: dict[str, Any] | None = None) -> str | None:
+    """What would differ from ``unit``'s planned identity if it were computed here (``None``: nothing)."""
+    seed = None if unit.deterministic else unit.seed
+    here = unit_identity(unit.method, unit.params, seed, limit=limit, cache=cache)
+    return None if stable_hash(here) == stable_hash(unit.identity) else identity_diff(unit.identity, here)
+
+
 def shard_count(unit: Unit) -> int:
-    """Into how many shards the data-parallel part of ``unit`` splits (its runner's ``shard_count(params)``;
-    1 for runners without shards). Shards run as separate tasks (Ray, ``run-unit --shard``) before the unit."""
+    """Into how many shards (run before the unit) ``unit`` splits: its runner's ``shard_count``, or 1."""
     fn = getattr(runners.get(unit.method), "shard_count", None)
     return 1 if fn is None else int(fn(unit.params))
 
@@ -174,8 +172,7 @@ def load_config(path: Path | str) -> dict:
 
 
 def demo_config(methods: Iterable[str] | None = None, seed: int = 0, device: str = "cpu") -> dict:
-    """The shipped ``demo`` benchmark (every method on the embedded models and data, offline), optionally for a
-    subset of its methods, with the run's seed and device."""
+    """The shipped ``demo`` benchmark (every method, offline), optionally for a subset of its methods."""
     config = load_config("demo")
     chosen = list(methods) if methods else list(config["methods"])
     unknown = [m for m in chosen if m not in config["methods"]]
@@ -202,8 +199,8 @@ def _method_params(name: str, mod, overrides: dict) -> dict:
 
 
 def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
-    """Validate ``config`` and expand it into units (method × target × seed), each with its identity. Loads every
-    dataset the units name (its content enters the identity) into ``cache``; a bad spec fails here."""
+    """Validate ``config`` and expand it into units (method × target × seed), each with its identity (datasets
+    are loaded into ``cache`` for it, so a bad spec fails here)."""
     from .resources import check_resources
 
     unknown = set(config) - RUN_KEYS

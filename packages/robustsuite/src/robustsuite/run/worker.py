@@ -1,6 +1,6 @@
-"""Computing units: the checks every unit's inputs pass before any unit starts, the unit records in the run
-directory (checked against the unit's identity when read), and the one function every executor and batch job
-uses to compute a unit (:func:`compute_unit`) or one shard of it (:func:`compute_shard`)."""
+"""Computing units: input checks before any unit starts, unit records (checked against the unit's identity
+when read), and the one function every executor uses for a unit (:func:`compute_unit`) or a shard
+(:func:`compute_shard`)."""
 
 from __future__ import annotations
 
@@ -21,40 +21,47 @@ from .units import Unit, strings
 log = logging.getLogger("robustsuite")
 
 
-def unit_path(run_dir: Path, unit: Unit) -> Path:
-    return Path(run_dir) / "units" / f"{unit.id}.json"
+def unit_path(run_dir: Path, unit: Unit, suffix: str = ".json") -> Path:
+    return Path(run_dir) / "units" / f"{unit.id}{suffix}"
 
 
 def lock_path(run_dir: Path, unit: Unit) -> Path:
-    return Path(run_dir) / "units" / f"{unit.id}.lock"
+    return unit_path(run_dir, unit, ".lock")
 
 
 def failed_path(run_dir: Path, unit: Unit) -> Path:
-    return Path(run_dir) / "units" / f"{unit.id}.failed.json"
+    return unit_path(run_dir, unit, ".failed.json")
 
 
-def shard_lock_path(run_dir: Path, unit: Unit, index: int) -> Path:
-    return Path(run_dir) / "units" / f"{unit.id}.shard-{index}.lock"
-
-
-def resolve_device(device: str):
+def resolve_device(device: str, *, here: bool = True):
+    """The torch device of ``device`` (``auto``: CUDA when available); ``here=False`` only checks the syntax
+    (the device is resolved on each worker) and returns ``device``."""
     import torch
 
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu") if here else device
     try:
         dev = torch.device(device)
     except RuntimeError as e:
         raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}") from e
+    if not here:
+        return device
     if dev.type == "cuda" and not torch.cuda.is_available():
         raise ConfigError(f"device {device!r} requested but CUDA is not available here; use 'cpu' or 'auto'")
     return dev
 
 
+def write_failure(run_dir: Path, unit: Unit, error: str, trace: str, seconds: float = 0.0) -> dict:
+    """Write ``units/<unit>.failed.json`` (with the traceback) and return the failed record (without it)."""
+    record = {"unit": unit.to_dict(), "status": "failed", "seconds": seconds, "section": None, "error": error,
+              "samples": []}
+    write_json(failed_path(run_dir, unit), record | {"traceback": trace})
+    return record
+
+
 def read_record(path: Path, unit: Unit, status: str = "done") -> dict | None:
-    """The record in ``path`` if it is ``unit``'s (same id and identity) with ``status``; ``None`` when absent. A
-    corrupt or truncated file, or one holding another unit's record, is ignored with a warning naming the file,
-    so the unit is recomputed."""
+    """The record in ``path`` if it is ``unit``'s (same id and identity) with ``status``, else ``None``
+    (with a warning naming the file when it is corrupt or another unit's: the unit is recomputed)."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -94,6 +101,10 @@ def _context(unit: Unit, run_dir: Path, *, device, log_format: str | None, limit
                               progress=progress, _cache={} if cache is None else cache, unit_id=unit.id,
                               model_spec=unit.model, dataset_spec=unit.dataset, labels=unit.params.get("labels"),
                               limit=limit, allowed_models=unit.allowed_models, log_format=log_format)
+
+
+def _runner_params(unit: Unit) -> dict[str, Any]:
+    return {k: v for k, v in unit.params.items() if k != "labels"}  # labels ride on the context
 
 
 def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", limit: int | None = None) -> None:
@@ -145,11 +156,9 @@ def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", 
 def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, limit: int | None,
                  progress: bool = False, cache: dict[str, Any] | None = None,
                  on_start: Callable[[], None] | None = None) -> tuple[dict, str]:
-    """Compute one unit under its lock and write its record; returns ``(record, status)``.
-
-    ``status`` is "done", "failed" or "skip" (finished by another process while this one waited for the lock).
-    Raises :class:`robustsuite.run.lock.UnitLocked` when a live process elsewhere holds the unit's lock.
-    """
+    """Compute one unit under its lock and write its record; ``(record, status)`` with status "done",
+    "failed" or "skip" (finished elsewhere meanwhile). Raises :class:`~robustsuite.run.lock.UnitLocked` when a
+    live process elsewhere holds the lock."""
     from .lock import try_acquire
 
     run_dir = Path(run_dir)
@@ -165,7 +174,7 @@ def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, l
                        cache=cache)
         t0 = time.perf_counter()
         try:
-            section = runners.get(unit.method).run(ctx, {k: v for k, v in unit.params.items() if k != "labels"})
+            section = runners.get(unit.method).run(ctx, _runner_params(unit))
             if not isinstance(section, Section):
                 raise TypeError(f"runner {unit.method} returned {type(section).__name__}, not a Section")
             section = section.to_dict()
@@ -179,23 +188,18 @@ def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, l
             log.info("unit %s: done in %.1f s", unit.id, record["seconds"])
             return record, "done"
         except Exception as e:  # a failing unit is recorded; the other units still run
-            record = {"unit": unit.to_dict(), "status": "failed", "seconds": time.perf_counter() - t0,
-                      "section": None, "error": f"{type(e).__name__}: {e}", "samples": []}
-            write_json(failed_path(run_dir, unit), record | {"traceback": traceback.format_exc()})
+            record = write_failure(run_dir, unit, f"{type(e).__name__}: {e}", traceback.format_exc(),
+                                   time.perf_counter() - t0)
             log.info("unit %s: failed: %s", unit.id, record["error"])
             return record, "failed"
 
 
 def compute_shard(unit: Unit, index: int, run_dir: Path, *, device, limit: int | None, progress: bool = False,
                   cache: dict[str, Any] | None = None) -> str:
-    """Compute shard ``index`` of ``unit`` (its runner's ``run_shard``) into the unit's work directory.
-
-    Returns "done", or "locked" when another live process is computing that shard. A shard is a part of the
-    unit's data-parallel work (e.g. the certification of a slice of the inputs) that the runner saves
-    atomically and its ``run`` reuses, merging the shards in order: the section is the same whether the shards
-    ran here, on other workers, or not at all (then ``run`` computes them itself). Raises the runner's error
-    when the shard fails.
-    """
+    """Compute shard ``index`` of ``unit`` (its runner's ``run_shard``, e.g. certifying a slice of the inputs,
+    saved atomically in the unit's work directory); "done", or "locked" when another live process is
+    computing it. The unit's ``run`` merges its shards in order, computing missing ones itself, so the section
+    does not depend on where (or whether) they ran. Raises the runner's error when the shard fails."""
     from .lock import UnitLocked, try_acquire
     from .units import shard_count
 
@@ -210,12 +214,11 @@ def compute_shard(unit: Unit, index: int, run_dir: Path, *, device, limit: int |
     run_dir = Path(run_dir)
     (run_dir / "units").mkdir(parents=True, exist_ok=True)
     try:
-        with try_acquire(shard_lock_path(run_dir, unit, index)):
+        with try_acquire(unit_path(run_dir, unit, f".shard-{index}.lock")):
             log.info("unit %s: computing shard %d of %d", unit.id, index, count)
             ctx = _context(unit, run_dir, device=device, log_format=None, limit=limit, progress=progress,
                            cache=cache)
-            runners.get(unit.method).run_shard(ctx, {k: v for k, v in unit.params.items() if k != "labels"},
-                                               index, count)
+            runners.get(unit.method).run_shard(ctx, _runner_params(unit), index, count)
     except UnitLocked:
         return "locked"
     return "done"

@@ -101,21 +101,15 @@ def load_torch(value: str, *, trust_checkpoint: bool = False) -> torch.nn.Module
     state = torch.load(path, map_location="cpu", weights_only=not trust_checkpoint)
     if isinstance(state, dict) and "state_dict" in state:
         state = state["state_dict"]
-    kwargs = {}
-    out_dim = _output_dim(state)
-    sig = inspect.signature(_architecture(arch)).parameters
+    out_dim, build = _output_dim(state), _architecture(arch)
+    sig = inspect.signature(build).parameters
     takes = "num_classes" in sig or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in sig.values())
-    if out_dim is not None and takes:
-        kwargs["num_classes"] = out_dim
-    model = _architecture(arch)(**kwargs)
+    model = build(**({"num_classes": out_dim} if out_dim is not None and takes else {}))
     try:
         model.load_state_dict(state)
     except RuntimeError as e:
         raise ModelSpecError(f"torch:{value}: the state dict does not fit architecture {arch!r}: {e}") from e
     return model.eval()
-
-
-MAX_LENGTH_CAP = 512
 
 
 def load_hf(value: str, *, max_length: int | None = None) -> text.TextClassifier:
@@ -124,25 +118,19 @@ def load_hf(value: str, *, max_length: int | None = None) -> text.TextClassifier
     ``value`` may end in ``?max_length=N``; otherwise :class:`~robustsuite.zoo.text.TextClassifier` takes the
     tokenizer's ``model_max_length`` (capped at 512).
     """
-    from urllib.parse import parse_qsl
+    from ..specs import parse_options
 
-    name, sep, query = value.partition("?")
-    opts = dict(parse_qsl(query)) if sep else {}
-    if set(opts) - {"max_length"}:
-        raise ModelSpecError(f"hf:{value}: unknown option(s) {sorted(set(opts) - {'max_length'})}; allowed: max_length")
+    name, opts = parse_options(value, ("max_length",), f"hf:{value}", ModelSpecError)
     if "max_length" in opts:
         if not opts["max_length"].isdigit() or int(opts["max_length"]) < 1:
             raise ModelSpecError(f"hf:{value}: max_length must be a positive integer, got {opts['max_length']!r}")
         max_length = int(opts["max_length"])
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    path = Path(name)
-    if path.exists():
-        if not (path / "config.json").is_file():
-            raise ModelSpecError(f"hf:{name} is a path without config.json; point at a save_pretrained directory")
-        kw = {"local_files_only": True}
-    else:
-        kw = {}
+    local = Path(name).exists()
+    if local and not (Path(name) / "config.json").is_file():
+        raise ModelSpecError(f"hf:{name} is a path without config.json; point at a save_pretrained directory")
+    kw = {"local_files_only": True} if local else {}
     try:
         model = AutoModelForSequenceClassification.from_pretrained(name, **kw)
         tokenizer = AutoTokenizer.from_pretrained(name, **kw)
@@ -151,4 +139,4 @@ def load_hf(value: str, *, max_length: int | None = None) -> text.TextClassifier
             f"hf:{name} is neither a local directory nor loadable from the Hugging Face hub/cache ({e}). Offline, "
             "save the model with save_pretrained on a machine with network and pass hf:/path/to/that/dir."
         ) from e
-    return text.TextClassifier(model, tokenizer, max_length=max_length, max_length_cap=MAX_LENGTH_CAP)
+    return text.TextClassifier(model, tokenizer, max_length=max_length)

@@ -20,8 +20,7 @@ class TextClassifier:
 
     def __init__(self, model, tokenizer, *, max_length: int | None = None, batch_size: int = 64,
                  max_length_cap: int = 512):
-        self.model = model.eval()
-        self.tokenizer = tokenizer
+        self.model, self.tokenizer, self.batch_size = model.eval(), tokenizer, batch_size
         if max_length is None:  # the tokenizer's own limit; "unset" tokenizers report a huge sentinel
             limit = getattr(tokenizer, "model_max_length", None)
             positions = getattr(model.config, "max_position_embeddings", None) or getattr(model.config, "n_positions", None)
@@ -30,7 +29,6 @@ class TextClassifier:
         if not isinstance(max_length, int) or max_length < 1:
             raise ValueError(f"max_length must be a positive integer, got {max_length!r}")
         self.max_length = max_length
-        self.batch_size = batch_size
         if tokenizer.pad_token is None:  # GPT-2 family: pad with EOS (the model reads the last non-pad token)
             if tokenizer.eos_token is None:
                 raise ValueError("tokenizer has neither a pad token nor an EOS token to pad batches with; "
@@ -57,10 +55,13 @@ class TextClassifier:
     def num_classes(self) -> int:
         return int(self.model.config.num_labels)
 
-    def encode(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
-        enc = self.tokenizer(list(texts), padding=True, truncation=True, max_length=self.max_length,
-                             return_tensors="pt")
+    def _tokenize(self, *texts, **kw) -> dict[str, torch.Tensor]:
+        enc = self.tokenizer(*texts, padding=True, truncation=True, max_length=self.max_length,
+                             return_tensors="pt", **kw)
         return {k: v.to(self.device) for k, v in enc.items()}
+
+    def encode(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
+        return self._tokenize(list(texts))
 
     def to(self, device) -> TextClassifier:
         self.model.to(device)
@@ -89,8 +90,7 @@ class TextClassifier:
         try:
             enc = self.encode([text])
             logits = self.model(**enc).logits
-            loss = nn.functional.cross_entropy(logits, logits.argmax(-1))
-            loss.backward()
+            nn.functional.cross_entropy(logits, logits.argmax(-1)).backward()
         finally:
             handle.remove()
             self.model.zero_grad()
@@ -113,9 +113,7 @@ class PairClassifier(TextClassifier):
     """``list[(premise, hypothesis)] -> (N, K)`` logits (RoBERTa pair input ``<s> A </s></s> B </s>``)."""
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> dict[str, torch.Tensor]:
-        enc = self.tokenizer([a for a, _ in pairs], [b for _, b in pairs], padding=True, truncation=True,
-                             max_length=self.max_length, return_tensors="pt")
-        return {k: v.to(self.device) for k, v in enc.items()}
+        return self._tokenize([a for a, _ in pairs], [b for _, b in pairs])
 
 
 class MultiLabelClassifier(TextClassifier):
@@ -137,8 +135,7 @@ class TokenTagger(TextClassifier):
                 pos += len(t) + 1
             texts.append(" ".join(toks))
             spans.append(sp)
-        enc = self.tokenizer(texts, padding=True, truncation=True, max_length=self.max_length,
-                             return_tensors="pt", return_offsets_mapping=True)
+        enc = self._tokenize(texts, return_offsets_mapping=True)
         offsets = enc.pop("offset_mapping").tolist()
         firsts = []
         for sp, off in zip(spans, offsets, strict=True):
@@ -152,7 +149,7 @@ class TokenTagger(TextClassifier):
                 if w < len(sp) and first[w] < 0 and b > sp[w][0]:
                     first[w] = j
             firsts.append(first)
-        return {k: v.to(self.device) for k, v in enc.items()}, firsts
+        return enc, firsts
 
     def __call__(self, sentences: Sequence[Sequence[str]]) -> list[np.ndarray]:
         if isinstance(sentences, str) or any(isinstance(s, str) for s in sentences):
