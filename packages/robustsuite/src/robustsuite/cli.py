@@ -75,14 +75,14 @@ def _parse_value(text: str):
 
 
 def apply_overrides(config: dict, sets: list[str]) -> dict:
-    """Apply ``--set dotted.key=value`` overrides (e.g. ``methods.certcal.sigmas=[0.5]``, ``seed=3``)."""
+    """Apply ``--set dotted.key=value`` overrides (e.g. ``methods.certcal.config.smoothing.sigmas=[0.5]``, ``seed=3``)."""
     import copy
 
     config = copy.deepcopy(config)
     for item in sets:
         key, eq, value = item.partition("=")
         if not eq or not key.strip():
-            raise ConfigError(f"--set needs KEY=VALUE (e.g. methods.certcal.n=500), got {item!r}")
+            raise ConfigError(f"--set needs KEY=VALUE (e.g. methods.certcal.config.certify.n=500), got {item!r}")
         parts = key.strip().split(".")
         node = config
         for p in parts[:-1]:
@@ -170,7 +170,7 @@ def _guard(fn):
 SEEDS = typer.Option(None, "--seeds", min=1, help="repeat every unit with seeds SEED..SEED+N-1; report mean ± 95 % interval")
 LIMIT = typer.Option(None, "--limit", min=1, help="first N samples of every split (quick checks)")
 LOG = typer.Option(None, "--log-samples", help="write per-sample records per unit: parquet or jsonl")
-SET = typer.Option([], "--set", help="override a config value: --set methods.certcal.n=500 (TOML values)")
+SET = typer.Option([], "--set", help="override a config value: --set methods.certcal.config.certify.n=500 (TOML values)")
 EXECUTOR = typer.Option("local", "--executor", help="local (this process) or ray (one Ray task per unit; "
                         "needs robustsuite[ray])")
 ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing Ray cluster (auto, HOST:6379, "
