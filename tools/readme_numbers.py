@@ -7,7 +7,7 @@ A README marks each generated table with a pair of HTML comments::
     <!-- /numbers:builtin-models -->
 
 and :data:`TABLES` (the one place that maps a name to its numbers) says where the numbers come from: the
-shipped models' build record (``resources/manifest.json``, written by ``tools/build_builtin.py``) or a
+shipped models' build record (``resources/manifest.json``, written by ``tools/build/build_builtin.py``) or a
 section of a committed demo report (``report.json``, schema 2.0; a 1.x report is read through
 ``robustsuite.report.migrate``): a report table (``X_ci_low`` / ``X_ci_high`` columns folded into ``X [lo,
 hi]``), or a list of metrics (each shown with its interval as ``x [lo, hi]``). A table, column, section or metric
@@ -70,7 +70,7 @@ class ManifestTable:
         rows = []
         for name in self.models:
             if name not in manifest["models"]:
-                raise NumbersError(f"manifest.json has no model {name!r}: run tools/build_builtin.py")
+                raise NumbersError(f"manifest.json has no model {name!r}: run tools/build/build_builtin.py")
             m = manifest["models"][name]
             full, ship = m["test_full"], m["test_shipped"]
             files = [info["bytes"] for rel, info in manifest["files"].items()

@@ -3,7 +3,7 @@
     uv run python tools/zeroe_perturb/build_glosses.py [--check]
 
 Reads robustsuite's shipped ``resources/wordnet_topics.json.xz`` (itself rebuilt from Debian's WordNet by
-``tools/build_builtin.py``), keeps the first 150 training and 40 test glosses of each of the 8 topics in file order,
+``tools/build/build_builtin.py``), keeps the first 150 training and 40 test glosses of each of the 8 topics in file order,
 and writes ``packages/zeroe-perturb/src/zeroe_perturb/data/wordnet_glosses.json.xz`` (xz, fixed settings: the same
 input gives the same bytes) with WordNet's licence beside it. ``--check`` rebuilds in memory and compares.
 """
