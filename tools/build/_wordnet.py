@@ -4,7 +4,7 @@ lexicographer files) and the Zéroe benchmark's other task types (Eger & Benz 20
 inference, multi-label classification and token (POS) tagging. The package reads the results with
 ``robustsuite.data.wordnet``; nothing here runs at run time.
 
-How the labels are derived (nothing is hand-labelled; ``tools/build_wordnet_tasks.py`` rebuilds everything):
+How the labels are derived (nothing is hand-labelled; ``tools/build/build_wordnet_tasks.py`` rebuilds everything):
 
 * **Pairs** (``builtin:wordnet-pairs``, 2 classes ``not-hypernym`` / ``hypernym``): for a noun synset S with a
   hypernym H (pointer ``@``/``@i`` of ``data.noun``), premise = S's definition, hypothesis = H's definition,
