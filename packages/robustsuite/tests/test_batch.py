@@ -10,7 +10,7 @@ from robustsuite.cli import app
 
 cli = CliRunner()
 CONFIG = ('seeds = 2\n[methods.overview]\nmodels = ["builtin:digits-cnn", "builtin:digits-cnn-at"]\n'
-          'dataset = "builtin:digits"\nn_boot = 100\n')
+          'dataset = "builtin:digits"\nn_boot = 100\nrobust_accuracy = "never"\n')
 
 
 def _content(report: dict) -> dict:

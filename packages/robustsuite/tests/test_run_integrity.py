@@ -43,7 +43,8 @@ def counting(monkeypatch):
     return calls
 
 
-CFG = {"methods": {"overview": {"models": ["builtin:digits-cnn", "builtin:digits-cnn-at"], "dataset": "builtin:digits"}}}
+CFG = {"methods": {"overview": {"models": ["builtin:digits-cnn", "builtin:digits-cnn-at"], "dataset": "builtin:digits",
+                               "robust_accuracy": "never"}}}  # run mechanics here; AutoAttack: test_runner_overview
 
 
 # --- item 6: a unit's identity includes the data source and a content hash of what was loaded -----------------
