@@ -17,7 +17,7 @@ _EXPORTS = {
     "ConfigError": "errors", "DatasetSpecError": "errors", "ModelSpecError": "errors", "SpecError": "errors",
     "load_dataset": "loaders", "load_model": "loaders", "TextClassifier": "zoo.text", "predict_logits": "predict",
     "Figure": "report", "Section": "report", "Table": "report", "RunContext": "runners",
-    "read_samples": "samples",
+    "read_samples": "report.samples",
 }
 __all__ = sorted([*_EXPORTS, "__version__"])
 
