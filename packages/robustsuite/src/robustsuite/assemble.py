@@ -27,8 +27,7 @@ from typing import Any
 
 from . import runners
 from .report import SCHEMA_VERSION, top_warnings
-from .report.migrate import section_from_v1
-from .report.schema import is_number
+from .report.schema import is_number, section_from_v1
 
 _UNIT_BOUNDS = {"fraction": (0.0, 1.0), "%": (0.0, 100.0)}
 
