@@ -17,6 +17,7 @@ that plans or runs units.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import json
 from collections import Counter
 from pathlib import Path
@@ -143,17 +144,14 @@ def _comparison_notes(sections: dict[str, dict], run_dir: Path | None, seed: int
     groups: dict[tuple, list[str]] = {}
     for key, sec in sections.items():
         groups.setdefault((sec["method"], sec.get("dataset")), []).append(key)
-    for keys in groups.values():
-        for i, a in enumerate(keys):
-            for b in keys[i + 1:]:
-                sa, sb = sections[a], sections[b]
-                shared = [k for k, m in sa["metrics"].items() if m.get("interval") and
-                          (sb["metrics"].get(k) or {}).get("interval") and is_number(m.get("value"))
-                          and is_number(sb["metrics"][k].get("value"))]
-                for k in shared:
-                    note = _pair_note(k, sa, sb, run_dir, seed)
-                    for key in (a, b):
-                        sections[key]["notes"] = [*sections[key]["notes"], note]
+    for a, b in (pair for keys in groups.values() for pair in itertools.combinations(keys, 2)):
+        sa, sb = sections[a], sections[b]
+        for k, m in sa["metrics"].items():
+            mb = sb["metrics"].get(k) or {}
+            if m.get("interval") and mb.get("interval") and is_number(m.get("value")) and is_number(mb.get("value")):
+                note = _pair_note(k, sa, sb, run_dir, seed)
+                for key in (a, b):
+                    sections[key]["notes"] = [*sections[key]["notes"], note]
 
 
 def _section_keys(groups: list[list[dict]]) -> list[str]:
@@ -164,12 +162,9 @@ def _section_keys(groups: list[list[dict]]) -> list[str]:
         by_method.setdefault(g[0]["unit"]["method"], []).append(i)
     out = [""] * len(groups)
     for method, idx in by_method.items():
-        if len(idx) == 1:
-            out[idx[0]] = method
-            continue
         units = [groups[i][0]["unit"] for i in idx]
-        for level in (1, 2, 3):
-            cand = [":".join([method, u["model"], *([u["dataset"]] if level > 1 else []),
+        for level in (0, 1, 2, 3):
+            cand = [":".join([method, *([u["model"]] if level > 0 else []), *([u["dataset"]] if level > 1 else []),
                               *([str(n + 1)] if level > 2 else [])]) for n, u in enumerate(units)]
             if len(set(cand)) == len(cand):
                 break
