@@ -1,34 +1,32 @@
-"""The report (schema 2.0) from unit records: sections keyed per method (and model), units that differ only in
-seed merged into one section with Student-t intervals across seeds, and notes on what comparisons between
-sections can claim.
+"""The report (schema 2.0) from unit records: one section per method (and model), units that differ only in seed
+merged, and notes on what comparisons between sections can claim.
 
-- Seeds: a metric identical across seeds keeps its value and per-sample interval; a metric that varies gets the
-  mean and :func:`robustsuite_common.intervals.seed_interval` (clipped to the metric's range, taken from its
-  interval's ``bounds``, else from its unit: ``fraction`` [0, 1], ``%`` [0, 100]); with fewer than three seeds
-  the metric says so instead of carrying an interval. Units marked deterministic (the runner's ``SEEDED =
-  False``, or ``"deterministic": true`` in the unit record) are not seeds: the section says it was computed once.
-- Comparisons (same method, same dataset spec): sections measured on the same data (same data identity: the unit
-  identity's ``data`` entry when the run records one, else the dataset spec and ``limit``) share their items, so
-  non-overlapping intervals are only indicative; the note states a difference as established only from a paired
-  test (exact McNemar on the per-sample ``correct`` records, when both sections logged them). Sections on
-  different data are independent samples and are compared by their intervals.
+- Seeds: a metric identical across seeds keeps its value and per-sample interval; one that varies gets the mean
+  and :func:`robustsuite_common.intervals.seed_interval` (clipped to the metric's range: its interval's
+  ``bounds``, else its unit's), or a note instead with fewer than three seeds. Deterministic units (the runner's
+  ``SEEDED = False``, or ``"deterministic": true`` in the record) are not seeds: computed once.
+- Comparisons (same method and dataset spec): sections on the same data (:func:`data_identity`) share their
+  items, so non-overlapping intervals are only indicative and a difference is stated as established only by a
+  paired test (exact McNemar on both sections' per-sample ``correct`` records); sections on different data are
+  independent samples, compared by their intervals.
 
-Provenance (versions, lock hash, git) is computed by the caller (:func:`robustsuite.run.provenance`) and passed
-in, so this module depends on nothing that plans or runs units.
+Provenance is computed by the caller (:func:`robustsuite.run.provenance`), so this module depends on nothing
+that plans or runs units.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
+import itertools
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from . import runners
+from ._io import stable_hash
 from .report import SCHEMA_VERSION, top_warnings
-from .report.migrate import section_from_v1
-from .report.schema import is_number
+from .report.schema import is_number, section_from_v1
 
 _UNIT_BOUNDS = {"fraction": (0.0, 1.0), "%": (0.0, 100.0)}
 
@@ -67,13 +65,9 @@ def _aggregate_seeds(group: list[dict]) -> dict:
             continue
         iv = seed_interval([float(v) for v in vals], bounds=_bounds(m0))
         m = {"value": float(sum(vals) / len(vals)), "label": m0.get("label", ""), "unit": m0.get("unit", "")}
-        if iv is not None:
-            m["interval"] = iv.to_dict()
-            m["note"] = f"mean over {len(vals)} seeds"
-        else:
-            m["note"] = (f"mean over {len(vals)} seeds; fewer than {MIN_SEEDS} seeds: no interval across seeds "
-                         "(per-seed values in the seeds table)")
-        metrics[k] = m
+        metrics[k] = m | ({"interval": iv.to_dict(), "note": f"mean over {len(vals)} seeds"} if iv is not None else
+                          {"note": f"mean over {len(vals)} seeds; fewer than {MIN_SEEDS} seeds: no interval across "
+                                   "seeds (per-seed values in the seeds table)"})
         varying.append(k)
         rows.append([m0.get("label") or k, *vals, m["value"], *(iv.ci if iv is not None else (None, None))])
     n = len(seeds)
@@ -102,7 +96,7 @@ def data_identity(record: dict) -> str:
     ident = u.get("identity") or {}
     what = record.get("data_identity") or u.get("data_identity") or ident.get("data") \
         or {"dataset": u.get("dataset"), "limit": ident.get("limit")}
-    return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return stable_hash(what, 16)
 
 
 def _correct_by_id(run_dir: Path | None, sec: dict) -> dict | None:
@@ -150,17 +144,14 @@ def _comparison_notes(sections: dict[str, dict], run_dir: Path | None, seed: int
     groups: dict[tuple, list[str]] = {}
     for key, sec in sections.items():
         groups.setdefault((sec["method"], sec.get("dataset")), []).append(key)
-    for keys in groups.values():
-        for i, a in enumerate(keys):
-            for b in keys[i + 1:]:
-                sa, sb = sections[a], sections[b]
-                shared = [k for k, m in sa["metrics"].items() if m.get("interval") and
-                          (sb["metrics"].get(k) or {}).get("interval") and is_number(m.get("value"))
-                          and is_number(sb["metrics"][k].get("value"))]
-                for k in shared:
-                    note = _pair_note(k, sa, sb, run_dir, seed)
-                    for key in (a, b):
-                        sections[key]["notes"] = [*sections[key]["notes"], note]
+    for a, b in (pair for keys in groups.values() for pair in itertools.combinations(keys, 2)):
+        sa, sb = sections[a], sections[b]
+        for k, m in sa["metrics"].items():
+            mb = sb["metrics"].get(k) or {}
+            if m.get("interval") and mb.get("interval") and is_number(m.get("value")) and is_number(mb.get("value")):
+                note = _pair_note(k, sa, sb, run_dir, seed)
+                for key in (a, b):
+                    sections[key]["notes"] = [*sections[key]["notes"], note]
 
 
 def _section_keys(groups: list[list[dict]]) -> list[str]:
@@ -171,12 +162,9 @@ def _section_keys(groups: list[list[dict]]) -> list[str]:
         by_method.setdefault(g[0]["unit"]["method"], []).append(i)
     out = [""] * len(groups)
     for method, idx in by_method.items():
-        if len(idx) == 1:
-            out[idx[0]] = method
-            continue
         units = [groups[i][0]["unit"] for i in idx]
-        for level in (1, 2, 3):
-            cand = [":".join([method, u["model"], *([u["dataset"]] if level > 1 else []),
+        for level in (0, 1, 2, 3):
+            cand = [":".join([method, *([u["model"]] if level > 0 else []), *([u["dataset"]] if level > 1 else []),
                               *([str(n + 1)] if level > 2 else [])]) for n, u in enumerate(units)]
             if len(set(cand)) == len(cand):
                 break
@@ -200,9 +188,7 @@ def assemble(records: list[dict], *, config: dict, seed: int, device: str, creat
         if r["status"] == "done":
             groups.setdefault(r["unit"].get("group") or r["unit"]["id"], []).append(r)
     group_list = list(groups.values())
-    per_method: dict[str, int] = {}
-    for g in group_list:
-        per_method[g[0]["unit"]["method"]] = per_method.get(g[0]["unit"]["method"], 0) + 1
+    per_method = Counter(g[0]["unit"]["method"] for g in group_list)
     sections = {}
     for key, g in zip(_section_keys(group_list), group_list, strict=True):
         u = g[0]["unit"]

@@ -1,13 +1,9 @@
 """The unified report: one versioned JSON (the source of truth) rendered to Markdown and HTML.
 
-``report.json`` follows :data:`REPORT_SCHEMA` (schema 2.0, :mod:`.schema`): run metadata and provenance,
-top-level ``warnings``, the units of work, and one section per method with structured metrics (label, unit,
-interval with its method and range), tables with units and bounds, figures, notes, its own ``warnings``,
-``model_at_chance`` and ``deterministic``. Every write validates the schema and runs the whole-report check
-(:func:`check_report`: every interval contains its estimate and stays in its range; a model at chance is
-warned about). ``report.md`` and ``report.html`` (figures embedded as base64 PNG, no external files) are
-renderings of it (:mod:`.render`, which also documents the ``headline`` table and sanity-flag conventions).
-Reports of schema 1.x are read through :func:`migrate`; per-sample records live in :mod:`.samples`.
+``report.json`` follows :data:`REPORT_SCHEMA` (schema 2.0, :mod:`.schema`, which also reads schema 1.x through
+:func:`migrate`). Every write validates the schema and runs the whole-report check (:func:`check_report`);
+``report.md`` and ``report.html`` (figures embedded as base64 PNG) are renderings of it (:mod:`.render`).
+Per-sample records live in :mod:`.samples`.
 """
 
 from __future__ import annotations
@@ -15,37 +11,29 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .check import ReportCheckError, assert_consistent, check_report
-from .migrate import ReportVersionError, migrate, top_warnings
-from .render import (
-    HEADLINE,
-    HEADLINE_COLUMNS,
-    format_value,
-    headline_path,
-    headline_png,
-    metric_rows,
-    provenance_lines,
-    render_html,
-    render_markdown,
-    table_cells,
-)
-from .schema import REPORT_SCHEMA, SCHEMA_VERSION, Figure, Scalar, Section, Table, validate
+from .check import ReportCheckError, check_report, top_warnings
+from .render import format_value, headline_path, headline_png, render_html, render_markdown
+from .schema import REPORT_SCHEMA, SCHEMA_VERSION, Figure, ReportVersionError, Section, Table, migrate
 
 __all__ = [
-    "HEADLINE", "HEADLINE_COLUMNS", "REPORT_SCHEMA", "SCHEMA_VERSION", "Figure", "ReportCheckError",
-    "ReportVersionError", "Scalar", "Section", "Table", "assert_consistent", "check_report", "format_value",
-    "headline_path", "metric_rows", "migrate", "provenance_lines", "read_report", "render_html",
-    "render_markdown", "rerender", "table_cells", "top_warnings", "validate", "write_report",
+    "REPORT_SCHEMA", "SCHEMA_VERSION", "Figure", "ReportCheckError", "ReportVersionError", "Section", "Table",
+    "check_report", "format_value", "headline_path", "migrate", "read_report", "render_html", "render_markdown",
+    "rerender", "top_warnings", "write_report",
 ]
 
 
 def write_report(run_dir: Path, report: dict) -> dict[str, Path]:
-    """Validate ``report`` (schema and :func:`check_report`) and write report.json, report.md, report.html and
-    the sections' headline charts atomically into ``run_dir``; nothing is written when a check fails."""
+    """Validate ``report`` (:data:`REPORT_SCHEMA`, then :func:`check_report`) and write report.json, report.md,
+    report.html and the sections' headline charts atomically into ``run_dir``; nothing is written when a check
+    fails (``jsonschema.ValidationError``, :class:`ReportCheckError`)."""
+    import jsonschema
+
     from robustsuite_common.io import write_bytes, write_json, write_text
 
-    validate(report)
-    assert_consistent(report)
+    jsonschema.validate(report, REPORT_SCHEMA)
+    problems = check_report(report)
+    if problems:
+        raise ReportCheckError(problems)
     run_dir = Path(run_dir)
     for key, sec in report["sections"].items():
         png = headline_png(sec)
@@ -80,13 +68,12 @@ def rerender(run_dir: Path) -> dict[str, Path]:
     """
     report = read_report(run_dir)
     old = report["run"].get("migrated_from")
-    if old is not None:
-        problems = check_report(report)
-        if problems:
-            writer = report["run"].get("versions", {}).get("robustsuite") or "an unknown version"
-            raise ReportVersionError(
-                f"{Path(run_dir) / 'report.json'} was written with report schema {old} by robustsuite {writer}; read "
-                f"as schema {SCHEMA_VERSION} it fails the report check ({'; '.join(problems[:5])}). Recompute the run "
-                f"with this version: `robustsuite run CONFIG --out {run_dir}` (its config is in run.json; "
-                "`robustsuite demo` for the demo), which rewrites the report")
+    problems = check_report(report) if old is not None else []
+    if problems:
+        writer = report["run"].get("versions", {}).get("robustsuite") or "an unknown version"
+        raise ReportVersionError(
+            f"{Path(run_dir) / 'report.json'} was written with report schema {old} by robustsuite {writer}; read "
+            f"as schema {SCHEMA_VERSION} it fails the report check ({'; '.join(problems[:5])}). Recompute the run "
+            f"with this version: `robustsuite run CONFIG --out {run_dir}` (its config is in run.json; "
+            "`robustsuite demo` for the demo), which rewrites the report")
     return write_report(run_dir, report)

@@ -14,6 +14,8 @@ from typing import Any
 
 from ..errors import ConfigError
 
+CI_LOW, CI_HIGH = "_ci_low", "_ci_high"
+
 
 class ReportCheckError(ConfigError):
     """A report that states something its numbers do not support (the problems are listed)."""
@@ -34,10 +36,9 @@ def _g(v: Any) -> str:
 
 def interval_problems(est: Any, lo: Any, hi: Any, bounds: Any = (None, None)) -> list[str]:
     """What is wrong with ``est [lo, hi]`` in range ``bounds`` (empty when nothing is)."""
-    vals = (est, lo, hi)
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in vals):
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) for v in (est, lo, hi)):
         return [f"interval {_g(est)} [{_g(lo)}, {_g(hi)}] is not made of finite numbers"]
-    tol, out = _tol(*vals), []
+    tol, out = _tol(est, lo, hi), []
     if not lo - tol <= est <= hi + tol:
         out.append(f"interval [{_g(lo)}, {_g(hi)}] excludes its estimate {_g(est)}")
     b_lo, b_hi = (list(bounds) + [None, None])[:2] if bounds else (None, None)
@@ -55,24 +56,26 @@ def section_problems(key: str, sec: dict) -> list[str]:
         where = f"section {key!r} metric {name!r}"
         out += [f"{where}: {p}" for p in interval_problems(iv.get("estimate"), iv.get("low"), iv.get("high"),
                                                             iv.get("bounds"))]
-        v = m.get("value")
-        if isinstance(v, int | float) and isinstance(iv.get("estimate"), int | float) and \
-                abs(v - iv["estimate"]) > _tol(v, iv["estimate"]):
-            out.append(f"{where}: value {_g(v)} differs from its interval's estimate {_g(iv['estimate'])}")
+        v, est = m.get("value"), iv.get("estimate")
+        if isinstance(v, int | float) and isinstance(est, int | float) and abs(v - est) > _tol(v, est):
+            out.append(f"{where}: value {_g(v)} differs from its interval's estimate {_g(est)}")
     for t in sec.get("tables", []):
         cols = list(t["columns"])
-        for c in cols:
-            if c + "_ci_low" not in cols or c + "_ci_high" not in cols:
-                continue
-            j, lo_j, hi_j = cols.index(c), cols.index(c + "_ci_low"), cols.index(c + "_ci_high")
+        for c in (c for c in cols if c + CI_LOW in cols and c + CI_HIGH in cols):
+            idx = [cols.index(c + suffix) for suffix in ("", CI_LOW, CI_HIGH)]
             for i, row in enumerate(t["rows"]):
-                if row[j] is None or row[lo_j] is None or row[hi_j] is None:
-                    continue
-                out += [f"section {key!r} table {t['name']!r} row {i} column {c!r}: {p}"
-                        for p in interval_problems(row[j], row[lo_j], row[hi_j], t.get("bounds", {}).get(c))]
+                cells = [row[j] for j in idx]
+                if None not in cells:
+                    out += [f"section {key!r} table {t['name']!r} row {i} column {c!r}: {p}"
+                            for p in interval_problems(*cells, t.get("bounds", {}).get(c))]
     if sec.get("model_at_chance") and not sec.get("warnings"):
         out.append(f"section {key!r}: model_at_chance is true but the section has no warning saying so")
     return out
+
+
+def top_warnings(sections: dict[str, dict]) -> list[dict[str, str]]:
+    """The report's top-level ``warnings``: every section's, in section order."""
+    return [{"section": k, "message": w} for k, s in sections.items() for w in s.get("warnings", [])]
 
 
 def check_report(report: dict) -> list[str]:
@@ -84,10 +87,3 @@ def check_report(report: dict) -> list[str]:
         out += [f"section {key!r}: warning {w!r} is missing from the report's top-level warnings"
                 for w in sec.get("warnings", []) if (key, w) not in listed]
     return out
-
-
-def assert_consistent(report: dict, where: str = "report") -> None:
-    """Raise :class:`ReportCheckError` listing every problem :func:`check_report` finds."""
-    problems = check_report(report)
-    if problems:
-        raise ReportCheckError(problems, where)

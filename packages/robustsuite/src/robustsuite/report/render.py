@@ -1,26 +1,24 @@
-"""Markdown and self-contained HTML renderings of a 2.0 report (the JSON stays the source of truth).
+"""Markdown and self-contained HTML renderings of a 2.0 report (the JSON stays the source of truth); both walk
+each section in one order (:func:`_render`): warnings, where it was measured, summary, sanity flags, the headline
+chart with its table, metrics (labels with units, intervals with their method), other tables, figures, notes.
 
-Per section, in this order: its warnings, where it was measured, the summary, the sanity flag, the headline
-chart with its table, the metrics (readable labels with units, the interval with its method), the other
-tables, figures and notes.
+**Headline convention.** A section comparing a clean with an attacked score names a table ``headline`` with the
+columns :data:`HEADLINE_COLUMNS` (``condition``: the attacker, system or defense of the row; more may follow);
+``units["clean"]`` names the score. It is drawn as a bar chart (intervals as error bars) before the other tables.
 
-**Headline convention.** A section whose results compare a clean with an attacked score names a table
-``headline`` with the columns ``condition`` (the attacker, system or defense of the row), ``clean``,
-``clean_ci_low``, ``clean_ci_high``, ``attacked``, ``attacked_ci_low``, ``attacked_ci_high`` (more columns
-such as ``attack`` or ``n`` may follow); ``units["clean"]`` names the score. The renderer draws it as a bar
-chart of clean against attacked score per row with the intervals as error bars, before the other tables.
-
-**Sanity flag convention.** A metric ``pgd_minus_autoattack`` (or ``<prefix>.pgd_minus_autoattack``): the
-paired difference of robust accuracy under the section's PGD and under standard AutoAttack on the same
-inputs, with its interval; companions ``robust_accuracy_pgd`` and ``robust_accuracy_autoattack`` (same
-prefix) are named beside it. When the interval lies above zero the section shows the flag.
+**Sanity flag convention.** A metric ``pgd_minus_autoattack`` (or ``<prefix>.pgd_minus_autoattack``): the paired
+difference of robust accuracy under PGD and standard AutoAttack on the same inputs, with companions
+``robust_accuracy_pgd`` and ``robust_accuracy_autoattack`` (same prefix); the flag shows when its interval lies
+above zero.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import io
 import re
+import textwrap
 from pathlib import Path
 
 from .schema import CI_HIGH, CI_LOW, Scalar, is_number
@@ -45,24 +43,16 @@ def format_value(v: Scalar, digits: int = 4) -> str:
 _fmt = format_value
 
 
-def metric_name(key: str, m: dict) -> str:
-    """The metric's label (its key when it has none) with its unit."""
-    unit = m.get("unit") or ""
-    return (m.get("label") or key) + (f" ({unit})" if unit else "")
-
-
-def interval_text(iv: dict | None) -> str:
-    if not iv:
-        return ""
-    level = f"{100 * iv.get('level', 0.95):g} %"
-    how = ", ".join(p for p in (level, iv.get("method") or "") if p)
-    return f"[{_fmt(iv['low'])}, {_fmt(iv['high'])}] ({how})"
-
-
 def metric_rows(metrics: dict[str, dict]) -> list[tuple[str, str, str, str]]:
-    """``(name with unit, value, interval with its method, note)`` per metric."""
-    return [(metric_name(k, m), _fmt(m.get("value")), interval_text(m.get("interval")), m.get("note") or "")
-            for k, m in metrics.items()]
+    """``(label with unit, value, interval with its level and method, note)`` per metric (the key when it has
+    no label)."""
+    rows = []
+    for k, m in metrics.items():
+        iv, unit = m.get("interval"), m.get("unit") or ""
+        how = f"{100 * iv.get('level', 0.95):g} %" + (f", {iv['method']}" if iv.get("method") else "") if iv else ""
+        rows.append(((m.get("label") or k) + (f" ({unit})" if unit else ""), _fmt(m.get("value")),
+                     f"[{_fmt(iv['low'])}, {_fmt(iv['high'])}] ({how})" if iv else "", m.get("note") or ""))
+    return rows
 
 
 def table_cells(columns: list[str], rows: list[list[Scalar]], units: dict[str, str] | None = None
@@ -72,29 +62,23 @@ def table_cells(columns: list[str], rows: list[list[Scalar]], units: dict[str, s
     units = units or {}
     keep = [i for i, c in enumerate(columns)
             if not (c.endswith((CI_LOW, CI_HIGH)) and c.rsplit("_ci_", 1)[0] in columns)]
-    out = []
-    for row in rows:
-        cells = []
-        for i in keep:
-            c = columns[i]
-            text = _fmt(row[i])
-            if c + CI_LOW in columns and c + CI_HIGH in columns:
-                lo, hi = row[columns.index(c + CI_LOW)], row[columns.index(c + CI_HIGH)]
-                if lo is not None and hi is not None:
-                    text += f" [{_fmt(lo)}, {_fmt(hi)}]"
-            cells.append(text)
-        out.append(cells)
-    return [columns[i] + (f" ({units[columns[i]]})" if units.get(columns[i]) else "") for i in keep], out
+    ci = {i: (columns.index(columns[i] + CI_LOW), columns.index(columns[i] + CI_HIGH)) for i in keep
+          if columns[i] + CI_LOW in columns and columns[i] + CI_HIGH in columns}
+
+    def cell(row: list[Scalar], i: int) -> str:
+        lo, hi = (row[ci[i][0]], row[ci[i][1]]) if i in ci else (None, None)
+        return _fmt(row[i]) + (f" [{_fmt(lo)}, {_fmt(hi)}]" if lo is not None and hi is not None else "")
+
+    heads = [columns[i] + (f" ({units[columns[i]]})" if units.get(columns[i]) else "") for i in keep]
+    return heads, [[cell(row, i) for i in keep] for row in rows]
 
 
 def sanity_flags(sec: dict) -> list[str]:
     """The section's PGD-vs-AutoAttack flags (see the module docstring), written from its numbers."""
     out, metrics = [], sec.get("metrics", {})
     for key, m in metrics.items():
-        if not (key == SANITY or key.endswith(("." + SANITY, ":" + SANITY))):
-            continue
         iv = m.get("interval")
-        if not iv or not iv["low"] > 0:
+        if not (key == SANITY or key.endswith(("." + SANITY, ":" + SANITY))) or not iv or not iv["low"] > 0:
             continue
         prefix = key[: -len(SANITY)]
         named = [f"{lab} {_fmt(metrics[prefix + k]['value'])}" for k, lab in
@@ -109,9 +93,7 @@ def sanity_flags(sec: dict) -> list[str]:
 
 def headline_table(sec: dict) -> dict | None:
     t = next((t for t in sec.get("tables", []) if t["name"] == HEADLINE), None)
-    if t is None:
-        return None
-    missing = [c for c in HEADLINE_COLUMNS if c not in t["columns"]]
+    missing = [] if t is None else [c for c in HEADLINE_COLUMNS if c not in t["columns"]]
     if missing:
         raise ValueError(f"table 'headline' must have the columns {list(HEADLINE_COLUMNS)}; missing {missing}")
     return t
@@ -144,13 +126,9 @@ def headline_png(sec: dict) -> bytes | None:
     t = headline_table(sec)
     if t is None or not t["rows"]:
         return None
-    import io
-
     import matplotlib
 
     matplotlib.use("Agg")
-    import textwrap
-
     import matplotlib.pyplot as plt
     import numpy as np
 
@@ -189,11 +167,9 @@ def provenance_lines(run: dict) -> list[str]:
              "versions: " + ", ".join(f"{k} {v}" for k, v in run["versions"].items() if v),
              f"uv.lock sha256: {run.get('uv_lock_sha256') or 'not found'}"]
     ug = run.get("user_git")
-    if ug:
-        lines.append(f"your git repository {ug['repository']} at commit {ug['commit']}"
-                     + (" (with uncommitted changes)" if ug.get("dirty") else ""))
-    else:
-        lines.append("your git commit: none recorded (the run was not started inside a git repository)")
+    lines.append(f"your git repository {ug['repository']} at commit {ug['commit']}"
+                 + (" (with uncommitted changes)" if ug.get("dirty") else "") if ug else
+                 "your git commit: none recorded (the run was not started inside a git repository)")
     if run.get("git"):
         lines.append(f"git: {run['git']}")
     if run.get("migrated_from"):
@@ -210,50 +186,36 @@ def section_meta(key: str, sec: dict) -> str:
                                   how) if p)
 
 
-def render_markdown(report: dict) -> str:
-    run = report["run"]
-    out = [f"# robustsuite report `{run['id']}`", ""]
-    if report.get("warnings"):
-        out += ["## Warnings", ""] + [f"- **{_md(w['section'])}**: {_md(w['message'])}" for w in report["warnings"]]
-        out.append("")
-    out += [f"- {_md(line)}" for line in provenance_lines(run)] + [""]
-    out += ["## Units", "", "| unit | method | model | dataset | seed | status | seconds | error |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    out += [f"| {_md(u['id'])} | {_md(u['method'])} | {_md(u['model'])} | {_md(u['dataset'])} | "
-            f"{u.get('seed', '–')} | {u['status']} | {_fmt(u.get('seconds'))} | {_md(u.get('error') or '')} |"
-            for u in report["units"]]
-    out.append("")
-    for key, sec in report["sections"].items():
-        out += [f"## {_md(sec['title'])}", ""]
-        out += [f"> **WARNING**: {_md(w)}" for w in sec.get("warnings", [])]
-        out += [""] if sec.get("warnings") else []
-        out += [f"*{_md(section_meta(key, sec))}*", "", _md(sec["summary"]), ""]
-        out += [f"> **Sanity check**: {_md(f)}" for f in sanity_flags(sec)]
-        out += [""] if sanity_flags(sec) else []
-        if headline_table(sec) is not None and headline_table(sec)["rows"]:
-            out += [f"![clean vs attacked]({headline_path(key)})", ""]
-        tables = sec["tables"]
-        for t in (t for t in tables if t["name"] == HEADLINE):
-            out += _md_table(t)
-        if sec["metrics"]:
-            out += ["| metric | value | interval | note |", "| --- | --- | --- | --- |"]
-            out += ["| " + " | ".join(_md(c) for c in row) + " |" for row in metric_rows(sec["metrics"])]
-            out.append("")
-        for t in (t for t in tables if t["name"] != HEADLINE):
-            out += _md_table(t)
-        for f in sec["figures"]:
-            out += [f"![{_md(f['caption'])}]({f['path']})", "", f"*{_md(f['caption'])}*", ""]
-        out += [f"> {_md(n)}" for n in sec["notes"]]
-        if sec.get("samples"):
-            out += ["", "Per-sample records: " + ", ".join(f"`{p}`" for p in sec["samples"])]
-        out.append("")
-    return "\n".join(out)
+class _Markdown:
+    """How ``report.md`` writes each part of :func:`_render`'s walk (every part ends a line)."""
 
+    esc = staticmethod(_md)
+    section, warning, gap, meta = "## {1}\n", "> **WARNING**: {}", [""], "*{}*\n\n{}\n"
+    sanity, note, end, tail = "> **Sanity check**: {}", "> {}", "", []
 
-def _md_table(t: dict) -> list[str]:
-    cols, rows = table_cells(t["columns"], t["rows"], t.get("units"))
-    return [f"**{_md(t['title'])}**", "", "| " + " | ".join(_md(c) for c in cols) + " |", "|" + " --- |" * len(cols),
-            *["| " + " | ".join(_md(v) for v in row) + " |" for row in rows], ""]
+    def top(self, report: dict) -> list[str]:
+        out = [f"# robustsuite report `{report['run']['id']}`\n"]
+        if report.get("warnings"):
+            out += ["## Warnings\n", *(f"- **{_md(w['section'])}**: {_md(w['message'])}" for w in report["warnings"]),
+                    ""]
+        out += [f"- {_md(line)}" for line in provenance_lines(report["run"])] + ["", "## Units\n"]
+        return out + [self.table(None, ["unit", "method", "model", "dataset", "seed", "status", "seconds", "error"], [
+            [u["id"], u["method"], u["model"], u["dataset"], u.get("seed", "–"), u["status"], _fmt(u.get("seconds")),
+             u.get("error") or ""] for u in report["units"]])]
+
+    def table(self, title: str | None, cols: list[str], rows: list[list]) -> str:
+        lines = [] if title is None else [f"**{_md(title)}**", ""]
+        lines += ["| " + " | ".join(_md(c) for c in cols) + " |", "|" + " --- |" * len(cols)]
+        return "\n".join(lines + ["| " + " | ".join(_md(v) for v in row) + " |" for row in rows] + [""])
+
+    def headline(self, path: str, title: str) -> str:
+        return f"![clean vs attacked]({path})\n"
+
+    def figure(self, path: str, caption: str) -> str:
+        return f"![{_md(caption)}]({path})\n\n*{_md(caption)}*\n"
+
+    def samples(self, paths: list[str]) -> str:
+        return "\nPer-sample records: " + ", ".join(f"`{p}`" for p in paths)
 
 
 _CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
@@ -265,56 +227,82 @@ img{max-width:100%;border:1px solid #ddd}.meta{color:#666;font-size:.9em}.note{b
 section{border-top:2px solid #444;margin-top:2em}.failed{background:#fde8e8}td.err{text-align:left;font-family:monospace}"""
 
 
-def _img(path: Path, alt: str) -> str:
-    src = ("data:image/png;base64," + base64.b64encode(path.read_bytes()).decode()) if path.is_file() else ""
-    e = html.escape
-    return f"<figure><img alt='{e(alt)}' src='{src}'><figcaption>{e(alt)}</figcaption></figure>"
+class _Html:
+    """How ``report.html`` writes each part; figures are read from ``run_dir`` and embedded as data URIs."""
+
+    esc = staticmethod(html.escape)
+    section, warning, gap = "<section id='{0}'><h2>{1}</h2>", "<p class='warning'>WARNING: {}</p>", []
+    meta, sanity = "<p class='meta'>{}</p><p>{}</p>", "<p class='sanity'>Sanity check: {}</p>"
+    note, end, tail = "<p class='note'>{}</p>", "</section>", ["</body></html>"]
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir)
+
+    def top(self, report: dict) -> list[str]:
+        e, run = html.escape, report["run"]
+        out = [f"<!doctype html><html><head><meta charset='utf-8'><title>robustsuite {e(run['id'])}</title>",
+               f"<style>{_CSS}</style></head><body><h1>robustsuite report <code>{e(run['id'])}</code></h1>"]
+        if report.get("warnings"):
+            out.append("<h2>Warnings</h2>" + "".join(
+                f"<p class='warning'><a href='#{e(w['section'])}'>{e(w['section'])}</a>: {e(w['message'])}</p>"
+                for w in report["warnings"]))
+        out += ["<p class='meta'>" + "<br>".join(e(line) for line in provenance_lines(run)) + "</p>",
+                "<h2>Units</h2><table><tr><th>unit</th><th>method</th><th>model</th><th>dataset</th><th>seed</th>"
+                "<th>status</th><th>seconds</th><th>error</th></tr>"]
+        for u in report["units"]:
+            cls = " class='failed'" if u["status"] != "done" else ""
+            out.append(f"<tr{cls}><td>{e(u['id'])}</td><td>{e(u['method'])}</td><td>{e(u['model'])}</td>"
+                       f"<td>{e(u['dataset'])}</td><td>{e(str(u.get('seed', '–')))}</td><td>{e(u['status'])}</td>"
+                       f"<td>{e(_fmt(u.get('seconds')))}</td><td class='err'>{e(u.get('error') or '')}</td></tr>")
+        return out + ["</table>"]
+
+    def table(self, title: str | None, cols: list[str], rows: list[list]) -> str:
+        e = html.escape
+        return ("" if title is None else f"<h3>{e(title)}</h3>") + "<table><tr>" + "".join(
+            f"<th>{e(c)}</th>" for c in cols) + "</tr>" + "".join(
+            "<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>" for row in rows) + "</table>"
+
+    def headline(self, path: str, title: str) -> str:
+        return self.figure(path, f"clean vs attacked: {title}")
+
+    def figure(self, path: str, caption: str) -> str:
+        file, e = self.run_dir / path, html.escape
+        src = ("data:image/png;base64," + base64.b64encode(file.read_bytes()).decode()) if file.is_file() else ""
+        return f"<figure><img alt='{e(caption)}' src='{src}'><figcaption>{e(caption)}</figcaption></figure>"
+
+    def samples(self, paths: list[str]) -> str:
+        return "<p class='meta'>per-sample records: " + ", ".join(f"<code>{html.escape(p)}</code>" for p in paths) \
+            + "</p>"
 
 
-def _html_table(t: dict, e) -> str:
-    cols, rows = table_cells(t["columns"], t["rows"], t.get("units"))
-    return (f"<h3>{e(t['title'])}</h3><table><tr>" + "".join(f"<th>{e(c)}</th>" for c in cols) + "</tr>"
-            + "".join("<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>" for row in rows) + "</table>")
+def _render(report: dict, f: _Markdown | _Html) -> str:
+    """The report's parts in reading order, joined by newlines: both renderings walk it here."""
+    out, e = f.top(report), f.esc
+    for key, sec in report["sections"].items():
+        warnings, flags, head = sec.get("warnings", []), sanity_flags(sec), headline_table(sec)
+        out.append(f.section.format(e(key), e(sec["title"])))
+        out += [f.warning.format(e(w)) for w in warnings] + (f.gap if warnings else [])
+        out.append(f.meta.format(e(section_meta(key, sec)), e(sec["summary"])))
+        out += [f.sanity.format(e(flag)) for flag in flags] + (f.gap if flags else [])
+        if head is not None and head["rows"]:
+            out.append(f.headline(headline_path(key), sec["title"]))
+        tables = [(t, table_cells(t["columns"], t["rows"], t.get("units"))) for t in sec["tables"]]
+        out += [f.table(t["title"], *cells) for t, cells in tables if t["name"] == HEADLINE]
+        if sec["metrics"]:
+            out.append(f.table(None, ["metric", "value", "interval", "note"], metric_rows(sec["metrics"])))
+        out += [f.table(t["title"], *cells) for t, cells in tables if t["name"] != HEADLINE]
+        out += [f.figure(fig["path"], fig["caption"]) for fig in sec["figures"]]
+        out += [f.note.format(e(n)) for n in sec["notes"]]
+        if sec.get("samples"):
+            out.append(f.samples(sec["samples"]))
+        out.append(f.end)
+    return "\n".join(out + f.tail)
+
+
+def render_markdown(report: dict) -> str:
+    return _render(report, _Markdown())
 
 
 def render_html(report: dict, run_dir: Path) -> str:
     """Self-contained HTML: figures (and headline charts) are read from ``run_dir`` and embedded as data URIs."""
-    e = html.escape
-    run = report["run"]
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>robustsuite {e(run['id'])}</title>",
-             f"<style>{_CSS}</style></head><body><h1>robustsuite report <code>{e(run['id'])}</code></h1>"]
-    if report.get("warnings"):
-        parts.append("<h2>Warnings</h2>" + "".join(
-            f"<p class='warning'><a href='#{e(w['section'])}'>{e(w['section'])}</a>: {e(w['message'])}</p>"
-            for w in report["warnings"]))
-    parts += ["<p class='meta'>" + "<br>".join(e(line) for line in provenance_lines(run)) + "</p>",
-              "<h2>Units</h2><table><tr><th>unit</th><th>method</th><th>model</th><th>dataset</th><th>seed</th>"
-              "<th>status</th><th>seconds</th><th>error</th></tr>"]
-    for u in report["units"]:
-        cls = " class='failed'" if u["status"] != "done" else ""
-        parts.append(f"<tr{cls}><td>{e(u['id'])}</td><td>{e(u['method'])}</td><td>{e(u['model'])}</td>"
-                     f"<td>{e(u['dataset'])}</td><td>{e(str(u.get('seed', '–')))}</td><td>{e(u['status'])}</td>"
-                     f"<td>{e(_fmt(u.get('seconds')))}</td><td class='err'>{e(u.get('error') or '')}</td></tr>")
-    parts.append("</table>")
-    for key, sec in report["sections"].items():
-        parts.append(f"<section id='{e(key)}'><h2>{e(sec['title'])}</h2>")
-        parts += [f"<p class='warning'>WARNING: {e(w)}</p>" for w in sec.get("warnings", [])]
-        parts.append(f"<p class='meta'>{e(section_meta(key, sec))}</p><p>{e(sec['summary'])}</p>")
-        parts += [f"<p class='sanity'>Sanity check: {e(f)}</p>" for f in sanity_flags(sec)]
-        if headline_table(sec) is not None and headline_table(sec)["rows"]:
-            parts.append(_img(Path(run_dir) / headline_path(key), f"clean vs attacked: {sec['title']}"))
-        tables = sec["tables"]
-        parts += [_html_table(t, e) for t in tables if t["name"] == HEADLINE]
-        if sec["metrics"]:
-            parts.append("<table><tr><th>metric</th><th>value</th><th>interval</th><th>note</th></tr>" + "".join(
-                "<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in metric_rows(sec["metrics"]))
-                + "</table>")
-        parts += [_html_table(t, e) for t in tables if t["name"] != HEADLINE]
-        parts += [_img(Path(run_dir) / f["path"], f["caption"]) for f in sec["figures"]]
-        parts += [f"<p class='note'>{e(n)}</p>" for n in sec["notes"]]
-        if sec.get("samples"):
-            parts.append("<p class='meta'>per-sample records: " + ", ".join(f"<code>{e(p)}</code>" for p in sec["samples"])
-                         + "</p>")
-        parts.append("</section>")
-    parts.append("</body></html>")
-    return "\n".join(parts)
+    return _render(report, _Html(run_dir))

@@ -19,9 +19,7 @@ def _column(values) -> list:
     if hasattr(values, "detach"):
         values = values.detach().cpu().numpy()
     if isinstance(values, np.ndarray):
-        if values.ndim > 1:
-            return [v.tolist() for v in values]
-        return values.tolist()
+        return [v.tolist() for v in values] if values.ndim > 1 else values.tolist()
     return [v.item() if hasattr(v, "item") else v for v in values]
 
 
@@ -43,16 +41,14 @@ def to_columns(samples) -> dict[str, list]:
 def _json_safe(value):
     """JSON has no NaN/inf: non-finite floats (an abstained radius, a missing score) become null, also inside
     list columns; Parquet keeps them as they are."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
     if isinstance(value, list):
         return [_json_safe(v) for v in value]
-    return value
+    return None if isinstance(value, float) and not math.isfinite(value) else value
 
 
 def write_samples(stem: Path, samples, fmt: str) -> Path:
     """Write ``samples`` to ``stem.parquet`` or ``stem.jsonl`` atomically; returns the path."""
-    from robustsuite_common.io import atomic_write
+    from robustsuite_common.io import atomic_write, write_text
 
     if fmt not in FORMATS:
         raise ValueError(f"log format must be one of {FORMATS}, got {fmt!r}")
@@ -61,15 +57,10 @@ def write_samples(stem: Path, samples, fmt: str) -> Path:
     if fmt == "parquet":
         pa = optional_import("pyarrow", "parquet", "--log-samples parquet")
         pq = optional_import("pyarrow.parquet", "parquet", "--log-samples parquet")
-
-        table = pa.table(cols)
-        atomic_write(path, lambda p: pq.write_table(table, p))
-    else:
-        n = len(next(iter(cols.values()), []))
-        lines = [json.dumps({k: _json_safe(v[i]) for k, v in cols.items()}, allow_nan=False, default=str)
-                 for i in range(n)]
-        atomic_write(path, lambda p: p.write_text("\n".join(lines) + ("\n" if lines else ""), encoding="utf-8"))
-    return path
+        return atomic_write(path, lambda p: pq.write_table(pa.table(cols), p))
+    rows = zip(*cols.values(), strict=True)
+    return write_text(path, "".join(json.dumps({k: _json_safe(v) for k, v in zip(cols, row, strict=True)},
+                                               allow_nan=False, default=str) + "\n" for row in rows))
 
 
 def read_samples(path: Path) -> list[dict]:
@@ -77,6 +68,5 @@ def read_samples(path: Path) -> list[dict]:
     path = Path(path)
     if path.suffix == ".parquet":
         pq = optional_import("pyarrow.parquet", "parquet", "reading a .parquet sample log")
-
         return pq.read_table(path).to_pylist()
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -1,139 +1,98 @@
-"""Report schema 2.0: the JSON Schema of ``report.json`` and the section a runner returns.
+"""Report schema 2.0: the JSON Schema of ``report.json``, the section a runner returns, and reading schema 1.x.
 
-A section's metrics are structured (``robustsuite_common.experiment.Metric.to_dict()``): ``{"value", "label",
-"unit", "interval": {"estimate", "low", "high", "level", "method", "bounds"}, "note"}``. A section also carries
-``warnings`` (first in JSON, Markdown and HTML), ``model_at_chance`` and ``deterministic``; tables carry
-``units`` and ``bounds``. Schema 1.x sections (flat metrics, ``NAME_ci_low``/``NAME_ci_high`` beside
-``NAME``) are folded into this shape by :func:`metrics_from_flat` (legacy runners) and
-:func:`robustsuite.report.migrate` (old ``report.json`` files).
+Metrics are structured (``robustsuite_common.experiment.Metric.to_dict()``); schema 1.x flat metrics
+(``NAME_ci_low``/``NAME_ci_high`` beside ``NAME``) are folded into that shape by :func:`metrics_from_flat`.
+:func:`migrate` is what ``robustsuite report`` and ``collect`` call on a run directory written before 2.0; a
+version it does not know raises :class:`ReportVersionError` (a ``ConfigError``: no traceback) naming the version
+that wrote it and what to run instead.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = "2.0"  # 2.0: structured metrics, warnings, model_at_chance, deterministic, table units/bounds
-Scalar = str | int | float | bool | None
-CI_LOW, CI_HIGH = "_ci_low", "_ci_high"
+from robustsuite_common.experiment import json_safe
 
-_SCALAR = {"type": ["string", "number", "integer", "boolean", "null"]}
-_STR_LIST = {"type": "array", "items": {"type": "string"}}
-_BOUND = {"type": ["number", "null"]}
-_INTERVAL = {
-    "type": "object", "additionalProperties": False,
-    "required": ["estimate", "low", "high", "level", "method", "bounds"],
-    "properties": {"estimate": {"type": "number"}, "low": {"type": "number"}, "high": {"type": "number"},
-                   "level": {"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1},
-                   "method": {"type": "string"},
-                   "bounds": {"type": "array", "items": _BOUND, "minItems": 2, "maxItems": 2}},
-}
-_METRIC = {
-    "type": "object", "additionalProperties": False, "required": ["value", "label", "unit"],
-    "properties": {"value": _SCALAR, "label": {"type": "string"}, "unit": {"type": "string"},
-                   "interval": _INTERVAL, "note": {"type": "string"}},
-}
-_TABLE = {
-    "type": "object", "required": ["name", "title", "columns", "rows", "units", "bounds"],
-    "properties": {
-        "name": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"}, "title": {"type": "string"}, "columns": _STR_LIST,
-        "rows": {"type": "array", "items": {"type": "array", "items": _SCALAR}},
-        "units": {"type": "object", "additionalProperties": {"type": "string"}},
-        "bounds": {"type": "object", "additionalProperties": {"type": "array", "items": _BOUND, "minItems": 2,
-                                                               "maxItems": 2}},
-    },
-}
-_SECTION = {
-    "type": "object",
-    "required": ["warnings", "model_at_chance", "deterministic", "title", "summary", "metrics", "tables", "figures",
-                 "notes"],
-    "properties": {
-        "warnings": _STR_LIST, "model_at_chance": {"type": "boolean"}, "deterministic": {"type": "boolean"},
-        "title": {"type": "string"}, "summary": {"type": "string"}, "paper": {"type": ["string", "null"]},
-        "model": {"type": ["string", "null"]}, "dataset": {"type": ["string", "null"]},
-        "data_identity": {"type": ["string", "null"]}, "method": {"type": "string"},
-        "seeds": {"type": "array", "items": {"type": "integer"}}, "samples": _STR_LIST,
-        "seconds": {"type": ["number", "null"]},
-        "metrics": {"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_.:-]+$"},
-                    "additionalProperties": _METRIC},
-        "tables": {"type": "array", "items": _TABLE},
-        "figures": {"type": "array", "items": {
-            "type": "object", "required": ["name", "path", "caption"],
-            "properties": {"name": {"type": "string"}, "path": {"type": "string"}, "caption": {"type": "string"}}}},
-        "notes": _STR_LIST,
-    },
-}
+from ..errors import ConfigError
+from .check import CI_HIGH, CI_LOW, top_warnings
+
+SCHEMA_VERSION = "2.0"  # 2.0: structured metrics, warnings, model_at_chance, deterministic, table units/bounds
+READS = ("1.0", "1.1", SCHEMA_VERSION)
+Scalar = str | int | float | bool | None
+
+
+def _type(*names: str) -> dict[str, Any]:
+    return {"type": names[0] if len(names) == 1 else list(names)}
+
+
+def _array(items: dict, **more: Any) -> dict[str, Any]:
+    return {"type": "array", "items": items, **more}
+
+
+def _object(required: str = "", **properties: Any) -> dict[str, Any]:
+    """An object schema with ``properties``; ``required`` names the required ones, separated by spaces."""
+    return {"type": "object", "properties": properties} | ({"required": required.split()} if required else {})
+
+
+_STR, _NUM, _INT, _BOOL = _type("string"), _type("number"), _type("integer"), _type("boolean")
+_OPT_STR, _OPT_NUM = _type("string", "null"), _type("number", "null")
+_SCALAR = _type("string", "number", "integer", "boolean", "null")
+_STR_LIST = _array(_STR)
+_RANGE = _array(_OPT_NUM, minItems=2, maxItems=2)
+_INTERVAL = _object("estimate low high level method bounds", estimate=_NUM, low=_NUM, high=_NUM,
+                    level={"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, method=_STR,
+                    bounds=_RANGE) | {"additionalProperties": False}
+_METRIC = _object("value label unit", value=_SCALAR, label=_STR, unit=_STR, interval=_INTERVAL,
+                  note=_STR) | {"additionalProperties": False}
+_TABLE = _object("name title columns rows units bounds", name={"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
+                 title=_STR, columns=_STR_LIST, rows=_array(_array(_SCALAR)),
+                 units={"type": "object", "additionalProperties": _STR},
+                 bounds={"type": "object", "additionalProperties": _RANGE})
+_SECTION = _object(
+    "warnings model_at_chance deterministic title summary metrics tables figures notes",
+    warnings=_STR_LIST, model_at_chance=_BOOL, deterministic=_BOOL, title=_STR, summary=_STR, paper=_OPT_STR,
+    model=_OPT_STR, dataset=_OPT_STR, data_identity=_OPT_STR, method=_STR, seeds=_array(_INT), samples=_STR_LIST,
+    seconds=_OPT_NUM,
+    metrics={"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_.:-]+$"}, "additionalProperties": _METRIC},
+    tables=_array(_TABLE), figures=_array(_object("name path caption", name=_STR, path=_STR, caption=_STR)),
+    notes=_STR_LIST)
+_RUN = _object(
+    "id created seed device config versions command", id=_STR, created=_STR, finished=_OPT_STR, seed=_INT,
+    device=_STR, config=_type("object"), versions={"type": "object", "additionalProperties": _OPT_STR},
+    git=_OPT_STR, seeds=_array(_INT), uv_lock_sha256=_OPT_STR,
+    user_git=_object(commit=_STR, repository=_STR, dirty=_BOOL) | _type("object", "null"), command=_STR,
+    platform=_STR, migrated_from=_STR)
+_UNIT = _object("id method model dataset status", id=_STR, method=_STR, model=_STR, dataset=_STR,
+                status={"enum": ["done", "failed", "pending"]}, seconds=_OPT_NUM, error=_OPT_STR, seed=_INT,
+                samples=_STR_LIST, deterministic=_BOOL)
 REPORT_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "title": "robustsuite report",
-    "type": "object",
-    "required": ["schema_version", "warnings", "run", "units", "sections"],
+    "$schema": "https://json-schema.org/draft/2020-12/schema", "title": "robustsuite report",
     "additionalProperties": False,
-    "properties": {
-        "schema_version": {"const": SCHEMA_VERSION},
-        "warnings": {"type": "array", "items": {"type": "object", "required": ["section", "message"],
-                                                "properties": {"section": {"type": "string"},
-                                                               "message": {"type": "string"}}}},
-        "run": {
-            "type": "object",
-            "required": ["id", "created", "seed", "device", "config", "versions", "command"],
-            "properties": {
-                "id": {"type": "string"}, "created": {"type": "string"}, "finished": {"type": ["string", "null"]},
-                "seed": {"type": "integer"}, "device": {"type": "string"}, "config": {"type": "object"},
-                "versions": {"type": "object", "additionalProperties": {"type": ["string", "null"]}},
-                "git": {"type": ["string", "null"]}, "seeds": {"type": "array", "items": {"type": "integer"}},
-                "uv_lock_sha256": {"type": ["string", "null"]},
-                "user_git": {"type": ["object", "null"],
-                             "properties": {"commit": {"type": "string"}, "repository": {"type": "string"},
-                                            "dirty": {"type": "boolean"}}},
-                "command": {"type": "string"}, "platform": {"type": "string"},
-                "migrated_from": {"type": "string"},
-            },
-        },
-        "units": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["id", "method", "model", "dataset", "status"],
-                "properties": {
-                    "id": {"type": "string"}, "method": {"type": "string"}, "model": {"type": "string"},
-                    "dataset": {"type": "string"}, "status": {"enum": ["done", "failed", "pending"]},
-                    "seconds": {"type": ["number", "null"]}, "error": {"type": ["string", "null"]},
-                    "seed": {"type": "integer"}, "samples": _STR_LIST, "deterministic": {"type": "boolean"},
-                },
-            },
-        },
-        "sections": {"type": "object", "additionalProperties": _SECTION},
-    },
-}
+} | _object("schema_version warnings run units sections", schema_version={"const": SCHEMA_VERSION},
+            warnings=_array(_object("section message", section=_STR, message=_STR)), run=_RUN, units=_array(_UNIT),
+            sections={"type": "object", "additionalProperties": _SECTION})
 
 
 def clean(value: Any) -> Scalar:
     """A JSON-safe scalar: numpy/torch numbers become Python numbers, NaN/inf become None."""
-    if hasattr(value, "item") and callable(value.item) and not isinstance(value, str):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    raise TypeError(f"report values must be scalars (str, number, bool, None), got {type(value).__name__}")
+    try:
+        return json_safe(value)
+    except TypeError:
+        raise TypeError(f"report values must be scalars (str, number, bool, None), got {type(value).__name__}") \
+            from None
 
 
 def is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def interval_dict(estimate: float, low: float, high: float, *, level: float = 0.95, method: str = "",
-                  bounds: tuple[float | None, float | None] | list = (None, None)) -> dict[str, Any]:
-    """A 2.0 interval, not checked here (a migrated report keeps what it said; :func:`check_report` judges)."""
-    return {"estimate": float(estimate), "low": float(low), "high": float(high), "level": float(level),
-            "method": method, "bounds": [None if b is None else float(b) for b in bounds]}
-
-
 def metrics_from_flat(flat: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Schema-1.x metrics (``NAME`` with ``NAME_ci_low``/``NAME_ci_high``) as 2.0 metrics. The 1.x intervals
-    were 95 % intervals of unrecorded method and range (``method`` and ``bounds`` stay empty)."""
+    were 95 % intervals of unrecorded method and range (``method`` and ``bounds`` stay empty); they are carried
+    over unchecked (a migrated report keeps what it said; :func:`check_report` judges)."""
     out: dict[str, dict[str, Any]] = {}
     for k, v in flat.items():
         if k.endswith((CI_LOW, CI_HIGH)) and k.rsplit("_ci_", 1)[0] in flat:
@@ -141,7 +100,8 @@ def metrics_from_flat(flat: dict[str, Any]) -> dict[str, dict[str, Any]]:
         m: dict[str, Any] = {"value": clean(v), "label": "", "unit": ""}
         lo, hi = clean(flat.get(k + CI_LOW)), clean(flat.get(k + CI_HIGH))
         if is_number(m["value"]) and is_number(lo) and is_number(hi):
-            m["interval"] = interval_dict(m["value"], lo, hi)
+            m["interval"] = {"estimate": float(m["value"]), "low": float(lo), "high": float(hi), "level": 0.95,
+                             "method": "", "bounds": [None, None]}
         out[str(k)] = m
     return out
 
@@ -169,22 +129,15 @@ def normalise_metrics(metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """2.0 metrics from a mapping that may mix ``Metric`` objects, 2.0 dicts and legacy flat scalars."""
     flat = {k: v for k, v in metrics.items() if not isinstance(v, dict) and not hasattr(v, "to_dict")}
     folded = metrics_from_flat(flat)
-    out = {}
-    for k, v in metrics.items():
-        if k in flat:
-            if k in folded:
-                out[str(k)] = folded[k]
-        else:
-            out[str(k)] = metric_dict(k, v)
-    return out
+    return {str(k): folded[k] if k in flat else metric_dict(k, v) for k, v in metrics.items()
+            if k not in flat or k in folded}
 
 
 @dataclass(frozen=True)
 class Table:
     """A report table; ``units`` maps a column to its unit, ``bounds`` a column to its range ``(lo, hi)``
-    (columns ``X_ci_low``/``X_ci_high`` beside ``X`` hold X's interval). Lists, as the flat-``DEFAULTS`` runners
-    build them; an experiment's ``robustsuite_common.experiment.Table`` (tuples, intervals checked on construction)
-    becomes one with :meth:`of`. Once every runner is declarative this class can be that one."""
+    (columns ``X_ci_low``/``X_ci_high`` beside ``X`` hold X's interval). Unlike the experiment ``Table``
+    (:meth:`of`), its intervals are not checked on construction."""
 
     name: str
     title: str
@@ -224,10 +177,9 @@ class Figure:
 class Section:
     """One method's part of the report (what a runner returns).
 
-    ``metrics`` maps identifiers to ``robustsuite_common.experiment.Metric`` objects (or their dicts); bare
-    scalars are accepted from legacy runners (``NAME_ci_low``/``NAME_ci_high`` folded into NAME's interval).
-    ``warnings`` are shown before everything else; ``model_at_chance`` marks a model whose clean score's
-    interval contains the chance rate (a warning must say so: :func:`robustsuite.report.check_report`).
+    ``metrics`` maps identifiers to ``Metric`` objects, their dicts or legacy flat scalars. ``warnings`` are
+    shown first; ``model_at_chance`` marks a model whose clean score's interval contains the chance rate (a
+    warning must say so: :func:`robustsuite.report.check_report`).
     """
 
     title: str
@@ -248,8 +200,43 @@ class Section:
                 "figures": [f.to_dict() for f in self.figures], "notes": [str(n) for n in self.notes]}
 
 
-def validate(report: dict) -> None:
-    """Raise ``jsonschema.ValidationError`` if ``report`` does not follow :data:`REPORT_SCHEMA`."""
-    import jsonschema
+class ReportVersionError(ConfigError):
+    """A ``report.json`` this version cannot read (unknown or newer schema, or not a report at all)."""
 
-    jsonschema.validate(report, REPORT_SCHEMA)
+
+def section_from_v1(sec: dict) -> dict:
+    """A 1.x section as a 2.0 section (flat metrics folded, ``WARNING:`` notes moved to ``warnings``)."""
+    notes = [str(n) for n in sec.get("notes", [])]
+    metrics = metrics_from_flat(sec.get("metrics", {}))
+    out = {"warnings": [n.removeprefix("WARNING: ") for n in notes if n.startswith("WARNING: ")],
+           "model_at_chance": metrics.get("model_at_chance", {}).get("value") is True,
+           "deterministic": bool(sec.get("deterministic", False))}
+    out |= {k: v for k, v in sec.items() if k not in ("metrics", "tables", "notes", "warnings")}
+    return out | {"metrics": metrics, "tables": [{"units": {}, "bounds": {}} | dict(t) for t in sec.get("tables", [])],
+                  "notes": [n for n in notes if not n.startswith("WARNING: ")]}
+
+
+def migrate(report: Any) -> dict:
+    """``report`` (a parsed ``report.json``) in schema 2.0; a 2.0 report is returned unchanged.
+
+    Intervals are carried over as they were written (an old interval that excludes its estimate stays, so
+    :func:`robustsuite.report.check_report` can name it); the input is not modified.
+    """
+    if not isinstance(report, dict) or "schema_version" not in report:
+        raise ReportVersionError("not a robustsuite report: no schema_version (expected a report.json written by "
+                                 "`robustsuite run`, `demo` or `collect`)")
+    version = str(report["schema_version"])
+    if version == SCHEMA_VERSION:
+        return report
+    if version not in READS:
+        writer = (report.get("run") or {}).get("versions", {}).get("robustsuite")
+        writer = f"robustsuite {writer}" if writer else "an unknown robustsuite version"
+        raise ReportVersionError(
+            f"report schema {version!r} (written by {writer}) is not one this robustsuite reads ({', '.join(READS)}): "
+            "render it with the version that wrote it, or recompute the run with this one (`robustsuite run CONFIG "
+            "--out DIR`; the run's config is in DIR/run.json)")
+    old = copy.deepcopy(report)
+    sections = {k: section_from_v1(s) for k, s in old.get("sections", {}).items()}
+    return {"schema_version": SCHEMA_VERSION, "warnings": top_warnings(sections),
+            "run": dict(old.get("run", {})) | {"migrated_from": version}, "units": old.get("units", []),
+            "sections": sections}
