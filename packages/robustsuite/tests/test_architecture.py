@@ -108,9 +108,14 @@ def test_the_umbrella_keeps_its_line_budget_outside_the_runners_and_the_report()
     assert _lines(ours) <= 4350, f"{_lines(ours)} lines"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23's budget (< 600 lines for the five method runners, <= 5,000 in all) "
-                   "needs the declarative runners of the method packages' branches and a leaner report side; remove "
-                   "this marker when the test passes")
+def test_the_runners_stay_under_600_lines():
+    """Issue 23: ``wc -l runners/*.py`` under 600 (the adapters, RunContext and section building live in run/ and
+    report/)."""
+    assert _lines(sorted((SRC / "runners").glob("*.py"))) < 600
+
+
+@pytest.mark.xfail(strict=True, reason="issue 23's budget of 5,000 lines in all is not met: 5,719 after the report "
+                   "2.0, run-integrity and input-contract work (issues 24, 25) landed in the umbrella and the slimming "
+                   "of run/, data/, zoo/ and report/; remove this marker when the test passes")
 def test_the_umbrella_stays_under_5000_lines():
-    runners = [SRC / "runners" / f"{m}.py" for m in METHOD_RUNNERS]
-    assert _lines(runners) < 600 and _lines(sorted(SRC.rglob("*.py"))) <= 5000
+    assert _lines(sorted(SRC.rglob("*.py"))) <= 5000

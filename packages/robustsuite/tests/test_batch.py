@@ -9,8 +9,10 @@ from robustsuite import run as run_mod
 from robustsuite.cli import app
 
 cli = CliRunner()
-CONFIG = ('seeds = 2\n[methods.overview]\nmodels = ["builtin:digits-cnn", "builtin:digits-cnn-at"]\n'
-          'dataset = "builtin:digits"\nn_boot = 100\nrobust_accuracy = "never"\n')
+# four units (the overview does not depend on the seed, so they are four targets rather than seeds)
+CONFIG = ('[methods.overview]\ntargets = [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", '
+          '"builtin:digits"], ["builtin:digits-cnn", "builtin:digits-osr"], ["builtin:digits-osr-cnn", '
+          '"builtin:digits-osr"]]\nn_boot = 100\nrobust_accuracy = "never"\n')
 
 
 def _content(report: dict) -> dict:
@@ -91,7 +93,8 @@ def test_collect_a_plain_run_directory(tmp_path, cfg, monkeypatch):
     monkeypatch.setattr(runners.get("overview"), "run", lambda ctx, params: Section("t", f"seed {ctx.seed}"))
     out = tmp_path / "run"
     assert cli.invoke(app, ["plan", str(cfg), "--out", str(out), "--write"]).exit_code == 0  # 4 units
-    config = run_mod.load_config(cfg) | {"seeds": 1}
+    config = run_mod.load_config(cfg)
+    config["methods"]["overview"]["targets"] = config["methods"]["overview"]["targets"][:2]
     report = run_mod.execute(config, out, progress=False)  # a later run with another config: 2 units
     collected, missing = run_mod.collect(out)
     assert missing == [] and _content(collected) == _content(report) and len(collected["units"]) == 2

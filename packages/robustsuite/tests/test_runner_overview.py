@@ -8,12 +8,13 @@ import torch
 
 from robustsuite import load_dataset, load_model, predict_logits
 from robustsuite.report import check_report, top_warnings
+from robustsuite import runners
 from robustsuite.runners import RunContext, overview
 
 
 def _run(tmp_path, model, dataset="builtin:digits", seed=0, limit=None, **params):
     ctx = RunContext(run_dir=tmp_path, method="overview", seed=seed, unit_id="u", log_format="jsonl", limit=limit)
-    p = {**overview.DEFAULTS, "model": model, "dataset": dataset, "n_boot": 200, **params}
+    p = {**runners.get("overview").DEFAULTS, "model": model, "dataset": dataset, "n_boot": 200, **params}
     return ctx, overview.run(ctx, p)
 
 
@@ -89,7 +90,7 @@ def test_model_at_chance_is_flagged_and_warned_about(tmp_path, monkeypatch):
     monkeypatch.setattr(aa, "autoattack", _FakeAttack())
     ctx = RunContext(run_dir=tmp_path, method="overview", unit_id="u")
     ctx._cache["model::const"] = _Constant()
-    sec = overview.run(ctx, {**overview.DEFAULTS, "model": "const", "dataset": "builtin:digits", "n_boot": 200,
+    sec = overview.run(ctx, {**runners.get("overview").DEFAULTS, "model": "const", "dataset": "builtin:digits", "n_boot": 200,
                              "robust_accuracy": "always", "eps": 0.1, "autoattack_n": 0})
     assert sec.model_at_chance and sec.metrics["model_at_chance"].value is True
     assert "contains the chance rate" in sec.warnings[0] and sec.summary.startswith("The model is at chance")
@@ -183,7 +184,7 @@ def test_overview_rejects_unknown_split(tmp_path):
 
 def test_overview_demo_defaults_name_the_shipped_benchmarks():
     """The demo's overview runs on the shipped Fashion-MNIST / WordNet models (AutoAttack on the AT model)."""
-    assert ["builtin:fashion-cnn", "builtin:fashion-mnist"] in overview.DEFAULTS["targets"]
-    assert ["builtin:fashion-cnn-at", "builtin:fashion-mnist"] in overview.DEFAULTS["targets"]
-    assert ["builtin:wordnet-roberta", "builtin:wordnet-topics"] in overview.DEFAULTS["targets"]
-    assert overview.DEFAULTS["robust_accuracy"] == "auto" and overview.DEFAULTS["autoattack_version"] == "standard"
+    assert ["builtin:fashion-cnn", "builtin:fashion-mnist"] in runners.get("overview").DEFAULTS["targets"]
+    assert ["builtin:fashion-cnn-at", "builtin:fashion-mnist"] in runners.get("overview").DEFAULTS["targets"]
+    assert ["builtin:wordnet-roberta", "builtin:wordnet-topics"] in runners.get("overview").DEFAULTS["targets"]
+    assert runners.get("overview").DEFAULTS["robust_accuracy"] == "auto" and runners.get("overview").DEFAULTS["autoattack_version"] == "standard"

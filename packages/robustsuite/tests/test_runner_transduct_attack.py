@@ -38,10 +38,11 @@ def test_section_equals_the_experiment_on_the_same_inputs(tmp_path):
     assert [t["name"] for t in section["tables"]] == list(direct.tables)
     for t in section["tables"]:
         assert [list(r) for r in direct.tables[t["name"]].rows] == t["rows"], t["name"]
-    for key, m in direct.metrics.items():
-        assert section["metrics"][key] == m.value
+    for key, m in direct.metrics.items():  # report schema 2.0: each metric with its interval
+        got = section["metrics"][key]
+        assert got["value"] == m.value
         if m.interval is not None:
-            assert (section["metrics"][f"{key}_ci_low"], section["metrics"][f"{key}_ci_high"]) == m.interval.ci
+            assert (got["interval"]["low"], got["interval"]["high"]) == m.interval.ci
     # inputs(): the unit's records carry the dataset's class names and the figures are drawn
     assert {f["name"] for f in section["figures"]} == {"robustness", "urejectron_threshold"}
     assert section["samples"] and all((tmp_path / p).is_file() for p in section["samples"])

@@ -49,12 +49,13 @@ def test_the_unit_gives_the_section_of_the_package_experiment(tmp_path):
     assert [t["name"] for t in sec["tables"]] == list(res.tables) == ["span", "signed_ece", "eps_sweep", "ood_osr"]
     for t in sec["tables"]:
         assert [tuple(r) for r in t["rows"]] == list(res.tables[t["name"]].rows), t["name"]
-    for key, m in res.metrics.items():
-        assert sec["metrics"][key] == m.value, key
+    for key, m in res.metrics.items():  # report schema 2.0: each metric with its interval
+        got = sec["metrics"][key]
+        assert got["value"] == m.value, key
         if m.interval is not None:
-            assert (sec["metrics"][f"{key}_ci_low"], sec["metrics"][f"{key}_ci_high"]) == m.interval.ci, key
+            assert (got["interval"]["low"], got["interval"]["high"]) == m.interval.ci, key
     assert sec["summary"] == res.summary
-    assert sec["notes"] == [f"WARNING: {w}" for w in res.warnings] + list(res.notes)
+    assert sec["warnings"] == list(res.warnings) and sec["notes"] == list(res.notes)
     # the section names the attack of its robust-accuracy column; per-sample records and figures come through
     span = dict(zip(sec["tables"][0]["columns"], sec["tables"][0]["rows"][0], strict=True))
     assert span["robust_attack"].startswith("PGD (pgd, 3 steps") and span["pgd_robust_acc"] is None
