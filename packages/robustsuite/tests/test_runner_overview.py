@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from robustsuite import load_dataset, load_model, predict_logits
+from robustsuite import load_dataset, load_model, predict_logits, runners
 from robustsuite.report import check_report, top_warnings
-from robustsuite import runners
 from robustsuite.runners import RunContext, overview
 
 
