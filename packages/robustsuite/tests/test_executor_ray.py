@@ -212,7 +212,7 @@ def test_a_run_resumes_across_executors(tmp_path, local_ray):
     assert sorted(seen["done"]) == sorted(u.id for u in two if u.seed == 1)
     report = execute(cfg | {"seeds": 2}, make_executor("ray"))  # everything reused: no task submitted
     assert set(seen) == {"skip"} and sorted(seen["skip"]) == sorted(u.id for u in two)
-    assert [u["status"] for u in report["units"]] == ["done"] * 4
+    assert [u["status"] for u in report["units"]] == ["done"] * len(two)  # the overview once (seed-independent), certcal per seed
 
 
 @pytest.mark.slow

@@ -49,8 +49,11 @@ def test_unit_section_equals_the_package_experiment(tmp_path):
     assert [t["name"] for t in sec["tables"]] == list(res.tables)
     for got, want in zip(sec["tables"], res.tables.values(), strict=True):
         assert got["columns"] == list(want.columns) and got["rows"] == [list(r) for r in want.rows], want.name
-    assert {k: v for k, v in sec["metrics"].items() if not k.endswith(("_ci_low", "_ci_high"))} == {
-        k: m.value for k, m in res.metrics.items()}
+    # report schema 2.0: each metric with its value and interval
+    assert {k: v["value"] for k, v in sec["metrics"].items()} == {k: m.value for k, m in res.metrics.items()}
+    for k, m in res.metrics.items():
+        if m.interval is not None:
+            assert (sec["metrics"][k]["interval"]["low"], sec["metrics"][k]["interval"]["high"]) == m.interval.ci, k
     assert sec["summary"] == res.summary
     assert [f["name"] for f in sec["figures"]] == ["accuracy-bars", "qt-sweep", "vision-pgd-autoattack"]
     text_file = next(p for p in sec["samples"] if p.endswith("--text.jsonl"))
