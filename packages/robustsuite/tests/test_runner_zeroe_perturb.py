@@ -39,10 +39,11 @@ def test_unit_section_equals_the_experiment_run_directly(tmp_path):
     assert unit["status"] == "done", unit.get("error")
     sec = report["sections"]["zeroe_perturb"]
     res = _direct(table, 3, tmp_path)
-    for key, m in res.metrics.items():  # same numbers, intervals included
-        assert sec["metrics"][key] == m.value, key
+    for key, m in res.metrics.items():  # same numbers, intervals included (report schema 2.0)
+        got = sec["metrics"][key]
+        assert got["value"] == m.value, key
         if m.interval is not None:
-            assert (sec["metrics"][f"{key}_ci_low"], sec["metrics"][f"{key}_ci_high"]) == m.ci, key
+            assert (got["interval"]["low"], got["interval"]["high"]) == m.ci, key
     assert [t["name"] for t in sec["tables"]] == list(res.tables)
     for t in sec["tables"]:
         assert [list(r) for r in res.tables[t["name"]].rows] == [list(r) for r in t["rows"]], t["name"]
