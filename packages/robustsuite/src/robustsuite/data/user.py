@@ -61,9 +61,11 @@ def _labels_to_index(raw: Sequence, where: str) -> tuple[np.ndarray, list[str], 
     return np.asarray([lookup[str(v)] for v in raw], dtype=np.int64), classes, "name"
 
 
-def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="", ids=None) -> UserDataset:
+def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="", ids=None, named=True
+          ) -> UserDataset:
     """Splits by the ``split_of`` column (train/val/test values), else a fixed stratified 60/20/20 split; row ``i``
-    keeps the id ``ids[i]`` (default ``i``)."""
+    keeps the id ``ids[i]`` (default ``i``). ``named=False``: the data names no classes (``Split.label_names``
+    stays ``None``; ``classes`` are the indices as strings)."""
     if split_of is not None:
         parts = [np.asarray([i for i, s in enumerate(split_of) if str(s) in _SPLIT_ALIASES[p]], dtype=np.int64)
                  for p in _PARTS]
@@ -72,11 +74,13 @@ def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="
                                    f"{ {k: sorted(v) for k, v in _SPLIT_ALIASES.items()} })")
     else:
         parts = stratified_split(y)
-    return UserDataset(name, modality, tuple(classes), *(take(x, y, p, ids, classes) for p in parts), label_kind=kind)
+    names = classes if named else None
+    return UserDataset(name, modality, tuple(classes), *(take(x, y, p, ids, names) for p in parts), label_kind=kind)
 
 
-def _fixed(name, modality, classes, parts: dict, kind: LabelKind) -> UserDataset:
-    """The given splits (``parts[split] = (x, y, ids or None)``); a missing train/val split is empty."""
+def _fixed(name, modality, classes, parts: dict, kind: LabelKind, named: bool = True) -> UserDataset:
+    """The given splits (``parts[split] = (x, y, ids or None)``); a missing train/val split is empty; ``named`` as in
+    :func:`_make`."""
     test_x = parts["test"][0]
     empty = Split(torch.empty(0, *test_x.shape[1:]) if isinstance(test_x, torch.Tensor) else [],
                   torch.empty(0, dtype=torch.int64), ())
@@ -84,7 +88,8 @@ def _fixed(name, modality, classes, parts: dict, kind: LabelKind) -> UserDataset
         if len(y) and (int(np.min(y)) < 0 or int(np.max(y)) >= len(classes)):
             raise DatasetSpecError(f"{name}: split {p!r} has labels outside 0..{len(classes) - 1} "
                                    f"(classes {list(classes)})")
-    splits = [take(*parts[p][:2], np.arange(len(parts[p][1])), parts[p][2], classes) if p in parts else empty
+    names = classes if named else None
+    splits = [take(*parts[p][:2], np.arange(len(parts[p][1])), parts[p][2], names) if p in parts else empty
               for p in _PARTS]
     return UserDataset(name, modality, tuple(classes), *splits, label_kind=kind)
 
@@ -194,12 +199,12 @@ def load_npz(value: str | Path) -> UserDataset:
         raise DatasetSpecError(f"{where}: splits have different image shapes {sorted(shapes)}")
     classes = names or [str(i) for i in range(max(int(p[1].max()) + 1 for p in parts.values()))]
     if "all" not in parts:
-        return _fixed(where, "vision", classes, parts, "index")
+        return _fixed(where, "vision", classes, parts, "index", named=names is not None)
     x, y, _ = parts["all"]
     if int(y.max()) >= len(classes):
         raise DatasetSpecError(f"{where}: label {int(y.max())} is outside the {len(classes)} named classes "
                                f"{list(classes)}")
-    return _make(where, "vision", classes, x, y, "index")
+    return _make(where, "vision", classes, x, y, "index", named=names is not None)
 
 
 def _read_folder(root: Path, size: tuple[int, int] | None, where: str, base: Path
@@ -282,14 +287,15 @@ def load_idx(value: str | Path) -> UserDataset:
     if arrays[0].shape[1:] != arrays[2].shape[1:]:
         raise DatasetSpecError(f"{where}: train and t10k images differ in shape")
     k = int(max(arrays[1].max(), arrays[3].max())) + 1
-    return _train_val_test(where, tuple(str(i) for i in range(k)), *arrays)
+    return _train_val_test(where, tuple(str(i) for i in range(k)), *arrays, named=False)  # IDX files name no class
 
 
-def _train_val_test(name: str, classes, x, y, x_test, y_test) -> UserDataset:
+def _train_val_test(name: str, classes, x, y, x_test, y_test, named: bool = True) -> UserDataset:
     """The train set split 90/10 (stratified) into train/val, and the test set; ids = index in each set."""
     tr, va = stratified_split(y, fractions=(0.9, 0.1))
-    return UserDataset(name, "vision", tuple(classes), take(x, y, tr, None, classes), take(x, y, va, None, classes),
-                       take(x_test, y_test, np.arange(len(y_test)), None, classes), label_kind="index")
+    n = classes if named else None
+    return UserDataset(name, "vision", tuple(classes), take(x, y, tr, None, n), take(x, y, va, None, n),
+                       take(x_test, y_test, np.arange(len(y_test)), None, n), label_kind="index")
 
 
 # --- Hugging Face datasets --------------------------------------------------------------------------
