@@ -254,9 +254,6 @@ def test_the_check_finds_the_overview_ece_that_excluded_its_estimate():
     assert len(problems) == 1 and "'overview:m' metric 'ece'" in problems[0] and "excludes its estimate" in problems[0]
 
 
-@pytest.mark.xfail(strict=True, reason="docs/demo/report.json was written by schema 1.1 with the percentile-"
-                   "bootstrap ECE interval that excludes its estimate; regenerating the demo report (lead) makes this "
-                   "pass: then remove this marker")
 def test_committed_demo_report_passes_the_whole_report_check():
     report = migrate(json.loads((ROOT / "docs/demo/report.json").read_text(encoding="utf-8")))
     assert check_report(report) == []
