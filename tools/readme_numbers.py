@@ -34,6 +34,7 @@ from robustsuite.report import migrate
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "packages/robustsuite/src/robustsuite/resources/manifest.json"
 DEFAULT_REPORT = ROOT / "docs/demo/report.json"  # where the integrator commits the demo report
+PAPER_CPU_REPORT = ROOT / "docs/benchmarks/paper-cpu/report.json"  # the recorded paper-cpu benchmark (issue 26)
 MARKER = re.compile(r"<!-- numbers:(?P<name>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /numbers:(?P=name) -->",
                     re.S)
 OPEN = re.compile(r"<!-- numbers:([A-Za-z0-9_.-]+) -->")
@@ -102,8 +103,7 @@ class ReportTable:
     table: str
     columns: Sequence[str] | None = None
     digits: int = 4
-
-    source = "report"
+    source: str = "report"  # or "paper-cpu": docs/benchmarks/paper-cpu/report.json
 
     def render(self, report: dict) -> str:
         sec = _section(report, self.section)
@@ -198,6 +198,12 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics] = {
     "demo-certcal-fixed": ReportTable("certcal", "fixed_set"),
     "demo-certcal-ace": ReportTable("certcal", "ace", ("configuration", "norm", "accuracy", "clean ECE",
                                                        "attacked ECE")),
+    # the recorded paper-cpu benchmark (docs/benchmarks/paper-cpu/report.json), in the package READMEs
+    "paper-cpu-iortemp-verdict": ReportTable("iortemp", "ior_verdict", source="paper-cpu"),
+    "paper-cpu-iortemp-paper": ReportTable("iortemp", "paper_comparison", source="paper-cpu"),
+    "paper-cpu-iortemp-vision": ReportTable("iortemp", "vision_ior", ("model", "clean", "plain PGD", "cal", "opt",
+                                                                      "robust accuracy (AutoAttack)", "PGD fooled",
+                                                                      "illusion"), source="paper-cpu"),
 }
 
 
@@ -250,7 +256,8 @@ def make_sources(report: Path = DEFAULT_REPORT, manifest: Path = MANIFEST) -> di
             return cache[key]
         return get
 
-    return {"manifest": lazy("manifest", manifest, "build manifest"), "report": lazy("report", report, "demo report")}
+    return {"manifest": lazy("manifest", manifest, "build manifest"), "report": lazy("report", report, "demo report"),
+            "paper-cpu": lazy("paper-cpu", PAPER_CPU_REPORT, "paper-cpu benchmark report")}
 
 
 def main(argv: list[str] | None = None) -> int:
