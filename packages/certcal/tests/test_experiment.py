@@ -71,8 +71,11 @@ def test_presets_demo_is_the_former_runner_defaults_and_paper_cpu_meets_issue_26
 def test_result_tables_metrics_and_records(result, inputs):
     res, _ = result
     models, data = inputs
-    assert set(res.tables) == {"certified", "fixed_set", "bounds", "ace", "calibration", "act", "act_weights",
-                               "act_paper"}
+    assert set(res.tables) == {"headline", "certified", "fixed_set", "bounds", "ace", "calibration", "act",
+                               "act_weights", "act_paper"}
+    # the headline (drawn first in a report): the base model's ECE clean against each beta-ACE attack's
+    head, ace = res.tables["headline"].records(), res.tables["ace"].records()
+    assert [(h["clean"], h["attacked"]) for h in head] == [(r["clean ECE"], r["attacked ECE"]) for r in ace]
     for key, m in res.metrics.items():
         assert m.label and isinstance(m.label, str), key  # readable labels everywhere
     assert res.metrics["sigma_0p25_r_0p25_cce_exact"].unit == "fraction"

@@ -44,7 +44,11 @@ def result(tiny_text, corpus, digits_model):
 
 def test_demo_preset_at_reduced_size_gives_the_paper_tables(result):
     res, _, cfg = result
-    assert list(res.tables) == ["ior_table", "ior_verdict", "confidence", "sweep", "vision_ior"]
+    assert list(res.tables) == ["headline", "ior_table", "ior_verdict", "confidence", "sweep", "vision_ior"]
+    # the headline (drawn first in a report): clean accuracy against the best adversary's, per system and attack
+    head, verdict = res.tables["headline"].records(), res.tables["ior_verdict"].records()
+    assert [h["attacked"] for h in head] == [r["best of cal/opt"] for r in verdict]
+    assert all(h["clean"] == 100 * res.value("clean_accuracy") for h in head)
     t = res.tables["ior_table"]
     assert [(r[0], r[1]) for r in t.rows] == [(s, m) for s in ("base", "↓conf", "↑conf") for m in ("-", "cal", "opt")]
     assert len({r[t.columns.index("clean")] for r in t.rows}) == 1  # temperatures never change predictions

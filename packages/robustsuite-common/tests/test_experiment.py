@@ -102,3 +102,17 @@ def test_split_keeps_ids_and_label_names():
     with pytest.raises(ValueError, match="one label per input"):
         Split(["a"], [0, 1])
     assert chance_rate([0, 1, 1, 1]) == 0.75
+
+
+def test_headline_table_takes_intervals_triples_and_bare_numbers():
+    from robustsuite_common.experiment import HEADLINE_COLUMNS, ci_of, headline
+    from robustsuite_common.intervals import IntervalError, proportion
+
+    t = headline("clean vs attacked", [("a", proportion(9, 10), (0.5, 0.2, 0.8), "pgd"), ("b", 0.9, 0.1, "x")])
+    assert t.name == "headline" and t.columns == HEADLINE_COLUMNS and t.units["clean"] == "fraction"
+    a, b = t.records()
+    assert (a["clean"], a["attacked"], a["attacked_ci_low"], a["attack"]) == (0.9, 0.5, 0.2, "pgd")
+    assert a["clean_ci_low"] == proportion(9, 10).low and b["clean_ci_low"] is None
+    assert ci_of(a, "attacked") == (0.5, 0.2, 0.8)
+    with pytest.raises(IntervalError):  # an interval that excludes its estimate is refused, as in every table
+        headline("t", [("a", (0.9, 0.95, 1.0), 0.5, "pgd")])

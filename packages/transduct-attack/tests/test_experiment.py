@@ -50,7 +50,13 @@ def result(setup):
 
 def test_every_table_with_the_papers_values_and_readable_metrics(result):
     res, _, cfg = result
-    assert list(res.tables) == ["rmc", "rmc_seeds", "dann", "tadv", "dent", "dent_adaptation", "urejectron"]
+    assert list(res.tables) == ["headline", "rmc", "rmc_seeds", "dann", "tadv", "dent", "dent_adaptation", "urejectron"]
+    # the headline (drawn first in a report): each defense's clean accuracy against its table's lowest under attack
+    for h in res.tables["headline"].records():
+        defense, table = h["condition"].rsplit(" (", 1)
+        rows = [r for r in res.tables[table.rstrip(")")].records() if r["defense"] == defense]
+        assert h["clean"] == next(r["accuracy"] for r in rows if r["attack"] == "clean")
+        assert h["attacked"] == min(r["accuracy"] for r in rows if r["attack"] != "clean")
     rmc = res.rows("rmc")
     assert {r["attack"] for r in rmc} == {"clean", "PGD (white-box)", "PGD (transfer)", "FPA", "GMSA-AVG", "GMSA-MIN"}
     assert next(r for r in rmc if r["defense"] == "RMC (adv. trained)" and r["attack"] == "FPA")["paper (MNIST)"] == 0.595

@@ -84,7 +84,10 @@ def result(inputs):
 
 def test_result_is_well_formed_and_round_trips(result):
     res, _, cfg = result
-    assert list(res.tables) == ["span", "signed_ece", "eps_sweep", "ood_osr"]
+    assert list(res.tables) == ["span", "headline", "signed_ece", "eps_sweep", "ood_osr"]
+    # the headline (drawn first in a report): each model's clean against its robust accuracy, as in Table IV
+    assert [(h["condition"], h["clean"], h["attacked"], h["attack"]) for h in res.tables["headline"].records()] == [
+        (r["model"], r["clean_acc"], r["robust_acc"], r["robust_attack"]) for r in res.tables["span"].records()]
     assert res.config == to_dict(cfg) and res.title == experiment.TITLE
     back = experiment.Result.from_dict(json.loads(json.dumps(res.to_dict())))
     assert back.to_dict() == res.to_dict() and isinstance(back, experiment.Result)

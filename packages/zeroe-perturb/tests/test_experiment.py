@@ -136,6 +136,11 @@ def test_demo_at_reduced_size_scores_equal_the_benchmark_functions(toy):
             assert c["s(p)_ci_low"] <= c["s(p)"] <= c["s(p)_ci_high"] and 0 <= c["s(p)_ci_low"]
             assert c["s(p)_ci_high"] <= 1 and c["s*(p)_ci_low"] <= c["s*(p)"] <= c["s*(p)_ci_high"]
             assert c["above chance"] == (c["s(p)_ci_low"] > m["chance_score"].value)
+    # the headline (drawn first in a report): clean s(0) against s(0.8) per attacker, from the same cells
+    head = {h["condition"]: h for h in res.tables["headline"].records()}
+    assert sorted(head) == sorted(ATT)
+    for a in ATT:
+        assert head[a]["clean"] == m["clean_score"].value and head[a]["attacked"] == cells[(a, 0.8)]["s(p)"]
     assert m["mean_relative_score_high"].value == pytest.approx(np.mean([r.mean_relative(0.8) for r in runs]))
     # Kendall τ: of the seed-mean s*(0.8) ranking against Table 5's TC column
     ref = zp.PAPER_TABLE5["TC"]

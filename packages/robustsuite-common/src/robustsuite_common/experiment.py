@@ -48,6 +48,9 @@ __all__ = [
     "ExperimentResult",
     "chance_rate",
     "json_safe",
+    "HEADLINE_COLUMNS",
+    "headline",
+    "ci_of",
 ]
 
 Scalar = str | int | float | bool | None
@@ -345,6 +348,35 @@ class Table:
     def from_dict(cls, d: Mapping[str, Any]) -> Table:
         return cls(d["name"], d["title"], tuple(d["columns"]), tuple(tuple(r) for r in d["rows"]),
                    dict(d.get("units", {})), {k: (v[0], v[1]) for k, v in d.get("bounds", {}).items()})
+
+
+#: the columns of a result's ``headline`` table (what a report draws first, as a bar chart)
+HEADLINE_COLUMNS = ("condition", "clean", "clean_ci_low", "clean_ci_high", "attacked", "attacked_ci_low",
+                    "attacked_ci_high", "attack")
+
+
+def _triple(v: Any) -> tuple[Scalar, Scalar, Scalar]:
+    if hasattr(v, "estimate"):  # an Interval
+        return v.estimate, v.low, v.high
+    if isinstance(v, tuple | list):
+        return tuple(v)  # type: ignore[return-value]
+    return v, None, None
+
+
+def headline(title: str, rows: Iterable[tuple[Any, Any, Any, Any]], *, unit: str = "fraction",
+             bounds: tuple[float | None, float | None] = (0.0, 1.0)) -> Table:
+    """The ``headline`` table of a result: per condition (an attacker, system or defense), the clean and the attacked
+    score, each an :class:`~robustsuite_common.intervals.Interval`, an ``(estimate, low, high)`` triple or a bare
+    number, and the attack that gave the attacked score. A report draws it first, as a bar chart with the intervals
+    as error bars: the picture a reader wants before the detailed tables."""
+    out = [(str(cond), *_triple(clean), *_triple(attacked), str(attack)) for cond, clean, attacked, attack in rows]
+    return Table("headline", title, HEADLINE_COLUMNS, tuple(out), units={"clean": unit, "attacked": unit},
+                 bounds={"clean": bounds, "attacked": bounds})
+
+
+def ci_of(record: Mapping[str, Any], column: str) -> tuple[Scalar, Scalar, Scalar]:
+    """``(estimate, low, high)`` of ``column`` in a table record (its ``_ci_low``/``_ci_high`` companions)."""
+    return record[column], record.get(column + _CI[0]), record.get(column + _CI[1])
 
 
 @dataclass(frozen=True)

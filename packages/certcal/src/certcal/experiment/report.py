@@ -135,6 +135,16 @@ def _ace_table(c: Computed) -> Table:
     return t
 
 
+def _headline(ace: Table) -> Table:
+    """The β-ACE attacks' picture: the base model's ECE (%) clean against attacked, per configuration (§4)."""
+    from robustsuite_common.experiment import ci_of, headline
+
+    return headline("beta-ACE: ECE (%) of the base model, clean against attacked (the attacks keep every prediction)",
+                    [(f"{r['configuration']} ({r['norm']})", ci_of(r, "clean ECE"), ci_of(r, "attacked ECE"),
+                      f"beta-ACE {r['configuration']}, {r['norm']} eps={r['eps']:g}") for r in ace.records()],
+                    unit="%", bounds=PCT)
+
+
 def _calibration_table(c: Computed) -> Table:
     k = c.calibration
     d = k.debiased
@@ -487,7 +497,9 @@ def build(c: Computed) -> Result:
     cfg = p.cfg
     ceilings = {s: max_certifiable_radius(s, cfg.certify.n, cfg.certify.alpha) for s in c.curves}
     chance = chance_rate(p.y, p.n_classes)
-    tables = [_certified_table(c, ceilings), _fixed_table(c), _bounds_table(c), _ace_table(c), _calibration_table(c)]
+    ace = _ace_table(c)
+    tables = [_headline(ace), _certified_table(c, ceilings), _fixed_table(c), _bounds_table(c), ace,
+              _calibration_table(c)]
     if c.act is not None:
         tables += _act_tables(c, c.act)
     metrics = _metrics(c, ceilings, chance)

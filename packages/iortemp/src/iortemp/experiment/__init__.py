@@ -108,6 +108,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         tables.append(rp.vision_table(v, vv, cfg.vision.eps, cfg.threshold))
 
     metrics, warnings = _metrics(t, v, vt, vv, data)
+    tables.insert(0, _headline(metrics["clean_accuracy"].interval, tables[1], t.n_test))
     records = {"text": rp.text_records(t, data)}
     if v is not None:
         records["vision"] = rp.vision_records(v, data)
@@ -115,6 +116,17 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     summary = _summary(t, v, vt, vv, metrics, cfg)
     return Result("iortemp", to_dict(cfg), {tb.name: tb for tb in tables}, metrics, summary, records, tuple(notes),
                   tuple(warnings))
+
+
+def _headline(clean, verdict: Table, n: int) -> Table:
+    """Clean accuracy against the accuracy under the adversary's best temperature, per system and attack (%)."""
+    from robustsuite_common.experiment import ci_of, headline
+
+    pct = (100 * clean.estimate, 100 * clean.low, 100 * clean.high)
+    return headline(f"Clean vs adversarial accuracy (%) under the adversary's best temperature (n = {n} texts)",
+                    [(f"{r['system']} · {r['attack']}", pct, ci_of(r, "best of cal/opt"),
+                      f"{r['attack']}, {r['best adversary']} temperature") for r in verdict.records()],
+                    unit="%", bounds=(0.0, 100.0))
 
 
 def _metrics(t, v, vt, vv, data) -> tuple[dict[str, Metric], list[str]]:

@@ -208,8 +208,10 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
                          "demo budget.")
     out.notes += out.comparisons
     summary = "; ".join(out.comparisons) or "no table selected"
+    head = _headline(out.tables, cfg.threat.eps)
+    tables = {"headline": head, **out.tables} if head is not None else out.tables
     return Result(experiment="transduct_attack", config={**to_dict(cfg), "data": data.name},
-                  tables=out.tables, metrics=out.metrics, summary=summary + ".", records=out.records,
+                  tables=tables, metrics=out.metrics, summary=summary + ".", records=out.records,
                   notes=tuple(out.notes), warnings=tuple(out.warnings))
 
 
@@ -235,3 +237,26 @@ def figures(result: ExperimentResult) -> list[Figure]:
         out.append(urejectron_curves(result))
     return out
 
+
+def _headline(tables: dict, eps: float):
+    """Per defense of Tables 1-4 (RMC, DANN, TADV, DENT and their static bases): clean accuracy against its accuracy
+    under the strongest attack of its table (the lowest), with their Clopper-Pearson intervals; ``None`` without
+    those tables."""
+    from robustsuite_common.experiment import ci_of, headline
+
+    rows = []
+    for name in ("rmc", "dann", "tadv", "dent"):
+        if name not in tables:
+            continue
+        recs = tables[name].records()
+        for defense in dict.fromkeys(r["defense"] for r in recs):
+            mine = [r for r in recs if r["defense"] == defense]
+            clean = next((r for r in mine if r["attack"] == "clean"), None)
+            attacked = [r for r in mine if r["attack"] != "clean"]
+            if clean is None or not attacked:
+                continue
+            worst = min(attacked, key=lambda r: r["accuracy"])
+            rows.append((f"{defense} ({name})", ci_of(clean, "accuracy"), ci_of(worst, "accuracy"), worst["attack"]))
+    if not rows:
+        return None
+    return headline(f"Clean accuracy against the strongest attack of each table (L∞ eps {eps:g})", rows)

@@ -14,7 +14,17 @@ from torch import nn
 
 from robustsuite_common.checks import check_bool, check_labels
 from robustsuite_common.config import config_hash, to_dict
-from robustsuite_common.experiment import JSON, Metric, Split, Store, Table, cached, chance_rate
+from robustsuite_common.experiment import (
+    JSON,
+    Metric,
+    Split,
+    Store,
+    Table,
+    cached,
+    chance_rate,
+    ci_of,
+    headline,
+)
 from robustsuite_common.intervals import Interval, proportion
 
 from .._model import n_classes, using
@@ -220,6 +230,10 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
                "msus_std": "nats²", "entropy_clean": MUS_UNIT, "entropy_over": MUS_UNIT, "entropy_under": MUS_UNIT},
         bounds={"clean_acc": (0.0, 1.0), "robust_acc": (0.0, 1.0), "pgd_robust_acc": (0.0, 1.0),
                 "pgd_minus_robust": (-1.0, 1.0), "mus_mean": (0.0, None)})
+    tables["headline"] = headline(
+        f"Clean vs robust accuracy ({attack_name}, {a.norm} eps={a.eps:g}, {len(y)} test points)",
+        [(r["model"], ci_of(r, "clean_acc"), ci_of(r, "robust_acc"), r["robust_attack"])
+         for r in tables["span"].records()])
     chance = chance_rate(y)
     metrics["n_points"] = Metric(len(y), "test points attacked (Table IV)", "points")
     metrics["eps"] = Metric(a.eps, "perturbation budget ε", f"{a.norm}, inputs in [0, 1]")
