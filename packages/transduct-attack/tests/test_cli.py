@@ -43,4 +43,4 @@ def test_experiment_runs_offline_and_writes_its_result(tmp_path, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     result = json.loads(out.read_text())
-    assert [t["name"] for t in result["tables"]] == ["tadv"] and result["summary"] in printed
+    assert [t["name"] for t in result["tables"]] == ["headline", "tadv"] and result["summary"] in printed
