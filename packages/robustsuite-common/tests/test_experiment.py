@@ -109,7 +109,7 @@ def test_headline_table_takes_intervals_triples_and_bare_numbers():
     from robustsuite_common.intervals import IntervalError, proportion
 
     t = headline("clean vs attacked", [("a", proportion(9, 10), (0.5, 0.2, 0.8), "pgd"), ("b", 0.9, 0.1, "x")])
-    assert t.name == "headline" and t.columns == HEADLINE_COLUMNS and t.units["clean"] == "fraction"
+    assert t.name == "headline" and t.columns == (*HEADLINE_COLUMNS, "attack") and t.units["clean"] == "fraction"
     a, b = t.records()
     assert (a["clean"], a["attacked"], a["attacked_ci_low"], a["attack"]) == (0.9, 0.5, 0.2, "pgd")
     assert a["clean_ci_low"] == proportion(9, 10).low and b["clean_ci_low"] is None

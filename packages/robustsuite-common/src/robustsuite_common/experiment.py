@@ -350,9 +350,10 @@ class Table:
                    dict(d.get("units", {})), {k: (v[0], v[1]) for k, v in d.get("bounds", {}).items()})
 
 
-#: the columns of a result's ``headline`` table (what a report draws first, as a bar chart)
+#: the columns every ``headline`` table has (what a report draws first, as a bar chart); :func:`headline` adds
+#: ``attack``, and a report accepts more after them
 HEADLINE_COLUMNS = ("condition", "clean", "clean_ci_low", "clean_ci_high", "attacked", "attacked_ci_low",
-                    "attacked_ci_high", "attack")
+                    "attacked_ci_high")
 
 
 def _triple(v: Any) -> tuple[Scalar, Scalar, Scalar]:
@@ -370,7 +371,7 @@ def headline(title: str, rows: Iterable[tuple[Any, Any, Any, Any]], *, unit: str
     number, and the attack that gave the attacked score. A report draws it first, as a bar chart with the intervals
     as error bars: the picture a reader wants before the detailed tables."""
     out = [(str(cond), *_triple(clean), *_triple(attacked), str(attack)) for cond, clean, attacked, attack in rows]
-    return Table("headline", title, HEADLINE_COLUMNS, tuple(out), units={"clean": unit, "attacked": unit},
+    return Table("headline", title, (*HEADLINE_COLUMNS, "attack"), tuple(out), units={"clean": unit, "attacked": unit},
                  bounds={"clean": bounds, "attacked": bounds})
 
 

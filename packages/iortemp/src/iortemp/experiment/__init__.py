@@ -86,12 +86,13 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     v = run_vision(models.vision, data, cfg, store, progress) if models.vision is not None else None
     tables: list[Table] = [rp.ior_table(t)]
     vt = rp.verdicts(t, cfg.threshold)
-    tables.append(rp.verdict_table(
+    verdict = rp.verdict_table(
         "ior_verdict", f"IOR verdict per system and attack (n = {t.n_test} texts, seeds {t.seeds}): plain against the "
         f"adversary's best temperature on the same texts; drop = its paired difference (points, 95 % bootstrap "
         f"over texts, seeds averaged per text); illusion when the drop exceeds {100 * cfg.threshold:.1f} points; "
         "resolved when McNemar's exact test rejects on every seed (largest p < 0.05) and the paired interval lies "
-        "above 0", vt, "system"))
+        "above 0", vt, "system")
+    tables.append(verdict)
     tables.append(rp.confidence_table(t, cfg.seed))
     if t.transfer is not None:
         tables.append(rp.transfer_table(t))
@@ -108,7 +109,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         tables.append(rp.vision_table(v, vv, cfg.vision.eps, cfg.threshold))
 
     metrics, warnings = _metrics(t, v, vt, vv, data)
-    tables.insert(0, _headline(metrics["clean_accuracy"].interval, tables[1], t.n_test))
+    tables.insert(0, _headline(metrics["clean_accuracy"].interval, verdict, t.n_test))
     records = {"text": rp.text_records(t, data)}
     if v is not None:
         records["vision"] = rp.vision_records(v, data)

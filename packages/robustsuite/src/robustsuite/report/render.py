@@ -21,11 +21,11 @@ import re
 import textwrap
 from pathlib import Path
 
+from robustsuite_common.experiment import HEADLINE_COLUMNS
+
 from .schema import CI_HIGH, CI_LOW, Scalar, is_number
 
 HEADLINE = "headline"
-HEADLINE_COLUMNS = ("condition", "clean", "clean_ci_low", "clean_ci_high", "attacked", "attacked_ci_low",
-                    "attacked_ci_high")
 SANITY = "pgd_minus_autoattack"
 
 

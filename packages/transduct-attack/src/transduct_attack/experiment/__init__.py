@@ -252,7 +252,7 @@ def _headline(tables: dict, eps: float):
         for defense in dict.fromkeys(r["defense"] for r in recs):
             mine = [r for r in recs if r["defense"] == defense]
             clean = next((r for r in mine if r["attack"] == "clean"), None)
-            attacked = [r for r in mine if r["attack"] != "clean"]
+            attacked = [r for r in mine if r["attack"] != "clean" and r["accuracy"] is not None]
             if clean is None or not attacked:
                 continue
             worst = min(attacked, key=lambda r: r["accuracy"])

@@ -86,7 +86,7 @@ def tables(measures: Sequence[TaskMeasure], config: Config, pct: str) -> dict[st
         out["levels"] = Table("levels", f"Text classification: attacked score s(p) and relative score s*(p) = "
                                         f"s(p)/s(0) (Eq. 1) per attacker and level, {over}; edits and words changed "
                                         "under the run seed", CELL_COLUMNS, _cell_rows(main), CELL_UNITS, CELL_BOUNDS)
-        top = max(r["p"] for r in out["levels"].records())
+        top = main.high  # the level the ranking and the summary use
         out["headline"] = headline(
             f"Text classification: clean {main.task.metric} s(0) against s(p = {top:g}) per attacker ({over})",
             [(r["attack"], (main.clean, *_ci(main.clean_ci)), ci_of(r, "s(p)"), f"{r['attack']}, p = {top:g}")
