@@ -307,3 +307,18 @@ def test_section_from_an_experiment_result_keeps_its_structure(tmp_path):
     assert ctx.samples == ["samples/u--points.jsonl"]
     assert json.loads((tmp_path / ctx.samples[0]).read_text())["id"] == "row-7"
     assert check_report(_report({"toy": d})) == []
+
+
+def test_the_shipped_json_schema_is_valid_and_names_this_schema_version():
+    """``report/schema.json`` is a valid JSON Schema (any validator can check a report with it) for this version."""
+    import jsonschema
+
+    from robustsuite.report import REPORT_SCHEMA, SCHEMA_VERSION
+
+    jsonschema.Draft202012Validator.check_schema(REPORT_SCHEMA)
+    assert REPORT_SCHEMA["properties"]["schema_version"] == {"const": SCHEMA_VERSION}
+    report = json.loads((Path(__file__).parents[3] / "docs" / "demo" / "report.json").read_text())
+    jsonschema.validate(report, REPORT_SCHEMA)
+    report["sections"][next(iter(report["sections"]))]["metrics"]["x"] = {"value": 1}  # no label, no unit
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(report, REPORT_SCHEMA)

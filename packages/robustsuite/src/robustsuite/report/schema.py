@@ -1,4 +1,5 @@
-"""Report schema 2.0: the JSON Schema of ``report.json``, the section a runner returns, and reading schema 1.x.
+"""Report schema 2.0: the JSON Schema of ``report.json`` (``schema.json``), the section a runner returns, and
+reading schema 1.x.
 
 Metrics are structured (``robustsuite_common.experiment.Metric.to_dict()``); schema 1.x flat metrics
 (``NAME_ci_low``/``NAME_ci_high`` beside ``NAME``) are folded into that shape by :func:`metrics_from_flat`.
@@ -10,8 +11,10 @@ that wrote it and what to run instead.
 from __future__ import annotations
 
 import copy
+import json
 import math
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 from robustsuite_common.experiment import json_safe
@@ -24,56 +27,9 @@ READS = ("1.0", "1.1", SCHEMA_VERSION)
 Scalar = str | int | float | bool | None
 
 
-def _type(*names: str) -> dict[str, Any]:
-    return {"type": names[0] if len(names) == 1 else list(names)}
-
-
-def _array(items: dict, **more: Any) -> dict[str, Any]:
-    return {"type": "array", "items": items, **more}
-
-
-def _object(required: str = "", **properties: Any) -> dict[str, Any]:
-    """An object schema with ``properties``; ``required`` names the required ones, separated by spaces."""
-    return {"type": "object", "properties": properties} | ({"required": required.split()} if required else {})
-
-
-_STR, _NUM, _INT, _BOOL = _type("string"), _type("number"), _type("integer"), _type("boolean")
-_OPT_STR, _OPT_NUM = _type("string", "null"), _type("number", "null")
-_SCALAR = _type("string", "number", "integer", "boolean", "null")
-_STR_LIST = _array(_STR)
-_RANGE = _array(_OPT_NUM, minItems=2, maxItems=2)
-_INTERVAL = _object("estimate low high level method bounds", estimate=_NUM, low=_NUM, high=_NUM,
-                    level={"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}, method=_STR,
-                    bounds=_RANGE) | {"additionalProperties": False}
-_METRIC = _object("value label unit", value=_SCALAR, label=_STR, unit=_STR, interval=_INTERVAL,
-                  note=_STR) | {"additionalProperties": False}
-_TABLE = _object("name title columns rows units bounds", name={"type": "string", "pattern": "^[A-Za-z0-9_.-]+$"},
-                 title=_STR, columns=_STR_LIST, rows=_array(_array(_SCALAR)),
-                 units={"type": "object", "additionalProperties": _STR},
-                 bounds={"type": "object", "additionalProperties": _RANGE})
-_SECTION = _object(
-    "warnings model_at_chance deterministic title summary metrics tables figures notes",
-    warnings=_STR_LIST, model_at_chance=_BOOL, deterministic=_BOOL, title=_STR, summary=_STR, paper=_OPT_STR,
-    model=_OPT_STR, dataset=_OPT_STR, data_identity=_OPT_STR, method=_STR, seeds=_array(_INT), samples=_STR_LIST,
-    seconds=_OPT_NUM,
-    metrics={"type": "object", "propertyNames": {"pattern": "^[A-Za-z0-9_.:-]+$"}, "additionalProperties": _METRIC},
-    tables=_array(_TABLE), figures=_array(_object("name path caption", name=_STR, path=_STR, caption=_STR)),
-    notes=_STR_LIST)
-_RUN = _object(
-    "id created seed device config versions command", id=_STR, created=_STR, finished=_OPT_STR, seed=_INT,
-    device=_STR, config=_type("object"), versions={"type": "object", "additionalProperties": _OPT_STR},
-    git=_OPT_STR, seeds=_array(_INT), uv_lock_sha256=_OPT_STR,
-    user_git=_object(commit=_STR, repository=_STR, dirty=_BOOL) | _type("object", "null"), command=_STR,
-    platform=_STR, migrated_from=_STR)
-_UNIT = _object("id method model dataset status", id=_STR, method=_STR, model=_STR, dataset=_STR,
-                status={"enum": ["done", "failed", "pending"]}, seconds=_OPT_NUM, error=_OPT_STR, seed=_INT,
-                samples=_STR_LIST, deterministic=_BOOL)
-REPORT_SCHEMA: dict[str, Any] = {
-    "$schema": "https://json-schema.org/draft/2020-12/schema", "title": "robustsuite report",
-    "additionalProperties": False,
-} | _object("schema_version warnings run units sections", schema_version={"const": SCHEMA_VERSION},
-            warnings=_array(_object("section message", section=_STR, message=_STR)), run=_RUN, units=_array(_UNIT),
-            sections={"type": "object", "additionalProperties": _SECTION})
+#: The JSON Schema of ``report.json`` (``schema.json`` beside this module: any JSON Schema validator can check a
+#: report with it); its ``schema_version`` constant is :data:`SCHEMA_VERSION`.
+REPORT_SCHEMA: dict[str, Any] = json.loads((Path(__file__).parent / "schema.json").read_text(encoding="utf-8"))
 
 
 def clean(value: Any) -> Scalar:
