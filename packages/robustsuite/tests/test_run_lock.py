@@ -1,5 +1,5 @@
-"""Run lock (issue 18, item 3): one lock per unit, clear message, stale locks taken over, concurrent runs compute
-every unit exactly once."""
+"""Run lock (issue 18, item 3): one lock per unit, clear message, a killed owner's lock free at once, concurrent runs
+compute every unit exactly once."""
 
 import json
 import os
@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
@@ -15,15 +16,9 @@ from typer.testing import CliRunner
 from robustsuite import Section, runners
 from robustsuite import run as run_mod
 from robustsuite.cli import app
-from robustsuite.run.lock import UnitLocked, _proc_start, is_stale, try_acquire
+from robustsuite.run.lock import UnitLocked, _lock, try_acquire
 
 cli = CliRunner()
-
-
-def _dead_pid() -> int:
-    p = subprocess.Popen([sys.executable, "-c", "pass"])
-    p.wait()
-    return p.pid
 
 
 def test_second_acquire_names_the_owner_and_release_frees(tmp_path):
@@ -38,38 +33,7 @@ def test_second_acquire_names_the_owner_and_release_frees(tmp_path):
     try_acquire(path).release()
 
 
-def test_heartbeat_touches_the_lock(tmp_path):
-    path = tmp_path / "u.lock"
-    lock = try_acquire(path, heartbeat=0.05)
-    os.utime(path, (0, 0))
-    deadline = time.time() + 10
-    while path.stat().st_mtime == 0 and time.time() < deadline:
-        time.sleep(0.05)
-    assert path.stat().st_mtime > 0
-    lock.release()
-
-
-@pytest.mark.parametrize("owner, age, stale", [
-    ({"host": socket.gethostname(), "pid": None}, 0, False),              # being written: judged by age
-    ({"host": socket.gethostname()}, 10_000, True),
-    ({"host": "elsewhere", "pid": 1}, 0, False),                          # fresh heartbeat on another host
-    ({"host": "elsewhere", "pid": 1}, 10_000, True),                      # no heartbeat for too long
-    ({"host": socket.gethostname(), "pid": os.getpid()}, 10_000, False),  # live owner here: never stale
-    ({"host": socket.gethostname(), "pid": "dead"}, 0, True),             # killed owner here
-    ({"host": socket.gethostname(), "pid": os.getpid(), "start": "1"}, 0, True),  # pid reused by another process
-])
-def test_staleness_rules(tmp_path, owner, age, stale):
-    if owner.get("pid") == "dead":
-        owner = owner | {"pid": _dead_pid()}
-    if owner.get("pid") == os.getpid() and "start" in owner and _proc_start(os.getpid()) is None:
-        pytest.skip("no /proc: pid reuse is not detectable here")
-    path = tmp_path / "u.lock"
-    path.write_text(json.dumps(owner))
-    os.utime(path, (time.time() - age, time.time() - age))
-    assert is_stale(path, owner, stale_after=300) is stale
-
-
-def test_lock_of_a_killed_process_is_taken_over(tmp_path):
+def test_lock_of_a_killed_process_is_free_at_once(tmp_path):
     path = tmp_path / "u.lock"
     code = (f"import time; from robustsuite.run.lock import try_acquire; l = try_acquire({str(path)!r}); "
             "print('held', flush=True); time.sleep(600)")
@@ -81,19 +45,46 @@ def test_lock_of_a_killed_process_is_taken_over(tmp_path):
     finally:
         p.kill()
         p.wait()
-    lock = try_acquire(path)  # the owner is dead: its lock is stale and taken over
+    lock = try_acquire(path)  # the kernel dropped the dead owner's lock; its file (and owner text) remain
     assert json.loads(path.read_text())["pid"] == os.getpid()
     lock.release()
     assert not list(tmp_path.iterdir())  # nothing left behind
 
 
-def test_lock_from_another_host_without_heartbeat_is_taken_over(tmp_path):
+def test_a_waiter_woken_on_a_removed_file_does_not_hold_the_lock(tmp_path):
+    """The holder removes the file as it releases: a process that was waiting on that file must not think it holds
+    the lock while a newcomer holds the new file at the same path."""
     path = tmp_path / "u.lock"
-    path.write_text(json.dumps({"pid": 1, "host": "node-that-died", "token": "x"}))
-    with pytest.raises(UnitLocked, match="node-that-died"):
-        try_acquire(path, stale_after=300)
-    os.utime(path, (time.time() - 400, time.time() - 400))
-    try_acquire(path, stale_after=300).release()
+    first = try_acquire(path)
+    got: list = []
+    waiter = threading.Thread(target=lambda: got.append(_lock(path, blocking=True)))
+    waiter.start()
+    deadline = time.time() + 10
+    while not _waiting_on(path) and time.time() < deadline:
+        time.sleep(0.01)
+    first.release()
+    try:
+        newcomer = try_acquire(path)
+    except UnitLocked:  # the waiter took the new file first: it holds it, alone
+        waiter.join(10)
+        assert got and got[0] is not None
+        os.close(got[0])
+        return
+    time.sleep(0.2)
+    assert not got, "the waiter holds a removed file's lock while the newcomer holds the path's"
+    newcomer.release()
+    waiter.join(10)
+    os.close(got[0])
+
+
+def _waiting_on(path) -> bool:
+    """Whether a thread of this process is blocked in flock on ``path`` (Linux: /proc/locks lists waiters)."""
+    try:
+        ino = os.stat(path).st_ino
+        return any(line.split()[1] == "->" and f":{ino} " in line for line in open("/proc/locks"))
+    except (OSError, IndexError):
+        time.sleep(0.2)
+        return True
 
 
 def test_run_takes_over_a_unit_left_locked_by_a_killed_run(tmp_path, monkeypatch):
@@ -104,7 +95,7 @@ def test_run_takes_over_a_unit_left_locked_by_a_killed_run(tmp_path, monkeypatch
     (unit,) = run_mod.plan(cfg)
     lock = run_mod.lock_path(tmp_path, unit)
     lock.parent.mkdir(parents=True)
-    lock.write_text(json.dumps({"pid": _dead_pid(), "host": socket.gethostname(), "token": "t"}))
+    lock.write_text(json.dumps({"pid": 1, "host": socket.gethostname()}))  # left by a killed run: nobody holds it
     report = run_mod.execute(cfg, tmp_path, progress=False)
     assert calls == [unit.id] and report["units"][0]["status"] == "done" and not lock.exists()
 
@@ -161,7 +152,7 @@ def test_two_concurrent_runs_compute_every_unit_once(tmp_path):
     markers.mkdir()
     (tmp_path / "wrap.py").write_text(WRAPPER)
     out = tmp_path / "run"
-    env = os.environ | {"MARKERS": str(markers), "OMP_NUM_THREADS": "1", "ROBUSTSUITE_LOCK_HEARTBEAT": "1"}
+    env = os.environ | {"MARKERS": str(markers), "OMP_NUM_THREADS": "1"}
     cmd = [sys.executable, str(tmp_path / "wrap.py"), "run", str(cfg), "--out", str(out), "--no-progress"]
     procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for _ in range(2)]

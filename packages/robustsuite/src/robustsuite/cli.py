@@ -145,16 +145,10 @@ def _execute(config: dict, out: Path, progress: bool, executor: str = "local", a
 
 
 def _locked_message(out: Path, unit) -> str:
-    import json
-
     from .run import lock_path
-    from .run.lock import describe
+    from .run.lock import describe, read_owner
 
-    try:
-        owner = json.loads(lock_path(out, unit).read_text())
-    except (OSError, ValueError):
-        owner = {}
-    return f"unit {unit.id} is being computed elsewhere ({describe(owner)})"
+    return f"unit {unit.id} is being computed elsewhere ({describe(read_owner(lock_path(out, unit)))})"
 
 
 def _guard(fn):

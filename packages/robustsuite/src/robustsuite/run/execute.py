@@ -32,7 +32,7 @@ def _failed_since(run_dir: Path, unit: Unit, since: float) -> dict | None:
 
 
 def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str = "",
-            on_unit: Callable[[Unit, str], None] | None = None, poll: float = 2.0, executor=None,
+            on_unit: Callable[[Unit, str], None] | None = None, executor=None,
             cache: dict[str, Any] | None = None) -> dict:
     """Run every unfinished unit of ``config`` in ``run_dir``, then write the report; returns it.
 
@@ -42,7 +42,7 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
     :class:`~robustsuite.run.executors.RayExecutor`); the run directory and the report do not depend on it.
     ``on_unit(unit, status)`` is called with status "start", "skip", "done", "failed" or "waiting" (the unit is
     being computed by another process sharing ``run_dir``). Units locked elsewhere are deferred until the end, then
-    awaited: their owner's result is used, or the unit is taken over when its owner died (stale lock), so each unit
+    awaited: their owner's result is used, or the unit is computed here when its owner died, so each unit
     is computed once however many processes share the directory. ``cache`` holds loaded models and datasets (a
     caller that planned the config already passes its cache).
     """
@@ -87,7 +87,7 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
     deferred = sorted(compute(todo))
     while deferred:
         i = deferred[0]
-        wait_released(lock_path(run_dir, units[i]), poll=poll)
+        wait_released(lock_path(run_dir, units[i]))
         failed = _failed_since(run_dir, units[i], started)
         record = cached_record(run_dir, units[i], fmt)
         if failed is not None and record is None:
