@@ -1,6 +1,7 @@
-"""Markdown and self-contained HTML renderings of a 2.0 report (the JSON stays the source of truth); both walk
-each section in one order (:func:`_render`): warnings, where it was measured, summary, sanity flags, the headline
-chart with its table, metrics (labels with units, intervals with their method), other tables, figures, notes.
+"""Markdown and self-contained HTML renderings of a 2.0 report (the JSON stays the source of truth): Jinja templates
+(``templates/``) walk each section in one order (:func:`_view`): warnings, where it was measured, summary, sanity
+flags, the headline chart with its table, metrics (labels with units, intervals with their method), other tables,
+figures, notes.
 
 **Headline convention.** A section comparing a clean with an attacked score names a table ``headline`` with the
 columns :data:`HEADLINE_COLUMNS` (``condition``: the attacker, system or defense of the row; more may follow);
@@ -15,7 +16,7 @@ above zero.
 from __future__ import annotations
 
 import base64
-import html
+import functools
 import io
 import re
 import textwrap
@@ -186,123 +187,50 @@ def section_meta(key: str, sec: dict) -> str:
                                   how) if p)
 
 
-class _Markdown:
-    """How ``report.md`` writes each part of :func:`_render`'s walk (every part ends a line)."""
-
-    esc = staticmethod(_md)
-    section, warning, gap, meta = "## {1}\n", "> **WARNING**: {}", [""], "*{}*\n\n{}\n"
-    sanity, note, end, tail = "> **Sanity check**: {}", "> {}", "", []
-
-    def top(self, report: dict) -> list[str]:
-        out = [f"# robustsuite report `{report['run']['id']}`\n"]
-        if report.get("warnings"):
-            out += ["## Warnings\n", *(f"- **{_md(w['section'])}**: {_md(w['message'])}" for w in report["warnings"]),
-                    ""]
-        out += [f"- {_md(line)}" for line in provenance_lines(report["run"])] + ["", "## Units\n"]
-        return out + [self.table(None, ["unit", "method", "model", "dataset", "seed", "status", "seconds", "error"], [
-            [u["id"], u["method"], u["model"], u["dataset"], u.get("seed", "–"), u["status"], _fmt(u.get("seconds")),
-             u.get("error") or ""] for u in report["units"]])]
-
-    def table(self, title: str | None, cols: list[str], rows: list[list]) -> str:
-        lines = [] if title is None else [f"**{_md(title)}**", ""]
-        lines += ["| " + " | ".join(_md(c) for c in cols) + " |", "|" + " --- |" * len(cols)]
-        return "\n".join(lines + ["| " + " | ".join(_md(v) for v in row) + " |" for row in rows] + [""])
-
-    def headline(self, path: str, title: str) -> str:
-        return f"![clean vs attacked]({path})\n"
-
-    def figure(self, path: str, caption: str) -> str:
-        return f"![{_md(caption)}]({path})\n\n*{_md(caption)}*\n"
-
-    def samples(self, paths: list[str]) -> str:
-        return "\nPer-sample records: " + ", ".join(f"`{p}`" for p in paths)
+UNIT_COLUMNS = ("unit", "method", "model", "dataset", "seed", "status", "seconds", "error")
+METRIC_COLUMNS = ("metric", "value", "interval", "note")
 
 
-_CSS = """body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
-table{border-collapse:collapse;margin:.5em 0 1.5em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:right}
-th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}figure{margin:1em 0}
-img{max-width:100%;border:1px solid #ddd}.meta{color:#666;font-size:.9em}.note{background:#fff8e1;padding:.4em .8em}
-.warning{background:#fde8e8;border-left:4px solid #c62828;padding:.4em .8em;font-weight:600}
-.sanity{background:#fff3e0;border-left:4px solid #ef6c00;padding:.4em .8em}
-section{border-top:2px solid #444;margin-top:2em}.failed{background:#fde8e8}td.err{text-align:left;font-family:monospace}"""
-
-
-class _Html:
-    """How ``report.html`` writes each part; figures are read from ``run_dir`` and embedded as data URIs."""
-
-    esc = staticmethod(html.escape)
-    section, warning, gap = "<section id='{0}'><h2>{1}</h2>", "<p class='warning'>WARNING: {}</p>", []
-    meta, sanity = "<p class='meta'>{}</p><p>{}</p>", "<p class='sanity'>Sanity check: {}</p>"
-    note, end, tail = "<p class='note'>{}</p>", "</section>", ["</body></html>"]
-
-    def __init__(self, run_dir: Path) -> None:
-        self.run_dir = Path(run_dir)
-
-    def top(self, report: dict) -> list[str]:
-        e, run = html.escape, report["run"]
-        out = [f"<!doctype html><html><head><meta charset='utf-8'><title>robustsuite {e(run['id'])}</title>",
-               f"<style>{_CSS}</style></head><body><h1>robustsuite report <code>{e(run['id'])}</code></h1>"]
-        if report.get("warnings"):
-            out.append("<h2>Warnings</h2>" + "".join(
-                f"<p class='warning'><a href='#{e(w['section'])}'>{e(w['section'])}</a>: {e(w['message'])}</p>"
-                for w in report["warnings"]))
-        out += ["<p class='meta'>" + "<br>".join(e(line) for line in provenance_lines(run)) + "</p>",
-                "<h2>Units</h2><table><tr><th>unit</th><th>method</th><th>model</th><th>dataset</th><th>seed</th>"
-                "<th>status</th><th>seconds</th><th>error</th></tr>"]
-        for u in report["units"]:
-            cls = " class='failed'" if u["status"] != "done" else ""
-            out.append(f"<tr{cls}><td>{e(u['id'])}</td><td>{e(u['method'])}</td><td>{e(u['model'])}</td>"
-                       f"<td>{e(u['dataset'])}</td><td>{e(str(u.get('seed', '–')))}</td><td>{e(u['status'])}</td>"
-                       f"<td>{e(_fmt(u.get('seconds')))}</td><td class='err'>{e(u.get('error') or '')}</td></tr>")
-        return out + ["</table>"]
-
-    def table(self, title: str | None, cols: list[str], rows: list[list]) -> str:
-        e = html.escape
-        return ("" if title is None else f"<h3>{e(title)}</h3>") + "<table><tr>" + "".join(
-            f"<th>{e(c)}</th>" for c in cols) + "</tr>" + "".join(
-            "<tr>" + "".join(f"<td>{e(v)}</td>" for v in row) + "</tr>" for row in rows) + "</table>"
-
-    def headline(self, path: str, title: str) -> str:
-        return self.figure(path, f"clean vs attacked: {title}")
-
-    def figure(self, path: str, caption: str) -> str:
-        file, e = self.run_dir / path, html.escape
-        src = ("data:image/png;base64," + base64.b64encode(file.read_bytes()).decode()) if file.is_file() else ""
-        return f"<figure><img alt='{e(caption)}' src='{src}'><figcaption>{e(caption)}</figcaption></figure>"
-
-    def samples(self, paths: list[str]) -> str:
-        return "<p class='meta'>per-sample records: " + ", ".join(f"<code>{html.escape(p)}</code>" for p in paths) \
-            + "</p>"
-
-
-def _render(report: dict, f: _Markdown | _Html) -> str:
-    """The report's parts in reading order, joined by newlines: both renderings walk it here."""
-    out, e = f.top(report), f.esc
+def _view(report: dict) -> dict:
+    """What the templates (``templates/report.{md,html}.j2``) read: every part of the report as display strings,
+    each section's parts in reading order."""
+    sections = []
     for key, sec in report["sections"].items():
-        warnings, flags, head = sec.get("warnings", []), sanity_flags(sec), headline_table(sec)
-        out.append(f.section.format(e(key), e(sec["title"])))
-        out += [f.warning.format(e(w)) for w in warnings] + (f.gap if warnings else [])
-        out.append(f.meta.format(e(section_meta(key, sec)), e(sec["summary"])))
-        out += [f.sanity.format(e(flag)) for flag in flags] + (f.gap if flags else [])
-        if head is not None and head["rows"]:
-            out.append(f.headline(headline_path(key), sec["title"]))
-        tables = [(t, table_cells(t["columns"], t["rows"], t.get("units"))) for t in sec["tables"]]
-        out += [f.table(t["title"], *cells) for t, cells in tables if t["name"] == HEADLINE]
-        if sec["metrics"]:
-            out.append(f.table(None, ["metric", "value", "interval", "note"], metric_rows(sec["metrics"])))
-        out += [f.table(t["title"], *cells) for t, cells in tables if t["name"] != HEADLINE]
-        out += [f.figure(fig["path"], fig["caption"]) for fig in sec["figures"]]
-        out += [f.note.format(e(n)) for n in sec["notes"]]
-        if sec.get("samples"):
-            out.append(f.samples(sec["samples"]))
-        out.append(f.end)
-    return "\n".join(out + f.tail)
+        head = headline_table(sec)
+        tables = [(t["name"], (t["title"], *table_cells(t["columns"], t["rows"], t.get("units"))))
+                  for t in sec["tables"]]
+        sections.append({
+            "key": key, "title": sec["title"], "warnings": sec.get("warnings", []), "meta": section_meta(key, sec),
+            "summary": sec["summary"], "flags": sanity_flags(sec),
+            "headline": headline_path(key) if head is not None and head["rows"] else None,
+            "first": [t for name, t in tables if name == HEADLINE], "metrics": metric_rows(sec["metrics"]),
+            "tables": [t for name, t in tables if name != HEADLINE], "figures": sec["figures"], "notes": sec["notes"],
+            "samples": sec.get("samples") or []})
+    units = [[u["id"], u["method"], u["model"], u["dataset"], str(u.get("seed", "–")), u["status"],
+              _fmt(u.get("seconds")), u.get("error") or ""] for u in report["units"]]
+    return {"run": report["run"], "warnings": report.get("warnings") or [], "provenance": provenance_lines(report["run"]),
+            "unit_columns": UNIT_COLUMNS, "units": units, "metric_columns": METRIC_COLUMNS, "sections": sections}
+
+
+@functools.cache
+def _templates():
+    import jinja2
+
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"), trim_blocks=True,
+                             lstrip_blocks=True, keep_trailing_newline=True, undefined=jinja2.StrictUndefined,
+                             autoescape=jinja2.select_autoescape(["html.j2"]))
+    env.filters["md"] = _md
+    return env
 
 
 def render_markdown(report: dict) -> str:
-    return _render(report, _Markdown())
+    return _templates().get_template("report.md.j2").render(_view(report))
 
 
 def render_html(report: dict, run_dir: Path) -> str:
     """Self-contained HTML: figures (and headline charts) are read from ``run_dir`` and embedded as data URIs."""
-    return _render(report, _Html(run_dir))
+    def embed(path: str) -> str:
+        file = Path(run_dir) / path
+        return "data:image/png;base64," + base64.b64encode(file.read_bytes()).decode() if file.is_file() else ""
+
+    return _templates().get_template("report.html.j2").render(_view(report), embed=embed)
