@@ -15,7 +15,8 @@ __version__ = _version("robustsuite")
 _EXPORTS = {
     "Dataset": "data", "Split": "data", "UserDataset": "data", "align_labels": "data.labels",
     "ConfigError": "errors", "DatasetSpecError": "errors", "ModelSpecError": "errors", "SpecError": "errors",
-    "load_dataset": "loaders", "load_model": "loaders", "TextClassifier": "robustsuite_common.text", "predict_logits": "predict",
+    "load_dataset": "loaders", "load_model": "loaders", "predict_logits": "predict",
+    "TextClassifier": "robustsuite_common.text",
     "Figure": "report", "Section": "report", "Table": "report", "RunContext": "run.context",
     "read_samples": "report.samples",
 }
