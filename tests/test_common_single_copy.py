@@ -94,3 +94,19 @@ def test_no_new_copy_of_a_shared_helper(what):
     defined = [n.name for p in common for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
                if isinstance(n, ast.FunctionDef) and n.name == HELPERS[what][1]]
     assert defined == [HELPERS[what][1]], f"robustsuite_common must define {HELPERS[what][1]} once: {defined}"
+
+
+def test_one_hugging_face_text_classifier():
+    """Issue 23: the wrapper of a Hugging Face sequence classifier as the text-classifier contract is
+    robustsuite_common.text.HFTextClassifier; iortemp re-exports it, zeroe-perturb's task wrappers subclass it, the
+    umbrella loads into it. A class elsewhere that calls its own ``self.tokenizer(...)`` is another copy (iortemp,
+    zeroe-perturb's defense and the umbrella each had one)."""
+    copies = []
+    for p in SOURCES:
+        if p.is_relative_to(COMPAT):
+            continue
+        text = p.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.ClassDef) and "self.tokenizer(" in ast.get_source_segment(text, node):
+                copies.append(f"{p.relative_to(ROOT).as_posix()}:{node.lineno} class {node.name}")
+    assert not copies, f"text-classifier wrappers outside robustsuite_common: {copies}"

@@ -16,7 +16,8 @@ import torch
 from torch import nn
 
 from robustsuite.zoo.nets import DigitsCNN, FashionCNN
-from robustsuite.zoo.text import TASK_WRAPPERS, TextClassifier
+from robustsuite_common.text import TextClassifier
+from zeroe_perturb.hf import TASK_WRAPPERS
 
 SPECIAL_TOKENS = ("<s>", "<pad>", "</s>", "<unk>")
 

@@ -125,3 +125,33 @@ def test_scalar_checks_name_the_argument():
     assert check_float("eps", np.float32(0.5), ge=0, le=1) == 0.5
     with pytest.raises(ValueError, match="x has 2, y has 3"):
         check_same_length(x=[1, 2], y=[1, 2, 3])
+
+
+def test_a_model_declared_to_output_probabilities_is_seen_through_log():
+    """``as_logits_model``: the same softmax as the model's probabilities, for modules and plain callables alike;
+    a module stays a module (and pickles), a callable keeps its other attributes."""
+    import pickle
+
+    from robustsuite_common.models import LogProbabilities, LogProbabilityModule, as_logits_model
+
+    torch.manual_seed(0)
+    net = nn.Sequential(nn.Flatten(), nn.Linear(36, 4), nn.Softmax(dim=1)).eval()
+    x = torch.rand(5, 1, 6, 6)
+    wrapped = as_logits_model(net)
+    assert isinstance(wrapped, LogProbabilityModule) and isinstance(wrapped, nn.Module)
+    with torch.no_grad():
+        torch.testing.assert_close(torch.softmax(wrapped(x), 1), net(x))
+        torch.testing.assert_close(pickle.loads(pickle.dumps(wrapped))(x), wrapped(x))
+
+    class Probs:
+        num_classes = 4
+
+        def __call__(self, texts):
+            return torch.softmax(torch.arange(4.0) * len(texts[0]), 0).expand(len(texts), 4).numpy()
+
+    texts = ["a", "bb", "cccccccccccccccccccccccccccccc"]
+    text_model = as_logits_model(Probs())
+    assert isinstance(text_model, LogProbabilities) and text_model.num_classes == 4
+    z = text_model(texts)
+    assert np.isfinite(z).all()  # a probability that underflows to 0 is clipped, not log(0)
+    np.testing.assert_allclose(torch.softmax(torch.as_tensor(z), 1).numpy(), Probs()(texts), atol=1e-6)

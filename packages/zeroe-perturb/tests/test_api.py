@@ -27,8 +27,9 @@ def test_public_names_are_pinned():
         "BenchmarkResult", "PAPER_TABLE5", "TAGGING_ATTACKS", "chance_score", "evaluate",
         "evaluate_pairs", "evaluate_seeds", "evaluate_tagging", "kendall_tau_vs_paper",
         "ranking_table", "tagging_chance_score", "attack_sentences",
-        # the paper's experiment (typed config, presets, run, figures), imported on first use
-        "experiment",
+        # the paper's experiment (typed config, presets, run, figures) and the Hugging Face task wrappers,
+        # imported on first use
+        "experiment", "hf",
     ])
     for name in zp.__all__:
         assert hasattr(zp, name)

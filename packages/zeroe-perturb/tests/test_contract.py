@@ -118,6 +118,7 @@ case("experiment.Models", "not_callable", lambda m: ex.run(ex.Models(classifier=
 EXEMPT = {
     "ATTACKS": "constant", "LEVELS": "constant", "INTRUDE_SYMBOLS": "constant", "PAPER_TABLE5": "constant (data)",
     "TAGGING_ATTACKS": "constant", "__version__": "constant", "experiment": "module: its names are listed below",
+    "hf": "module of Hugging Face wrappers (torch models): their refusals are tested in test_hf",
     "Perturbation": "a report returned by the attackers", "get_attacker": "takes an attacker name",
     "item_seed": "takes two integers", "target_count": "takes a word count and p",
     "select_tokens": "takes a word count, p, a Random and a predicate",

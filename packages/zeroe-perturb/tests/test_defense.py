@@ -15,12 +15,12 @@ pytest.importorskip("transformers")
 
 from zeroe_perturb.defense import (  # noqa: E402
     FineTuneConfig,
-    HFTextClassifier,
     adversarial_training_set,
     fine_tune,
     leave_one_out_defense,
     one_one_defense,
 )
+from zeroe_perturb.hf import HFTextClassifier  # noqa: E402
 
 CFG = FineTuneConfig(epochs=6, lr=3e-3, batch_size=32, max_length=48)
 

@@ -1,67 +1,17 @@
-"""A text classifier around any Hugging Face sequence classifier (the text-classifier contract)."""
+"""Text classifiers: :class:`HFTextClassifier` (any Hugging Face sequence classifier as the text-classifier
+contract; robustsuite_common's one copy, re-exported) and :class:`CachedTextClassifier` (per-text memo)."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 
 import numpy as np
-import torch
-from torch import nn
 
-from robustsuite_common.models import evaluating, logits_from
+from robustsuite_common.text import HFTextClassifier
 
 from ._validation import check_int, check_texts
-from .temperature import _device_of
 
 __all__ = ["CachedTextClassifier", "HFTextClassifier"]
-
-
-class HFTextClassifier:
-    """``list[str] -> np.ndarray (N, K)`` float32 logits of a transformers sequence classifier.
-
-    Also a TextAttack ``ModelWrapper`` by duck typing (``__call__``, ``.model``, ``.tokenizer``). Runs in
-    eval mode without gradients on the model's device, in batches of ``batch_size``.
-    """
-
-    def __init__(self, model: nn.Module, tokenizer, *, max_length: int = 128, batch_size: int = 64):
-        if not isinstance(model, nn.Module):
-            raise TypeError("model must be a torch.nn.Module (a transformers sequence classifier)")
-        self.model = model
-        self.tokenizer = tokenizer
-        self.max_length = check_int("max_length", max_length, ge=1)
-        self.batch_size = check_int("batch_size", batch_size, ge=1)
-
-    def encode(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
-        enc = self.tokenizer(
-            list(texts), padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-        )
-        dev = _device_of(self.model)
-        accepted = self._accepted_inputs()
-        # DistilBERT / RoBERTa-style models take no token_type_ids even when a BERT-style tokenizer emits them
-        return {k: v.to(dev) for k, v in enc.items() if accepted is None or k in accepted}
-
-    def _accepted_inputs(self) -> frozenset[str] | None:
-        """Names the model's ``forward`` accepts (``None``: it takes ``**kwargs``, pass everything)."""
-        if not hasattr(self, "_accepted"):
-            try:
-                params = inspect.signature(self.model.forward).parameters
-            except (TypeError, ValueError):  # pragma: no cover - forward without a signature
-                params = {}
-            var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-            self._accepted = None if var_kw or not params else frozenset(params)
-        return self._accepted
-
-    def __call__(self, text_list: Sequence[str]) -> np.ndarray:
-        texts = check_texts("text_list", text_list, allow_empty=True)
-        if not texts:
-            return np.zeros((0, self.model.config.num_labels), dtype=np.float32)
-        outs = []
-        with evaluating(self.model), torch.no_grad():  # the caller's mode and buffers come back unchanged
-            for i in range(0, len(texts), self.batch_size):
-                logits = logits_from(self.model(**self.encode(texts[i : i + self.batch_size])))
-                outs.append(logits.float().cpu().numpy())
-        return np.concatenate(outs, axis=0)
 
 
 class CachedTextClassifier:

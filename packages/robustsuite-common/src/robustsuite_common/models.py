@@ -4,6 +4,7 @@
   ``"logits"``, or a Hugging Face ``ModelOutput`` (``.logits``). :func:`logits_from` turns any of them into
   logits. Outputs that look like probabilities (rows in [0, 1] summing to 1) are refused unless the caller
   says so with ``outputs="probabilities"`` (then ``log p`` is used as logits, which gives the same softmax).
+  :func:`as_logits_model` does the same for a whole model declared to output probabilities.
 - **A caller's model comes back as it was.** :func:`evaluating` puts a model in eval mode for the duration of
   a call and restores every module's ``training`` flag, every parameter's ``requires_grad`` and the values of
   every buffer (BatchNorm running statistics) afterwards, also when the call raises.
@@ -13,9 +14,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
+
+import numpy as np
 
 __all__ = [
     "OUTPUT_FORMS",
@@ -28,7 +32,9 @@ __all__ = [
     "as_model_input",
     "forward_logits",
     "check_model",
-]
+    "as_logits_model",
+    "LogProbabilities",
+]  # and LogProbabilityModule, defined on first use (module __getattr__)
 
 OUTPUT_FORMS = ("logits", "probabilities", "log_probabilities")
 
@@ -173,3 +179,53 @@ def forward_logits(model: Callable[[Any], Any], x: Any, *, outputs: str = "logit
             chunks.append(logits_from(model(xb), outputs=outputs, n=xb.shape[0]))
     out = torch.cat(chunks) if chunks else torch.empty(0, 0)
     return out if dtype is None else out.to(dtype)
+
+
+class LogProbabilities:
+    """A callable (a text classifier) declared to return probabilities, seen through ``log``: logits with the same
+    softmax. Its other attributes are the wrapped model's."""
+
+    def __init__(self, inner: Callable[[Any], Any]) -> None:
+        self.inner = inner
+
+    def __call__(self, x: Any) -> np.ndarray:
+        p = np.asarray(self.inner(x), dtype=np.float32)
+        return np.log(np.clip(p, np.finfo(np.float32).tiny, None))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["inner"], name)
+
+
+@functools.cache
+def _log_probability_module() -> type:
+    """``LogProbabilityModule``, defined on first use: it subclasses ``torch.nn.Module``, and importing this module
+    does not import torch (as :mod:`robustsuite_common.autoattack`'s adapter)."""
+    import torch
+
+    class LogProbabilityModule(torch.nn.Module):
+        """A vision module declared to return probabilities, returning their logarithm (logits, the same softmax)."""
+
+        def __init__(self, inner: torch.nn.Module) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return logits_from(self.inner(x), outputs="probabilities")
+
+    LogProbabilityModule.__qualname__ = "LogProbabilityModule"  # pickle finds it through this module's __getattr__
+    return LogProbabilityModule
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LogProbabilityModule":
+        return _log_probability_module()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def as_logits_model(model: Any) -> Any:
+    """``model`` declared to output probabilities (robustsuite's ``?outputs=probabilities``), seen through ``log``
+    so every method gets logits with the same softmax: a ``torch.nn.Module`` stays one (``LogProbabilityModule``),
+    any other callable becomes a :class:`LogProbabilities`."""
+    import torch
+
+    return _log_probability_module()(model) if isinstance(model, torch.nn.Module) else LogProbabilities(model)

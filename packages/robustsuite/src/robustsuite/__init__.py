@@ -15,7 +15,8 @@ __version__ = _version("robustsuite")
 _EXPORTS = {
     "Dataset": "data", "Split": "data", "UserDataset": "data", "align_labels": "data.labels",
     "ConfigError": "errors", "DatasetSpecError": "errors", "ModelSpecError": "errors", "SpecError": "errors",
-    "load_dataset": "loaders", "load_model": "loaders", "TextClassifier": "zoo.text", "predict_logits": "predict",
+    "load_dataset": "loaders", "load_model": "loaders", "predict_logits": "predict",
+    "TextClassifier": "robustsuite_common.text",
     "Figure": "report", "Section": "report", "Table": "report", "RunContext": "run.context",
     "read_samples": "report.samples",
 }
@@ -24,7 +25,9 @@ __all__ = sorted([*_EXPORTS, "__version__"])
 
 def __getattr__(name: str):
     if name in _EXPORTS:
-        value = getattr(_import_module(f".{_EXPORTS[name]}", __name__), name)
+        module = _EXPORTS[name]  # a robustsuite submodule, or robustsuite_common's
+        value = getattr(_import_module(module if module.startswith("robustsuite_common") else f".{module}", __name__),
+                        name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'robustsuite' has no attribute {name!r}")

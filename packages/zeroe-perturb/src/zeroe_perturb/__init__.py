@@ -47,12 +47,13 @@ __version__ = _version("zeroe-perturb")
 
 
 def __getattr__(name: str):
-    """``zeroe_perturb.experiment`` (the paper's experiment: typed config, presets, ``run``) is imported on first
-    use, so ``import zeroe_perturb`` stays light (no pydantic, no scipy)."""
-    if name == "experiment":
+    """``zeroe_perturb.experiment`` (the paper's experiment: typed config, presets, ``run``) and ``zeroe_perturb.hf``
+    (Hugging Face models as the task contracts) are imported on first use, so ``import zeroe_perturb`` stays light
+    (no pydantic, no scipy)."""
+    if name in ("experiment", "hf"):
         import importlib
 
-        return importlib.import_module(".experiment", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -85,6 +86,7 @@ __all__ = [
     "evaluate_tagging",
     "experiment",
     "get_attacker",
+    "hf",
     "item_seed",
     "kendall_tau_vs_paper",
     "levenshtein",

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.text import position_limit
+
 from ._api import ATTACKS, get_attacker
 from .benchmark import (
     Metric,
@@ -33,6 +35,7 @@ from .benchmark import (
     predict_logits,
     resolve_metric,
 )
+from .hf import HFTextClassifier
 from .protocol import LEVELS, check_p, item_seed
 
 
@@ -64,36 +67,6 @@ class FineTuneConfig:
         return dict(self.__dict__)
 
 
-def _max_positions(model) -> int:
-    n = getattr(getattr(model, "config", None), "max_position_embeddings", None)
-    return int(n) if n else 10**9
-
-
-class HFTextClassifier:
-    """Wrap a transformers sequence classifier + tokenizer as a ``list[str] -> logits`` callable."""
-
-    def __init__(self, model, tokenizer, *, max_length: int = 128, batch_size: int = 64) -> None:
-        self.model = model
-        self.tokenizer = tokenizer
-        # never exceed the model's position table (longer inputs are truncated, as RoBERTa's were in §4.4)
-        self.max_length = min(int(max_length), _max_positions(model))
-        self.batch_size = int(batch_size)
-
-    def __call__(self, texts: list[str]) -> np.ndarray:
-        torch = _torch()
-        device = next(self.model.parameters()).device
-        was_training = self.model.training
-        self.model.eval()
-        out = []
-        with torch.no_grad():
-            for s in range(0, len(texts), self.batch_size):
-                enc = self.tokenizer(list(texts[s : s + self.batch_size]), padding=True, truncation=True,
-                                     max_length=self.max_length, return_tensors="pt").to(device)
-                out.append(self.model(**enc).logits.double().cpu().numpy())
-        self.model.train(was_training)
-        return np.concatenate(out) if out else np.zeros((0, self.model.config.num_labels))
-
-
 def fine_tune(model, tokenizer, texts: Sequence[str], labels: Any, *, config: FineTuneConfig = FineTuneConfig(),
               seed: int = 0, progress: bool = False):
     """Fine-tune a *copy* of ``model`` on (texts, labels); the input model is not modified."""
@@ -120,7 +93,7 @@ def fine_tune(model, tokenizer, texts: Sequence[str], labels: Any, *, config: Fi
             for s in range(0, len(order), config.batch_size):
                 idx = order[s : s + config.batch_size]
                 enc = tokenizer([texts[i] for i in idx], padding=True, truncation=True,
-                                max_length=min(config.max_length, _max_positions(model)),
+                                max_length=min(config.max_length, position_limit(model) or config.max_length),
                                 return_tensors="pt").to(device)
                 out = model(**enc)
                 loss = torch.nn.functional.cross_entropy(out.logits, yt[idx].to(device))

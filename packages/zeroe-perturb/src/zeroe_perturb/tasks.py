@@ -46,7 +46,7 @@ PAIR_TARGETS = ("hypothesis", "both")
 TAGGING_ATTACKS: tuple[str, ...] = tuple(a for a in ATTACKS if a != "segment")
 
 
-def _check_pairs(pairs: Any) -> list[tuple[str, str]]:
+def _check_pairs(pairs: Any, *, allow_empty: bool = False) -> list[tuple[str, str]]:
     if isinstance(pairs, str) or not isinstance(pairs, Sequence):
         raise TypeError(f"pairs must be a sequence of (premise, hypothesis) string pairs, got {type(pairs).__name__}")
     out = []
@@ -54,7 +54,7 @@ def _check_pairs(pairs: Any) -> list[tuple[str, str]]:
         if not (isinstance(pr, tuple | list) and len(pr) == 2 and all(isinstance(x, str) for x in pr)):
             raise TypeError(f"pairs must contain (premise, hypothesis) string pairs; item {i} is {pr!r}")
         out.append((pr[0], pr[1]))
-    if not out:
+    if not out and not allow_empty:
         raise ValueError("pairs must not be empty")
     return out
 

@@ -1,5 +1,6 @@
-"""Models: the architectures (:mod:`.nets`), the text wrappers (:mod:`.text`), the shipped-model registry
-(:mod:`.shipped`) and the loaders of users' model specs (:mod:`.external`). :func:`load_model` resolves a spec.
+"""Models: the architectures (:mod:`.nets`), the shipped-model registry (:mod:`.shipped`) and the loaders of users'
+model specs (:mod:`.external`); text models are wrapped by :mod:`robustsuite_common.text` and
+:mod:`zeroe_perturb.hf`. :func:`load_model` resolves a spec.
 
 Any model spec may end in ``?outputs=probabilities`` (or ``log_probabilities``): the model is declared to return
 probabilities, and is seen through their logarithm, so every method gets logits with the same softmax. Without
@@ -66,9 +67,9 @@ def load_model(spec: str, *, device="cpu", trust_checkpoint: bool = False, allow
         raise ModelSpecError(f"unknown model scheme {scheme!r} in {spec!r}; use builtin, hf, robustbench or torch")
     model = model.to(device)
     if outputs == "probabilities":
-        from .text import LogProbabilities
+        from robustsuite_common.models import as_logits_model
 
-        model = LogProbabilities.wrap(model)
+        model = as_logits_model(model)
     return model
 
 

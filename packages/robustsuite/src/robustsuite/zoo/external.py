@@ -12,10 +12,11 @@ from pathlib import Path
 
 import torch
 
+from robustsuite_common.text import TextClassifier
+
 from .._extras import optional_import
 from .._io import cache_dir
 from ..errors import ModelSpecError
-from . import text
 from .nets import ARCHITECTURES
 
 
@@ -112,10 +113,10 @@ def load_torch(value: str, *, trust_checkpoint: bool = False) -> torch.nn.Module
     return model.eval()
 
 
-def load_hf(value: str, *, max_length: int | None = None) -> text.TextClassifier:
+def load_hf(value: str, *, max_length: int | None = None) -> TextClassifier:
     """A transformers sequence classifier from a local directory, the hub cache, or (with network) the hub.
 
-    ``value`` may end in ``?max_length=N``; otherwise :class:`~robustsuite.zoo.text.TextClassifier` takes the
+    ``value`` may end in ``?max_length=N``; otherwise :class:`~robustsuite_common.text.TextClassifier` takes the
     tokenizer's ``model_max_length`` (capped at 512).
     """
     from ..specs import parse_options
@@ -139,4 +140,4 @@ def load_hf(value: str, *, max_length: int | None = None) -> text.TextClassifier
             f"hf:{name} is neither a local directory nor loadable from the Hugging Face hub/cache ({e}). Offline, "
             "save the model with save_pretrained on a machine with network and pass hf:/path/to/that/dir."
         ) from e
-    return text.TextClassifier(model, tokenizer, max_length=max_length)
+    return TextClassifier(model, tokenizer, max_length=max_length)

@@ -77,21 +77,28 @@ def load_vision(name: str, directory: Path = MODELS_DIR):
 
 
 def load(name: str, directory: Path | None = None):
-    """The shipped model ``name``: a vision ``nn.Module`` or a text wrapper (:mod:`robustsuite.zoo.text`)."""
-    from .text import TASK_WRAPPERS, load_text_dir
-
+    """The shipped model ``name``: a vision ``nn.Module``, a text classifier
+    (:class:`robustsuite_common.text.TextClassifier`) or a WordNet task model wrapped by its task's wrapper
+    (:data:`zeroe_perturb.hf.TASK_WRAPPERS`)."""
     if name not in SHIPPED:
         raise KeyError(f"no shipped model {name!r}; known: {sorted(SHIPPED)}")
     kind = SHIPPED[name][0]
     if kind == "vision":
         return load_vision(name, directory or MODELS_DIR)
-    if kind == "text":
-        return load_text_dir((directory or MODELS_DIR) / name, max_length=MAX_LENGTH.get(name, 64))
     from transformers import (
         AutoModelForSequenceClassification,
         AutoModelForTokenClassification,
         AutoTokenizer,
     )
+
+    if kind == "text":  # a save_pretrained directory: model and tokenizer
+        from robustsuite_common.text import TextClassifier
+
+        path = str((directory or MODELS_DIR) / name)
+        model = AutoModelForSequenceClassification.from_pretrained(path, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+        return TextClassifier(model, tokenizer, max_length=MAX_LENGTH.get(name, 64))
+    from zeroe_perturb.hf import TASK_WRAPPERS
 
     auto = AutoModelForTokenClassification if kind == "tagging" else AutoModelForSequenceClassification
     model = auto.from_pretrained(str((directory or TASKS_DIR / "models") / name), local_files_only=True)

@@ -66,7 +66,7 @@ def _check_defense(models: Models, data: Data, config: Config) -> None:
     clf = models.classifier
     if clf is None or getattr(clf, "model", None) is None or getattr(clf, "tokenizer", None) is None:
         raise ValueError("defense.enabled needs models.classifier to expose a Hugging Face .model and .tokenizer "
-                         "(e.g. zeroe_perturb.defense.HFTextClassifier); set defense.enabled = false otherwise")
+                         "(e.g. zeroe_perturb.hf.HFTextClassifier); set defense.enabled = false otherwise")
     if data.train is None or data.classification is None:
         raise ValueError("defense.enabled needs data.train (texts and labels to fine-tune on) and data.classification")
 
