@@ -110,3 +110,12 @@ def test_one_hugging_face_text_classifier():
             if isinstance(node, ast.ClassDef) and "self.tokenizer(" in ast.get_source_segment(text, node):
                 copies.append(f"{p.relative_to(ROOT).as_posix()}:{node.lineno} class {node.name}")
     assert not copies, f"text-classifier wrappers outside robustsuite_common: {copies}"
+
+
+def test_one_command_line_override_parser():
+    """``--set KEY=VALUE`` is read by robustsuite_common.config.parse_sets in every CLI (the umbrella and four
+    package CLIs each parsed it themselves); a ``partition("=")`` on a command-line item elsewhere is a copy."""
+    copies = [p.relative_to(ROOT).as_posix() for p in SOURCES if not p.is_relative_to(COMPAT)
+              and re.search(r"--set", p.read_text(encoding="utf-8"))
+              and re.search(r"\.partition\(\"=\"\)", p.read_text(encoding="utf-8"))]
+    assert not copies, f"--set parsed outside robustsuite_common.config.parse_sets: {copies}"

@@ -15,17 +15,16 @@ import time
 from pathlib import Path
 
 from robustsuite import runners
-from robustsuite_common.config import override
+from robustsuite_common.config import override, parse_sets
 from robustsuite_common.experiment import DirStore
 from zeroe_perturb import experiment
 
-args = sys.argv[1:]
-changes = {}
+args, sets = sys.argv[1:], []
 while "--set" in args:
     i = args.index("--set")
-    path, _, value = args[i + 1].partition("=")
-    changes[path] = json.loads(value)
+    sets.append(args[i + 1])
     del args[i:i + 2]
+changes = parse_sets(sets)
 run_dir = Path(args[0]) if args else Path(tempfile.mkdtemp(prefix="zeroe-demo-"))
 run_dir.mkdir(parents=True, exist_ok=True)
 t0, c0 = time.time(), time.process_time()

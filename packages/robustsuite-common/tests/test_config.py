@@ -100,3 +100,27 @@ def test_config_hash_is_stable_and_sensitive():
     a, b = Outer(), Outer(n=6)
     assert config_hash(a) == config_hash(Outer()) and len(config_hash(a)) == 12
     assert config_hash(a) != config_hash(b) and config_hash(a, 1) != config_hash(a, 2)
+
+
+def test_parse_sets_reads_json_then_toml_then_the_bare_word():
+    from robustsuite_common.config import parse_sets
+
+    got = parse_sets(["a.n=3", "a.eps=[0, 0.1]", "flag=false", "name=\"x y\"", "opt=apgd", "q='single'",
+                      "t={ k = 1 }", "empty="])
+    assert got == {"a.n": 3, "a.eps": [0, 0.1], "flag": False, "name": "x y", "opt": "apgd", "q": "single",
+                   "t": {"k": 1}, "empty": ""}
+    assert type(got["a.n"]) is int and got["flag"] is False
+    for bad in ("nonsense", "=3"):
+        with pytest.raises(ConfigError, match="KEY=VALUE"):
+            parse_sets([bad])
+
+
+def test_nest_merges_into_a_copy_of_the_base():
+    from robustsuite_common.config import nest
+
+    base = {"m": {"c": {"x": 1, "y": 2}}, "seed": 0}
+    got = nest({"m.c.y": 5, "m.d": [1], "seed": 3, "m.c": {"z": 0}}, base=base)
+    assert got == {"m": {"c": {"x": 1, "y": 5, "z": 0}, "d": [1]}, "seed": 3}
+    assert base == {"m": {"c": {"x": 1, "y": 2}}, "seed": 0}  # not changed
+    with pytest.raises(ConfigError, match="'seed' is not a table"):
+        nest({"seed.x": 1}, base=base)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from transduct_attack.cli import _parse_set, main
+from transduct_attack.cli import main
 
 
 @pytest.mark.parametrize("argv,match", [
@@ -29,11 +29,6 @@ def test_a_data_file_without_the_arrays_exits_2(tmp_path, capsys):
     np.savez(path, x_train=np.zeros((2, 1, 8, 8), dtype=np.float32))
     assert main(["demo", "--data", str(path)]) == 2
     assert "missing arrays" in capsys.readouterr().err
-
-
-def test_set_reads_json_values():
-    assert _parse_set(["rmc.points=8", 'tables=["rmc"]', "threat.eps=0.05"]) == {
-        "rmc": {"points": 8}, "tables": ["rmc"], "threat": {"eps": 0.05}}
 
 
 def test_experiment_runs_offline_and_writes_its_result(tmp_path, capsys):

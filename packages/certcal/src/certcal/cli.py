@@ -50,21 +50,12 @@ def _cmd_cce(args: argparse.Namespace) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     import torch
 
-    from robustsuite_common.config import override
+    from robustsuite_common.config import override, parse_sets
     from robustsuite_common.experiment import DirStore
 
     from . import experiment
 
-    sets = {}
-    for item in args.set:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise ValueError(f"--set needs DOTTED.KEY=VALUE (JSON value), e.g. certify.n=1000, got {item!r}")
-        try:
-            sets[key] = json.loads(value)
-        except json.JSONDecodeError:
-            sets[key] = value  # a bare string, e.g. calibration.bound=standard
-    cfg = override(experiment.preset(args.preset), sets, seed=args.seed)
+    cfg = override(experiment.preset(args.preset), parse_sets(args.set, example="certify.n=1000"), seed=args.seed)
     torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     models, data = experiment.digits(cfg, seed=args.seed)
     store = DirStore(args.checkpoints) if args.checkpoints else None

@@ -28,7 +28,7 @@ import difflib
 import functools
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, TypeVar
 
 from pydantic import (
@@ -54,6 +54,8 @@ __all__ = [
     "from_dict",
     "to_dict",
     "override",
+    "nest",
+    "parse_sets",
     "schema",
     "schema_rows",
     "config_hash",
@@ -163,20 +165,51 @@ def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, A
     return out
 
 
+def nest(dotted: Mapping[str, Any], base: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """``{"act.epochs": 3}`` as ``{"act": {"epochs": 3}}``, merged into a copy of ``base`` (``base`` itself is not
+    changed); a key whose path runs through a value that is not a table is a :class:`ConfigError`."""
+    out = _deep_merge(base or {}, {})
+    for key, value in dotted.items():
+        *parents, leaf = key.split(".")
+        target = out
+        for p in parents:
+            target[p] = dict(target.get(p) or {}) if isinstance(target.get(p, {}), Mapping) else None
+            if target[p] is None:
+                raise ConfigError(f"{key}: {p!r} is not a table")
+            target = target[p]
+        if isinstance(value, Mapping) and isinstance(target.get(leaf), Mapping):
+            value = _deep_merge(target[leaf], value)
+        target[leaf] = value
+    return out
+
+
+def parse_sets(items: Iterable[str], *, example: str = "section.field=1") -> dict[str, Any]:
+    """Command-line ``--set KEY=VALUE`` overrides as ``{dotted key: value}``. A value is read as JSON
+    (``0.5``, ``true``, ``[0, 0.1]``, ``"text"``), else as a TOML value (``'text'``, ``{ n = 3 }``), else kept as
+    the bare word it is (``attack.optimizer=apgd``); an item without ``=`` or key is a :class:`ConfigError`."""
+    import tomllib
+
+    out: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set takes KEY=VALUE (e.g. {example}), got {item!r}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            try:
+                value = tomllib.loads(f"v = {raw}")["v"]
+            except tomllib.TOMLDecodeError:
+                value = raw
+        out[key.strip()] = value
+    return out
+
+
 def override(cfg: T, changes: Mapping[str, Any] | None = None, **dotted: Any) -> T:
     """A copy of ``cfg`` with ``changes`` (nested mapping) and ``dotted`` keys (``act__epochs=3`` or, via the
     mapping, ``{"act.epochs": 3}``) applied, validated again."""
-    nested: dict[str, Any] = {}
-    for key, value in {**dict(changes or {}), **{k.replace("__", "."): v for k, v in dotted.items()}}.items():
-        parts = key.split(".")
-        target = nested
-        for p in parts[:-1]:
-            target = target.setdefault(p, {})
-        if isinstance(value, Mapping) and isinstance(target.get(parts[-1]), Mapping):
-            target[parts[-1]] = _deep_merge(target[parts[-1]], value)
-        else:
-            target[parts[-1]] = value
-    return from_dict(type(cfg), nested, base=cfg)
+    changes = {**dict(changes or {}), **{k.replace("__", "."): v for k, v in dotted.items()}}
+    return from_dict(type(cfg), nest(changes), base=cfg)
 
 
 def schema(cls: type) -> dict[str, Any]:

@@ -64,33 +64,16 @@ def main(version: bool = typer.Option(False, "--version", callback=_version_call
     log.propagate = False
 
 
-def _parse_value(text: str):
-    """A TOML value (``0.5``, ``true``, ``[1, 2]``, ``"x"``); anything else is taken as a plain string."""
-    import tomllib
+def apply_overrides(config: dict, sets: list[str]) -> dict:
+    """Apply ``--set dotted.key=value`` overrides (e.g. ``methods.certcal.config.smoothing.sigmas=[0.5]``, ``seed=3``;
+    values as :func:`robustsuite_common.config.parse_sets` reads them) to a copy of ``config``."""
+    from robustsuite_common.config import ConfigError as BadSet
+    from robustsuite_common.config import nest, parse_sets
 
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
-        return text
-
-
-def apply_overrides(config: dict, sets: list[str]) -> dict:
-    """Apply ``--set dotted.key=value`` overrides (e.g. ``methods.certcal.config.smoothing.sigmas=[0.5]``, ``seed=3``)."""
-    import copy
-
-    config = copy.deepcopy(config)
-    for item in sets:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ConfigError(f"--set needs KEY=VALUE (e.g. methods.certcal.config.certify.n=500), got {item!r}")
-        parts = key.strip().split(".")
-        node = config
-        for p in parts[:-1]:
-            node = node.setdefault(p, {})
-            if not isinstance(node, dict):
-                raise ConfigError(f"--set {item!r}: {p!r} is not a table")
-        node[parts[-1]] = _parse_value(value.strip())
-    return config
+        return nest(parse_sets(sets, example="methods.certcal.config.certify.n=500"), base=config)
+    except BadSet as e:
+        raise ConfigError(str(e)) from None
 
 
 def _run_options(config: dict, *, seeds: int | None, limit: int | None, log_samples: str | None,
@@ -164,7 +147,7 @@ def _guard(fn):
 SEEDS = typer.Option(None, "--seeds", min=1, help="repeat every unit with seeds SEED..SEED+N-1; report mean ± 95 % interval")
 LIMIT = typer.Option(None, "--limit", min=1, help="first N samples of every split (quick checks)")
 LOG = typer.Option(None, "--log-samples", help="write per-sample records per unit: parquet or jsonl")
-SET = typer.Option([], "--set", help="override a config value: --set methods.certcal.config.certify.n=500 (TOML values)")
+SET = typer.Option([], "--set", help="override a config value: --set methods.certcal.config.certify.n=500 (JSON or TOML values)")
 EXECUTOR = typer.Option("local", "--executor", help="local (this process) or ray (one Ray task per unit; "
                         "needs robustsuite[ray])")
 ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing Ray cluster (auto, HOST:6379, "

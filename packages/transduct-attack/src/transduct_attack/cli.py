@@ -12,7 +12,6 @@ applies the paper's attack budgets (A.2–A.5).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 
@@ -59,25 +58,6 @@ SMALL = {"robustness": {"autoattack": False}, "attack": {"pgd_steps": 3},
          "urejectron": {"points": 30, "train_points": 300, "epochs": 1, "T": 1}}
 
 
-def _parse_set(items: list[str]) -> dict:
-    """``["rmc.points=8", "tables=[\"rmc\"]"]`` -> nested overrides (values read as JSON, else as text)."""
-    out: dict = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--set takes KEY=VALUE (e.g. rmc.points=8), got {item!r}")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        target = out
-        *parents, leaf = key.split(".")
-        for p in parents:
-            target = target.setdefault(p, {})
-        target[leaf] = value
-    return out
-
-
 def digits_inputs(seed: int = 0, epochs: int = 10):
     """The experiment's inputs on scikit-learn's digits (the ``demo`` extra): a standard and an adversarially
     trained (L∞ 0.1, PGD-5) SmallCNN, trained here in seconds, and the train/test splits with the class names."""
@@ -103,14 +83,12 @@ def digits_inputs(seed: int = 0, epochs: int = 10):
 
 
 def _experiment(args) -> int:
-    from robustsuite_common.config import from_dict
+    from robustsuite_common.config import from_dict, nest, parse_sets
 
     from . import experiment as E
 
-    overrides = _parse_set(args.set or [])
-    base = E.preset(args.preset)
-    cfg = from_dict(E.Config, {**(SMALL if args.small else {}), **overrides, "seed": args.seed}, base=base,
-                    where="--set")
+    overrides = nest(parse_sets(args.set or [], example="rmc.points=8"), base=SMALL if args.small else None)
+    cfg = from_dict(E.Config, {**overrides, "seed": args.seed}, base=E.preset(args.preset), where="--set")
     if args.epochs < 1:
         raise ValueError(f"--epochs must be >= 1, got {args.epochs}")
     models, data = digits_inputs(seed=args.seed, epochs=args.epochs)

@@ -14,7 +14,6 @@ Bad input (a missing file, an unknown setting, a value out of range) prints ``un
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -23,27 +22,14 @@ class UsageError(ValueError):
     """Bad input on the command line (exit status 2)."""
 
 
-def _overrides(pairs: list[str]) -> dict:
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise UsageError(f"--set takes KEY=VALUE (e.g. attack.steps=50), got {pair!r}")
-        try:
-            out[key] = json.loads(value)
-        except json.JSONDecodeError:
-            out[key] = value  # a bare word, e.g. attack.optimizer=apgd
-    return out
-
-
 def demo(args) -> int:
-    from robustsuite_common.config import override
+    from robustsuite_common.config import override, parse_sets
 
     from . import experiment
     from ._demo import digits_experiment
 
     try:
-        cfg = override(experiment.preset(args.preset), _overrides(args.set), seed=args.seed)
+        cfg = override(experiment.preset(args.preset), parse_sets(args.set, example="attack.steps=50"), seed=args.seed)
     except ValueError as err:
         raise UsageError(str(err)) from None
     models, data = digits_experiment(epochs=args.epochs, seed=args.seed)

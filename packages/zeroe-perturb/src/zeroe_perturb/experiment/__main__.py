@@ -11,13 +11,12 @@ the figures. Bad arguments exit with status 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from robustsuite_common.config import ConfigError, override
+    from robustsuite_common.config import ConfigError, override, parse_sets
 
     from ..glosses import WordNaiveBayes, load_glosses
     from . import PRESETS, Data, Models, figures, run
@@ -31,17 +30,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, help="directory for result.json and the figures")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
     args = ap.parse_args(argv)
-    changes = {"seed": args.seed}
-    for item in args.set:
-        path, sep, value = item.partition("=")
-        if not sep:
-            ap.error(f"--set expects PATH=VALUE, got {item!r}")
-        try:
-            changes[path] = json.loads(value)
-        except json.JSONDecodeError:
-            changes[path] = value
     try:
-        cfg = override(PRESETS[args.preset], changes)
+        cfg = override(PRESETS[args.preset], parse_sets(args.set, example="seeds.n_seeds=1"), seed=args.seed)
     except ConfigError as e:
         ap.error(str(e))
     train, test = load_glosses("train"), load_glosses("test")
