@@ -105,6 +105,25 @@ def test_hf_disk_split_and_column_selection(tmp_path):
         load_dataset(f"hf-disk:{tmp_path / 'hf'}?split=dev")
 
 
+def test_hf_disk_string_labels_share_one_class_order_across_splits(tmp_path):
+    """Labels written as names (no ClassLabel): one sorted order over every split, also for a name that only the
+    test split has; without a test split, everything is split 60/20/20."""
+    import datasets
+
+    train = datasets.Dataset.from_dict({"text": ["a", "b", "c", "d"], "label": ["pos", "neg", "pos", "neg"]})
+    test = datasets.Dataset.from_dict({"text": ["e", "f", "g"], "label": ["zzz", "neg", "pos"]})
+    datasets.DatasetDict({"train": train, "test": test}).save_to_disk(tmp_path / "two")
+    ds = load_dataset(f"hf-disk:{tmp_path / 'two'}")
+    assert ds.classes == ("neg", "pos", "zzz") and ds.label_kind == "name"
+    assert ds.train.y.tolist() == [1, 0, 1, 0] and ds.test.y.tolist() == [2, 0, 1]
+    assert list(ds.test.x) == ["e", "f", "g"] and ds.test.ids == (0, 1, 2)
+    only = datasets.Dataset.from_dict({"text": [f"t{i}" for i in range(20)], "label": [i % 2 for i in range(20)]})
+    datasets.DatasetDict({"train": only}).save_to_disk(tmp_path / "one")
+    ds = load_dataset(f"hf-disk:{tmp_path / 'one'}")
+    assert (len(ds.train), len(ds.val), len(ds.test)) == (12, 4, 4) and ds.label_kind == "index"
+    assert sorted(ds.train.ids + ds.val.ids + ds.test.ids) == list(range(20))
+
+
 def test_align_labels_maps_by_name_and_lists_both_sets(tmp_path):
     (tmp_path / "d.csv").write_text("text,label\n" + "".join(f"t{i},{'zebra' if i % 2 else 'apple'}\n"
                                                              for i in range(20)))

@@ -338,27 +338,22 @@ def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
 
     if chosen is not None:
         val = next((s for s in dd if s in _SPLIT_ALIASES["val"]), None)
-        others = {"train": "train", "val": val}
-        mapping = {"test": chosen} | {a: s for a, s in others.items() if s in dd and s != chosen}
+        mapping = {"test": chosen} | {a: s for a, s in (("train", "train"), ("val", val)) if s in dd and s != chosen}
     else:
         mapping = {a: next((s for s in dd if s in aliases), None) for a, aliases in _SPLIT_ALIASES.items()}
         mapping = {k: v for k, v in mapping.items() if v is not None}
-    if "test" not in mapping:  # no test split: a fixed stratified split of everything
-        x, raw = columns(datasets.concatenate_datasets([dd[s] for s in dd]))
-        y, classes, kind = _labels_to_index(raw, name) if names is None else (
-            np.asarray(raw, dtype=np.int64), list(names), "name")
-        return _make(name, modality, classes, x, y, kind)
-    parts = {alias: columns(dd[split]) for alias, split in mapping.items()}
-    if names is not None:
-        kind: LabelKind = "name"
-        classes = list(names)
-        lookup = None
-    else:
-        _, classes, kind = _labels_to_index([v for _, raw in parts.values() for v in raw], name)
-        lookup = {c: i for i, c in enumerate(classes)} if kind == "name" else None
-    return _fixed(name, modality, classes, {
-        a: (x, np.asarray([lookup[str(v)] if lookup else int(v) for v in raw], dtype=np.int64), None)
-        for a, (x, raw) in parts.items()}, kind)
+    if "test" in mapping:
+        parts = {alias: columns(dd[split]) for alias, split in mapping.items()}
+    else:  # no test split: a fixed stratified split of everything
+        parts = {"all": columns(datasets.concatenate_datasets([dd[s] for s in dd]))}
+    raw = [v for _, part in parts.values() for v in part]
+    y, classes, kind = _labels_to_index(raw, name) if names is None else (
+        np.asarray(raw, dtype=np.int64), list(names), "name")
+    if "all" in parts:
+        return _make(name, modality, classes, parts["all"][0], y, kind)
+    ys = np.split(y, np.cumsum([len(part) for _, part in parts.values()])[:-1])
+    return _fixed(name, modality, classes, {a: (x, part_y, None) for (a, (x, _)), part_y in
+                                            zip(parts.items(), ys, strict=True)}, kind)
 
 
 def load_hf_disk(value: str | Path) -> UserDataset:
