@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from robustsuite_common.experiment import json_safe
+from robustsuite_common.experiment import Table, json_safe
 
 from ..errors import ConfigError
 from .check import CI_HIGH, CI_LOW, top_warnings
@@ -90,36 +90,6 @@ def normalise_metrics(metrics: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 @dataclass(frozen=True)
-class Table:
-    """A report table; ``units`` maps a column to its unit, ``bounds`` a column to its range ``(lo, hi)``
-    (columns ``X_ci_low``/``X_ci_high`` beside ``X`` hold X's interval). Unlike the experiment ``Table``
-    (:meth:`of`), its intervals are not checked on construction."""
-
-    name: str
-    title: str
-    columns: list[str]
-    rows: list[list[Scalar]]
-    units: dict[str, str] = field(default_factory=dict)
-    bounds: dict[str, tuple[float | None, float | None]] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        for i, row in enumerate(self.rows):
-            if len(row) != len(self.columns):
-                raise ValueError(f"table {self.name!r}: row {i} has {len(row)} cells for {len(self.columns)} columns")
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "title": self.title, "columns": [str(c) for c in self.columns],
-                "rows": [[clean(v) for v in row] for row in self.rows], "units": dict(self.units),
-                "bounds": {k: [None if b is None else float(b) for b in v] for k, v in self.bounds.items()}}
-
-    @classmethod
-    def of(cls, t: Any) -> Table:
-        """A report table from a ``robustsuite_common.experiment.Table`` (or anything with its fields)."""
-        return cls(t.name, t.title, list(t.columns), [list(r) for r in t.rows], dict(getattr(t, "units", {})),
-                   {k: tuple(v) for k, v in getattr(t, "bounds", {}).items()})
-
-
-@dataclass(frozen=True)
 class Figure:
     name: str
     path: str  # relative to the run directory
@@ -133,8 +103,9 @@ class Figure:
 class Section:
     """One method's part of the report (what a runner returns).
 
-    ``metrics`` maps identifiers to ``Metric`` objects, their dicts or legacy flat scalars. ``warnings`` are
-    shown first; ``model_at_chance`` marks a model whose clean score's interval contains the chance rate (a
+    ``metrics`` maps identifiers to ``Metric`` objects, their dicts or legacy flat scalars; ``tables`` are experiment
+    tables (``robustsuite_common.experiment.Table``, re-exported here: intervals checked as they are built).
+    ``warnings`` are shown first; ``model_at_chance`` marks a model whose clean score's interval contains the chance rate (a
     warning must say so: :func:`robustsuite.report.check_report`).
     """
 
@@ -152,7 +123,7 @@ class Section:
         flag = bool(self.model_at_chance) or metrics.get("model_at_chance", {}).get("value") is True
         return {"warnings": [str(w) for w in self.warnings], "model_at_chance": flag, "title": self.title,
                 "summary": self.summary, "metrics": metrics,
-                "tables": [(t if isinstance(t, Table) else Table.of(t)).to_dict() for t in self.tables],
+                "tables": [t.to_dict() for t in self.tables],
                 "figures": [f.to_dict() for f in self.figures], "notes": [str(n) for n in self.notes]}
 
 

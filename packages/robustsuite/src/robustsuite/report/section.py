@@ -25,13 +25,13 @@ def model_at_chance(result) -> bool:
 def section_from_result(ctx, result, figures=None, title: str = ""):
     """The report :class:`~robustsuite.report.Section` of ``result``; records and figures are written through
     ``ctx`` (``ctx.log_samples``, ``ctx.figure``); ``title`` when the result has none."""
-    from ..report import Section, Table
+    from ..report import Section
 
     for name, rows in result.records.items():
         if rows:
             ctx.log_samples(list(rows), name=name)
     figs = [ctx.figure(f.figure, f.name, f.caption) for f in (figures(result) if figures is not None else [])]
     return Section(title=str(getattr(result, "title", "") or title), summary=result.summary,
-                   metrics=dict(result.metrics), tables=[Table.of(t) for t in result.tables.values()],
+                   metrics=dict(result.metrics), tables=list(result.tables.values()),
                    figures=figs, notes=list(result.notes), warnings=list(result.warnings),
                    model_at_chance=model_at_chance(result))
