@@ -105,8 +105,8 @@ class Section:
 
     ``metrics`` maps identifiers to ``Metric`` objects, their dicts or legacy flat scalars; ``tables`` are experiment
     tables (``robustsuite_common.experiment.Table``, re-exported here: intervals checked as they are built).
-    ``warnings`` are shown first; ``model_at_chance`` marks a model whose clean score's interval contains the chance rate (a
-    warning must say so: :func:`robustsuite.report.check_report`).
+    ``warnings`` are shown first; ``model_at_chance`` marks a model whose clean score's interval contains the chance
+    rate (a warning must say so: :func:`robustsuite.report.check_report`).
     """
 
     title: str
