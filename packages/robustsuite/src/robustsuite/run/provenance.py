@@ -70,18 +70,14 @@ def prepare_dir(config: dict, run_dir: Path) -> str:
     return created
 
 
-def assemble(records: list[dict], *, config: dict, seed: int, device: str, created: str, command: str) -> dict:
-    """The report from unit records (:func:`robustsuite.assemble.assemble`) with this run's provenance."""
-    from ..assemble import assemble as assemble_records
-
-    return assemble_records(records, config=config, seed=seed, device=device, created=created,
-                            provenance=provenance(config, command))
-
-
-def write_run_report(run_dir: Path, records: list[dict], **kw) -> dict:
-    """:func:`assemble` the report and write report.json/.md/.html into ``run_dir``."""
+def write_run_report(run_dir: Path, records: list[dict], *, config: dict, seed: int, device: str, created: str,
+                     command: str) -> dict:
+    """The report of ``records`` (:func:`robustsuite.assemble.assemble`, with this run's provenance and the run
+    directory's per-sample records for paired comparisons), written as report.json/.md/.html into ``run_dir``."""
+    from ..assemble import assemble
     from ..report import write_report
 
-    report = assemble(records, **kw)
+    report = assemble(records, config=config, seed=seed, device=device, created=created,
+                      provenance=provenance(config, command), run_dir=Path(run_dir))
     write_report(Path(run_dir), report)
     return report
