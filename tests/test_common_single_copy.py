@@ -66,6 +66,7 @@ HELPERS = {  # what a copy is called, and the one copy's name in robustsuite_com
     "check_choice": (re.compile(r"_?check_choice"), "check_choice"),
     "RobustBench loader": (re.compile(r"_?(load_robustbench\w*|robustbench_(checkpoint|timm)\w*)"),
                            "load_robustbench_model"),
+    "optional import": (re.compile(r"_?optional_import"), "optional_import"),  # the umbrella had its own
 }
 def _copies(what: str) -> list[str]:
     """Where a function named like the helper is defined outside robustsuite_common without delegating to it (a
@@ -119,3 +120,54 @@ def test_one_command_line_override_parser():
               and re.search(r"--set", p.read_text(encoding="utf-8"))
               and re.search(r"\.partition\(\"=\"\)", p.read_text(encoding="utf-8"))]
     assert not copies, f"--set parsed outside robustsuite_common.config.parse_sets: {copies}"
+
+
+# --- issue 23: one optional-import helper ------------------------------------------------------------------------
+
+# hand-written ImportErrors that tell the user to pip install something no robustsuite extra installs
+NOT_AN_EXTRA = {
+    ("packages/iortemp/src/iortemp/attacks.py", "_use_constraint"):
+        "tensorflow + tensorflow_hub for TextAttack's Universal Sentence Encoder: no package's extra installs them",
+}
+
+
+def _install_hints() -> list[tuple[str, str, int]]:
+    """(file, enclosing function, line) of each ``raise ImportError(...)`` / ``ModuleNotFoundError(...)`` outside
+    robustsuite_common whose message text contains ``pip install``."""
+    found = []
+
+    class Raises(ast.NodeVisitor):
+        def __init__(self, rel: str) -> None:
+            self.rel, self.stack = rel, ["<module>"]
+
+        def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+            self.stack.append(node.name)
+            self.generic_visit(node)
+            self.stack.pop()
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_Raise(self, node: ast.Raise) -> None:
+            exc = node.exc
+            if (isinstance(exc, ast.Call) and isinstance(exc.func, ast.Name)
+                    and exc.func.id in ("ImportError", "ModuleNotFoundError")):
+                text = "".join(c.value for c in ast.walk(exc) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+                if "pip install" in text:
+                    found.append((self.rel, self.stack[-1], node.lineno))
+            self.generic_visit(node)
+
+    for p in SOURCES:
+        if not p.is_relative_to(COMPAT):
+            Raises(p.relative_to(ROOT).as_posix()).visit(ast.parse(p.read_text(encoding="utf-8")))
+    return found
+
+
+def test_no_hand_written_install_hint():
+    """A missing optional dependency is reported by robustsuite_common.extras.optional_import ("<feature> needs the
+    optional extra: pip install '<extra>' ..."); about twenty hand-written ``try: import ... except ImportError:
+    raise ImportError("... pip install ...")`` in five packages and the umbrella's own helper came before."""
+    hints = _install_hints()
+    stray = [f"{f}:{line} in {fn}" for f, fn, line in hints if (f, fn) not in NOT_AN_EXTRA]
+    assert not stray, f"ImportError naming what to pip install, outside robustsuite_common.extras: {stray}"
+    stale = set(NOT_AN_EXTRA) - {(f, fn) for f, fn, _ in hints}
+    assert not stale, f"exemptions that no longer match a raise: {stale}"

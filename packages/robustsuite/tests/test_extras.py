@@ -6,15 +6,16 @@ import sys
 
 import pytest
 
-from robustsuite._extras import optional_import
+from robustsuite.loaders import load_dataset
 from robustsuite.report.samples import write_samples
 
 
-def test_optional_import_returns_the_module_or_names_the_extra(monkeypatch):
-    assert optional_import("json", "x", "json") is sys.modules["json"]
+def test_hf_dataset_spec_without_datasets_names_the_datasets_extra(monkeypatch, tmp_path):
+    # the umbrella's optional imports go through robustsuite_common.extras.optional_import (tested there)
     monkeypatch.setitem(sys.modules, "datasets", None)
-    with pytest.raises(ImportError, match=r"hf-datasets: needs the optional extra: pip install 'robustsuite\[datasets\]'"):
-        optional_import("datasets", "datasets", "hf-datasets:")
+    with pytest.raises(ImportError, match=r"^Hugging Face datasets \(hf-disk:, hf-datasets:\) needs the optional "
+                                          r"extra: pip install 'robustsuite\[datasets\]'"):
+        load_dataset(f"hf-disk:{tmp_path}")
 
 
 def test_parquet_log_without_pyarrow_names_the_parquet_extra(monkeypatch, tmp_path):

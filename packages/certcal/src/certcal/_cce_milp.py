@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from robustsuite_common.extras import optional_import
+
 from ._program import Program
 
 
 def solve_milp(prog: Program, time_limit: float | None = None) -> tuple[np.ndarray, np.ndarray, float]:
-    try:
-        import cvxpy as cp
-    except ImportError as exc:
-        raise ImportError("method='milp' needs cvxpy with HiGHS: pip install 'certcal[milp]'") from exc
+    cp = optional_import("cvxpy", extra="certcal[milp]", feature="method='milp' (cvxpy with HiGHS)")
     n, m = prog.n, prog.n_bins
     a = cp.Variable((n, m), boolean=True)
     y = cp.Variable((n, m))

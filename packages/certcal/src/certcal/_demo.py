@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from robustsuite_common.extras import optional_import
+
 
 class DigitsCNN(torch.nn.Module):
     """A small CNN for 8x8 digits in [0, 1] (N, 1, 8, 8) -> 10 logits."""
@@ -23,11 +25,8 @@ class DigitsCNN(torch.nn.Module):
 
 
 def _digits(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError as exc:
-        raise ImportError("the offline demo needs scikit-learn: pip install 'certcal[demo]'") from exc
-    d = load_digits()
+    sklearn_datasets = optional_import("sklearn.datasets", extra="certcal[demo]", feature="the offline demo")
+    d = sklearn_datasets.load_digits()
     x = torch.tensor(d.images / 16.0, dtype=torch.float32)[:, None]
     y = torch.tensor(d.target, dtype=torch.int64)
     perm = torch.as_tensor(np.random.default_rng(seed).permutation(x.shape[0]))

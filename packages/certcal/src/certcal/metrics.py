@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.extras import optional_import
+
 from ._validation import as_binary, as_unit_interval, check_int
 
 __all__ = [
@@ -112,10 +114,7 @@ class ReliabilityDiagram:
 
     def plot(self, ax: Any = None, title: str | None = None) -> Any:
         """Draw the diagram on a matplotlib axis (created if None); returns the axis."""
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as exc:
-            raise ImportError("plotting needs matplotlib: pip install 'certcal[plot]'") from exc
+        plt = optional_import("matplotlib.pyplot", extra="certcal[plot]", feature="plotting")
 
         if ax is None:
             _, ax = plt.subplots(figsize=(4, 4))

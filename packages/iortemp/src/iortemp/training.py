@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.extras import optional_import
+
 from ._validation import check_choice, check_int, check_labels, check_seed, check_texts
 from .hf import HFTextClassifier
 from .protocol import call_attack
@@ -139,12 +141,8 @@ def min_norm_simplex(gram, *, solver: str = "auto") -> np.ndarray:
         return np.full(m, 1.0 / m)  # all gradients zero: every simplex point is optimal
     g = g / scale
     if solver == "cvxpy" or (solver == "auto" and m > 8):
-        try:
-            import cvxpy as cp
-        except ImportError as exc:
-            raise ImportError("solver='cvxpy' (and 'auto' with more than 8 gradients) needs cvxpy: "
-                              "pip install 'iortemp[qp]'") from exc
-
+        cp = optional_import("cvxpy", extra="iortemp[qp]",
+                             feature="solver='cvxpy' (and 'auto' with more than 8 gradients)")
         a = cp.Variable(m)
         prob = cp.Problem(cp.Minimize(cp.quad_form(a, cp.psd_wrap(g))), [a >= 0, cp.sum(a) == 1])
         prob.solve()

@@ -12,6 +12,8 @@ Submodules (import what you need; ``import robustsuite_common`` itself loads nei
 - :mod:`~robustsuite_common.models`: the model-output contract (``logits_from``) and ``evaluating`` (a
   caller's model comes back untouched);
 - :mod:`~robustsuite_common.io`: atomic writes;
+- :mod:`~robustsuite_common.extras`: ``optional_import``, the lazy import of an optional dependency whose
+  ImportError names the extra that installs it;
 - :mod:`~robustsuite_common.robustbench` / :mod:`~robustsuite_common.autoattack`: RobustBench models from a
   local ``model_dir``, and standard AutoAttack;
 - offline fixes for the third-party stack: :func:`import_textattack` / :func:`prepare_textattack` (TextAttack

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .checks import check_choice, check_float, check_int, check_labels
+from .extras import optional_import
 from .models import as_model_input, evaluating, forward_logits, logits_from, model_device
 
 __all__ = ["AUTOATTACK_VERSIONS", "AutoAttackResult", "autoattack", "autoattack_version"]
@@ -22,11 +23,7 @@ AUTOATTACK_VERSIONS = ("standard", "plus", "rand", "custom")
 
 def autoattack_version() -> str:
     """``"pyautoattack <version>"``, for provenance; ImportError naming the extra when it is missing."""
-    try:
-        import pyautoattack
-    except ImportError as err:
-        raise ImportError("AutoAttack needs pyautoattack: pip install 'robustsuite-common[autoattack]' (or the "
-                          "autoattack extra of the package you use)") from err
+    pyautoattack = optional_import("pyautoattack", extra="robustsuite-common[autoattack]", feature="AutoAttack")
     return f"pyautoattack {pyautoattack.__version__}"
 
 

@@ -12,7 +12,7 @@ import importlib
 import sys
 from types import ModuleType
 
-from ._errors import missing
+from .extras import _missing_extra
 
 _SUBMODULES = ("state", "autopgd_base", "fab_pt", "square", "other_utils", "checks")
 
@@ -39,9 +39,11 @@ def alias_autoattack() -> None:
 
 
 def import_robustbench(*, extra: str | None = None) -> ModuleType:
-    """``robustbench`` with the autoattack alias in place; ``ImportError`` naming ``extra`` when missing."""
+    """``robustbench`` with the autoattack alias in place; ``ImportError`` naming ``extra`` (default:
+    robustsuite-common's own ``robustbench`` extra) when robustbench, or the autoattack it imports, is missing."""
     try:
         alias_autoattack()
         return importlib.import_module("robustbench")
-    except ImportError as err:
-        raise missing("RobustBench", extra) from err
+    except ImportError as err:  # one try for both: the alias (pyautoattack) and robustbench are one extra
+        raise _missing_extra(err.name or "robustbench", extra=extra or "robustsuite-common[robustbench]",
+                             feature="RobustBench support") from err

@@ -9,15 +9,17 @@ directory on ``nltk.data.path``, and mark TextAttack's one-time post-install ste
 
 from __future__ import annotations
 
-import importlib
 import logging
 import os
 import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from ._errors import missing
+from .extras import optional_import
 from .stopwords import ENGLISH_STOPWORDS
+
+FEATURE = "TextAttack support"
+EXTRA = "robustsuite-common[textattack]"  # the extra named when the caller does not name its own
 
 
 def default_cache_dir() -> Path:
@@ -45,12 +47,9 @@ def prepare_textattack(cache_dir: str | os.PathLike | None = None, *, extra: str
     """Put the stopword corpus on ``nltk.data.path`` and mark TextAttack's post-install download as done.
 
     Call before ``import textattack``; returns the NLTK data directory (callers may put more corpora
-    there). ``ImportError`` naming ``extra`` when NLTK is not installed.
+    there). ``ImportError`` naming ``extra`` (default: robustsuite-common's own) when NLTK is not installed.
     """
-    try:
-        import nltk
-    except ImportError as err:
-        raise missing("TextAttack", extra) from err
+    nltk = optional_import("nltk", extra=extra or EXTRA, feature=FEATURE)
     data = str(nltk_data_dir(cache_dir))
     if data not in nltk.data.path:
         nltk.data.path.insert(0, data)
@@ -63,13 +62,10 @@ def prepare_textattack(cache_dir: str | os.PathLike | None = None, *, extra: str
 def import_textattack(cache_dir: str | os.PathLike | None = None, *, extra: str | None = None) -> ModuleType:
     """``textattack``, imported offline (slow: about 15 s on two cores, so import lazily).
 
-    ``ImportError`` naming ``extra`` when TextAttack or NLTK is not installed.
+    ``ImportError`` naming ``extra`` (default: robustsuite-common's own) when TextAttack or NLTK is not installed.
     """
     prepare_textattack(cache_dir, extra=extra)
-    try:
-        ta = importlib.import_module("textattack")
-    except ImportError as err:
-        raise missing("TextAttack", extra) from err
+    ta = optional_import("textattack", extra=extra or EXTRA, feature=FEATURE)
     # TextAttack logs an INFO line per attack built ("Goal function ... compatible with model"); keep
     # warnings only, so library calls stay quiet
     logging.getLogger("textattack.shared.utils.install").setLevel(logging.WARNING)

@@ -14,6 +14,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from robustsuite_common.extras import optional_import
+
 from ._validate import (
     as_input,
     check_choice,
@@ -138,19 +140,14 @@ class TransferAutoAttack(Attack):
         return defense.base_model
 
     def _attack(self, x, y, *, eps, defense, generator, state) -> AttackResult:
-        try:
-            from robustsuite_common.autoattack import autoattack
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("TransferAutoAttack needs the 'autoattack' extra: "
-                              "pip install 'transduct-attack[autoattack]'") from exc
+        from robustsuite_common.autoattack import autoattack
+
+        # pyautoattack, which the shared autoattack runs, is this package's `autoattack` extra: name it up front
+        optional_import("pyautoattack", extra="transduct-attack[autoattack]", feature="TransferAutoAttack")
         model = self._target(defense, state, generator)
         seed = int(torch.randint(0, 2**31 - 1, (1,), generator=generator, device=generator.device))
-        try:
-            res = autoattack(model, x, y, eps=eps, version=self.version, seed=seed, batch_size=self.batch_size,
-                             attacks=self.attacks, n_iter=self.n_iter, n_restarts=self.n_restarts)
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise ImportError("TransferAutoAttack needs the 'autoattack' extra: "
-                              "pip install 'transduct-attack[autoattack]'") from exc
+        res = autoattack(model, x, y, eps=eps, version=self.version, seed=seed, batch_size=self.batch_size,
+                         attacks=self.attacks, n_iter=self.n_iter, n_restarts=self.n_restarts)
         x_adv = torch.minimum(torch.maximum(res.x_adv.to(x.device), x - eps), x + eps).clamp(0, 1)
         return AttackResult(x_adv=x_adv.detach(), attack=self.name)
 

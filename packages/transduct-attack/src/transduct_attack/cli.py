@@ -28,12 +28,12 @@ ATTACKS = ("none", "pgd", "aa", "aa-adaptive", "fpa", "gmsa-avg", "gmsa-min")
 def _load_data(path: str | None):
     import torch
 
+    from robustsuite_common.extras import optional_import
+
     if path is None:
-        try:
-            from sklearn.datasets import load_digits
-        except ImportError as exc:
-            raise ImportError("the offline demo needs the 'demo' extra: pip install 'transduct-attack[demo]'") from exc
-        d = load_digits()
+        sklearn_datasets = optional_import("sklearn.datasets", extra="transduct-attack[demo]",
+                                           feature="the offline demo")
+        d = sklearn_datasets.load_digits()
         x = torch.tensor(d.images / 16.0, dtype=torch.float32)[:, None]
         y = torch.tensor(d.target, dtype=torch.int64)
         perm = torch.randperm(len(y), generator=torch.Generator().manual_seed(0))

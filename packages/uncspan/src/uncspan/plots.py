@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from robustsuite_common.checks import check_labels
+from robustsuite_common.extras import optional_import
 
 from ._validation import check_int
 from .calibration import reliability_bins
@@ -33,12 +34,8 @@ def _as_mapping(spans: UncertaintySpan | Mapping[str, UncertaintySpan]) -> dict[
 
 
 def _figure(rows: int, cols: int, width: float, height: float):
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise ImportError("figures need matplotlib: pip install 'uncspan[plot]'") from exc
-
-    fig = Figure(figsize=(width * cols, height * rows), layout="constrained")
+    mpl_figure = optional_import("matplotlib.figure", extra="uncspan[plot]", feature="drawing figures")
+    fig = mpl_figure.Figure(figsize=(width * cols, height * rows), layout="constrained")
     axes = np.asarray(fig.subplots(rows, cols, squeeze=False))
     return fig, axes
 

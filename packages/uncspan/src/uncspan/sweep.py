@@ -11,6 +11,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.extras import optional_import
+
 from ._data import check_data, check_label_range, iter_batches, labels_of
 from ._model import check_model, check_outputs, n_classes, using
 from ._validation import check_eps, check_int, check_seed
@@ -148,10 +150,7 @@ def plot_eps_sweep(sweeps: EpsSweep | Mapping[str, EpsSweep]):
     """Three panels against ε: MUS with its 95 % interval band; mean entropy after the over attack (orange),
     clean (green) and after the under attack (blue), the span being the band between them; s-ECE over /
     clean / under. One line style per model. Returns a matplotlib ``Figure``."""
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:
-        raise ImportError("figures need matplotlib: pip install 'uncspan[plot]'") from exc
+    mpl_figure = optional_import("matplotlib.figure", extra="uncspan[plot]", feature="drawing figures")
 
     from .plots import COLOURS
 
@@ -159,7 +158,7 @@ def plot_eps_sweep(sweeps: EpsSweep | Mapping[str, EpsSweep]):
         sweeps = {"model": sweeps}
     if not isinstance(sweeps, Mapping) or not sweeps or not all(isinstance(v, EpsSweep) for v in sweeps.values()):
         raise TypeError("sweeps must be an EpsSweep or a non-empty mapping name -> EpsSweep")
-    fig = Figure(figsize=(11, 3.2), layout="constrained")
+    fig = mpl_figure.Figure(figsize=(11, 3.2), layout="constrained")
     ax_mus, ax_h, ax_s = fig.subplots(1, 3)
     styles = ["-", "--", ":", "-."]
     for i, (name, sw) in enumerate(sweeps.items()):

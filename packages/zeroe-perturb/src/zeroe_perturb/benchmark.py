@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from robustsuite_common.checks import check_int, check_labels, check_texts
+from robustsuite_common.extras import optional_import
 
 from ._api import ATTACKS, get_attacker, perturb_batch
 from ._outputs import as_logits, call_model, check_outputs
@@ -205,10 +206,7 @@ class BenchmarkResult:
 
     def plot_edit_distance(self, ax=None):
         """Fig. 5: mean edit distance per text vs s*(p), one colour per attacker, with the linear fit."""
-        try:
-            import matplotlib.pyplot as plt
-        except ImportError as e:  # pragma: no cover - depends on the environment
-            raise ImportError("plotting needs matplotlib: pip install 'zeroe-perturb[plot]'") from e
+        plt = optional_import("matplotlib.pyplot", extra="zeroe-perturb[plot]", feature="plotting")
         fig = None
         if ax is None:
             fig, ax = plt.subplots(figsize=(6, 4))
@@ -330,12 +328,8 @@ def evaluate(
     cells = [(a, p) for a in resolved for p in levels]
     it = cells
     if progress:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError as e:
-            raise ImportError("progress=True needs tqdm: pip install 'zeroe-perturb[progress]'") from e
-
-        it = tqdm(cells, desc="zeroe attacks")
+        tqdm_auto = optional_import("tqdm.auto", extra="zeroe-perturb[progress]", feature="progress=True")
+        it = tqdm_auto.tqdm(cells, desc="zeroe attacks")
     scores = []
     for (a, attacker), p in it:
         adv, dist, frac = attack_texts(texts, attacker, p, seed=seed)
@@ -374,10 +368,7 @@ def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | 
     Student-t interval over the seeds when there are at least three (``robustsuite_common.intervals.seed_interval``;
     it covers the attack's randomness only — :mod:`zeroe_perturb.experiment` gives intervals over the texts), and
     the chance line ``chance / s(0)`` (dashed red)."""
-    try:
-        import matplotlib.pyplot as plt
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("plotting needs matplotlib: pip install 'zeroe-perturb[plot]'") from e
+    plt = optional_import("matplotlib.pyplot", extra="zeroe-perturb[plot]", feature="plotting")
     from robustsuite_common.intervals import seed_interval
 
     if not results or not all(isinstance(r, BenchmarkResult) for r in results):

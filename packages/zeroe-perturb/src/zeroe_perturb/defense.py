@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.extras import optional_import
 from robustsuite_common.text import position_limit
 
 from ._api import ATTACKS, get_attacker
@@ -40,11 +41,7 @@ from .protocol import LEVELS, check_p, item_seed
 
 
 def _torch():
-    try:
-        import torch
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("adversarial training needs torch and transformers: pip install 'zeroe-perturb[hf]'") from e
-    return torch
+    return optional_import("torch", extra="zeroe-perturb[hf]", feature="adversarial training (torch, transformers)")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ import random
 from collections import OrderedDict
 from typing import Any
 
+from robustsuite_common.extras import optional_import
+
 from ._api import ATTACKS, get_attacker
 from .attackers import Attacker, Segment
 from .protocol import check_p, item_seed
@@ -136,10 +138,7 @@ def map_dataset(dataset: Any, column: str, attack: str | Attacker, p: float, *, 
     ``num_proc`` and equals ``perturb_batch(dataset[column], attack, p, seed)``.  Writes into
     ``output_column`` (default: overwrite ``column``).
     """
-    try:
-        import datasets
-    except ImportError as e:
-        raise ImportError("map_dataset needs: pip install 'zeroe-perturb[datasets]'") from e
+    datasets = optional_import("datasets", extra="zeroe-perturb[datasets]", feature="map_dataset")
     if isinstance(dataset, datasets.DatasetDict | datasets.IterableDatasetDict):
         raise TypeError(f"dataset must be a datasets.Dataset or IterableDataset, got a {type(dataset).__name__} "
                         f"with splits {list(dataset)}: map one split, e.g. dataset['{next(iter(dataset), 'train')}']")

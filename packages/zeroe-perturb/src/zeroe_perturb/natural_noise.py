@@ -22,6 +22,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
+from robustsuite_common.extras import optional_import
+
 from ._tokens import WORD_RE
 
 
@@ -84,10 +86,8 @@ CODESPELL_FILE = "dictionary.txt"
 
 def codespell_dictionary_path() -> Path:
     """Path of codespell's main misspellings list; ImportError naming the extra if codespell is missing."""
-    try:
-        import codespell_lib
-    except ImportError as e:
-        raise ImportError("the codespell typo lexicon needs codespell: pip install 'zeroe-perturb[typos]'") from e
+    codespell_lib = optional_import("codespell_lib", extra="zeroe-perturb[typos]",
+                                    feature="the codespell typo lexicon")
     path = Path(codespell_lib.__file__).parent / "data" / CODESPELL_FILE
     if not path.is_file():
         raise FileNotFoundError(f"codespell is installed but its misspellings list is missing: {path}")

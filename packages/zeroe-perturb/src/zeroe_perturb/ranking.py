@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from robustsuite_common.extras import optional_import
+
 from ._reference import table5
 
 # Table 5 (paper appendix), attack level high: attacker -> rank (1 = most harmful). NLI ranks Visual and Intrude
@@ -36,10 +38,7 @@ def _check_result(result) -> None:
 def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[float, float]:
     """Kendall's τ-b between ``result``'s s*(p) and the paper's Table 5 ranks for ``task`` (a
     :class:`~zeroe_perturb.benchmark.BenchmarkResult`); returns (τ, two-sided p-value). τ = 1: same order."""
-    try:
-        from scipy.stats import kendalltau
-    except ImportError as e:
-        raise ImportError("kendall_tau_vs_paper needs scipy: pip install 'zeroe-perturb[stats]'") from e
+    stats = optional_import("scipy.stats", extra="zeroe-perturb[stats]", feature="kendall_tau_vs_paper")
 
     _check_result(result)
     ref = _reference(task)
@@ -48,7 +47,7 @@ def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "T
         raise ValueError(f"need at least 3 attackers shared with the reference ranking, got {common}")
     s = np.array([result.relative(a, p) for a in common], dtype=np.float64)
     r = np.array([ref[a] for a in common], dtype=np.float64)
-    res = kendalltau(s, r)  # both increase with harmlessness: lower s* <-> smaller rank
+    res = stats.kendalltau(s, r)  # both increase with harmlessness: lower s* <-> smaller rank
     return float(res.statistic), float(res.pvalue)
 
 

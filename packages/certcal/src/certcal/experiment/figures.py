@@ -8,18 +8,16 @@ from typing import Any
 import numpy as np
 
 from robustsuite_common.experiment import Figure
+from robustsuite_common.extras import optional_import
 
 __all__ = ["figures"]
 
 
 def _plt() -> Any:
-    try:
-        import matplotlib
+    matplotlib = optional_import("matplotlib", extra="certcal[plot]", feature="drawing certcal's figures")
+    matplotlib.use("Agg", force=False)  # before pyplot is imported
+    import matplotlib.pyplot as plt
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError("certcal's figures need matplotlib: pip install 'certcal[plot]'") from exc
     return plt
 
 

@@ -30,8 +30,8 @@ import numpy as np
 import torch
 
 from robustsuite_common.experiment import Split
+from robustsuite_common.extras import optional_import
 
-from .._extras import optional_import
 from ..errors import DatasetSpecError
 from ..specs import parse_options as _parse_options
 from .dataset import LabelKind, UserDataset, stratified_split, take
@@ -302,7 +302,8 @@ def _train_val_test(name: str, classes, x, y, x_test, y_test, named: bool = True
 
 
 def _datasets():
-    return optional_import("datasets", "datasets", "Hugging Face datasets (hf-disk:, hf-datasets:)")
+    return optional_import("datasets", extra="robustsuite[datasets]",
+                           feature="Hugging Face datasets (hf-disk:, hf-datasets:)")
 
 
 def _from_hf(dd, name: str, opts: dict[str, str]) -> UserDataset:
@@ -385,7 +386,8 @@ def load_hf_dataset(value: str) -> UserDataset:
 
 def _torchvision(root: str | Path, scheme: str, cls_name: str, expected: str) -> UserDataset:
     """CIFAR-10 / MNIST from a local torchvision root (``ROOT/<expected>``); never downloads."""
-    torchvision = optional_import("torchvision", "robustbench", "cifar10:/mnist: datasets")
+    torchvision = optional_import("torchvision", extra="robustsuite[robustbench]",
+                                  feature="cifar10:/mnist: datasets")
     name, root = f"{scheme}:{root}", Path(root)
     try:
         cls = getattr(torchvision.datasets, cls_name)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .._extras import optional_import
+from robustsuite_common.extras import optional_import
 
 FORMATS = ("parquet", "jsonl")
 
@@ -55,8 +55,8 @@ def write_samples(stem: Path, samples, fmt: str) -> Path:
     cols = to_columns(samples)
     path = Path(f"{stem}.{fmt}")
     if fmt == "parquet":
-        pa = optional_import("pyarrow", "parquet", "--log-samples parquet")
-        pq = optional_import("pyarrow.parquet", "parquet", "--log-samples parquet")
+        pa = optional_import("pyarrow", extra="robustsuite[parquet]", feature="--log-samples parquet")
+        pq = optional_import("pyarrow.parquet", extra="robustsuite[parquet]", feature="--log-samples parquet")
         return atomic_write(path, lambda p: pq.write_table(pa.table(cols), p))
     rows = zip(*cols.values(), strict=True)
     return write_text(path, "".join(json.dumps({k: _json_safe(v) for k, v in zip(cols, row, strict=True)},
@@ -67,6 +67,7 @@ def read_samples(path: Path) -> list[dict]:
     """Rows of a per-sample file written by :func:`write_samples`."""
     path = Path(path)
     if path.suffix == ".parquet":
-        pq = optional_import("pyarrow.parquet", "parquet", "reading a .parquet sample log")
+        pq = optional_import("pyarrow.parquet", extra="robustsuite[parquet]",
+                             feature="reading a .parquet sample log")
         return pq.read_table(path).to_pylist()
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import torch
 
+from robustsuite_common.extras import optional_import
 from robustsuite_common.text import TextClassifier
 
-from .._extras import optional_import
 from .._io import cache_dir
 from ..errors import ModelSpecError
 from .nets import ARCHITECTURES
@@ -58,7 +58,8 @@ def _architecture(name: str) -> Callable[[], torch.nn.Module]:
     if name in ARCHITECTURES:
         return ARCHITECTURES[name]
     if name.startswith("torchvision."):
-        torchvision = optional_import("torchvision", "robustbench", "torchvision.<model> architectures")
+        torchvision = optional_import("torchvision", extra="robustsuite[robustbench]",
+                                      feature="torchvision.<model> architectures")
 
         fn = getattr(torchvision.models, name.split(".", 1)[1], None)
         if fn is not None:

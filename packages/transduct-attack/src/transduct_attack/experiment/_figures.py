@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from robustsuite_common.experiment import ExperimentResult, Figure
+from robustsuite_common.extras import optional_import
 
 from ._common import ATTACKS, LABEL
 
 
 def _pyplot():
-    try:
-        import matplotlib
-    except ImportError as err:
-        raise ImportError("experiment.figures needs matplotlib: pip install 'transduct-attack[plot]'") from err
-
+    matplotlib = optional_import("matplotlib", extra="transduct-attack[plot]", feature="experiment.figures")
     if matplotlib.get_backend().lower() not in ("agg", "pdf", "svg", "png"):
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt

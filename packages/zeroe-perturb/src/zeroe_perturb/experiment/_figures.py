@@ -7,16 +7,14 @@ from typing import Any
 import numpy as np
 
 from robustsuite_common.experiment import ExperimentResult, Figure
+from robustsuite_common.extras import optional_import
 
 
 def _plt():
-    try:
-        import matplotlib
+    matplotlib = optional_import("matplotlib", extra="zeroe-perturb[plot]", feature="drawing figures")
+    matplotlib.use("Agg", force=False)  # before pyplot is imported
+    import matplotlib.pyplot as plt
 
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError as e:  # pragma: no cover - depends on the environment
-        raise ImportError("figures need matplotlib: pip install 'zeroe-perturb[plot]'") from e
     return plt
 
 
