@@ -65,7 +65,8 @@ class Data:
 
     def __post_init__(self) -> None:
         if not isinstance(self.split, Split):
-            raise TypeError(f"data.split must be a robustsuite_common.experiment.Split, got {type(self.split).__name__}")
+            raise TypeError("data.split must be a robustsuite_common.experiment.Split, got "
+                            f"{type(self.split).__name__}")
         _name("data.name", self.name)
         if not isinstance(self.sizes, Mapping) or not all(
                 isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v >= 0

@@ -23,7 +23,8 @@ __all__ = ["Attacked", "Measured", "measure", "robust_accuracy"]
 @dataclass(frozen=True)
 class Attacked:
     """AutoAttack's outcome on the first ``n`` images: per-image ``robust`` and ``clean`` (correct before the
-    attack) flags, the budget and what ran (``attack``, e.g. ``"pyautoattack 0.2.0 standard, Linf eps=0.1, seed 0"``)."""
+    attack) flags, the budget ``eps`` and what ran (``attack``, e.g. ``"pyautoattack 0.2.0 standard, Linf eps=0.1,
+    seed 0"``)."""
 
     eps: float
     n: int
