@@ -136,6 +136,8 @@ def _attackable(models: Models, config: Config, n_classes: int) -> str:
 
 
 def measure(models: Any, data: Any, config: Any, *, store: Store | None, progress: bool) -> Measured:
+    """The arguments checked, then the model's confidences on ``data.split``, their calibration and, where asked
+    for and possible, AutoAttack (each batch a checkpoint in ``store``)."""
     y = check(models, data, config, store)
     probs = _probabilities(models, data.split.x)
     n_classes = int(probs.shape[1])
