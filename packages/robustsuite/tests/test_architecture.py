@@ -115,7 +115,7 @@ def test_the_runners_stay_under_600_lines():
     assert _lines(sorted((SRC / "runners").glob("*.py"))) < 600
 
 
-@pytest.mark.xfail(strict=True, reason="issue 23's budget of 5,000 lines in all is not met: 5,448 after the report "
+@pytest.mark.xfail(strict=True, reason="issue 23's budget of 5,000 lines in all is not met: 5,449 after the report "
                    "2.0, run-integrity and input-contract work (issues 24, 25) landed in the umbrella, the slimming "
                    "of run/, data/, zoo/ and report/, and the overview's move to certcal.overview; remove this marker "
                    "when the test passes")
