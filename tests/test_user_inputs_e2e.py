@@ -42,7 +42,7 @@ def test_user_inputs_end_to_end(tmp_path):
     cfg = tmp_path / "run.toml"
     cfg.write_text(f"""
 [methods.overview]
-n_boot = 200
+config = {{n_boot = 200}}
 targets = [
   ["hf:{hf_dir}", "csv:{tmp_path / 'reviews.csv'}?text=review&label=sentiment"],
   ["torch:{cnn10}#digits-cnn", "npz:{tmp_path / 'digits.npz'}"],

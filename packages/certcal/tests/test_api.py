@@ -11,7 +11,7 @@ EXPECTED = {
     "certified_brier_score", "certified_calibration_curve", "certified_calibration_error", "certify",
     "clopper_pearson_lower", "confidence_bounds", "expected_calibration_error", "predict", "reliability_diagram",
     "sample_counts", "CommonSetCurve", "common_set_curve", "ACTWeights", "CalibrationError", "calibration_error",
-    "experiment", "max_certifiable_radius",
+    "experiment", "max_certifiable_radius", "overview",
     "ACEBenchmark", "ACEBenchmarkRow", "ACTVerdict", "CertificateWidths", "ace_benchmark", "certificate_widths",
     "gaussian_noise_training",
 }

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import certcal
-from certcal import experiment
+from certcal import experiment, overview
 from robustsuite_common.experiment import Split
 from robustsuite_common.testing import CountingModel, bad_images, bad_labels, output_forms, snapshot
 
@@ -73,6 +73,15 @@ def _experiment(m, x, y):
                           experiment.Data(train=Split(x, y), test=Split(x, y)), cfg, progress=False)
 
 
+def _overview(m, x, y):
+    if hasattr(x, "shape") and len(x) != N:  # as for the experiment: the images are under test
+        y = y[: len(x)]
+    from robustsuite_common.config import override
+
+    return overview.run(overview.Models(m), overview.Data(Split(x, y)),
+                        override(overview.preset("demo"), {"n_boot": 100}), progress=False)
+
+
 MODEL_ENTRIES: dict[str, Entry] = {
     "certify": Entry(lambda m, x, y: certcal.certify(m, x, 0.25, n0=5, n=10, batch_size=16), y_name=None),
     "predict": Entry(lambda m, x, y: certcal.predict(m, x, 0.25, n=10, batch_size=16), y_name=None),
@@ -85,6 +94,7 @@ MODEL_ENTRIES: dict[str, Entry] = {
     "gaussian_noise_training": Entry(lambda m, x, y: certcal.gaussian_noise_training(m, x, y, epochs=1, batch_size=4)),
     "act_comparison": Entry(_act, x_name="x_train", y_name="y_train"),
     "experiment": Entry(_experiment, x_name="data.test.x", y_name="data.test.y"),
+    "overview": Entry(_overview, x_name="data.split.x", y_name="data.split.y"),
 }
 
 

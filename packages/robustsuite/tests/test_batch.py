@@ -12,7 +12,7 @@ cli = CliRunner()
 # four units (the overview does not depend on the seed, so they are four targets rather than seeds)
 CONFIG = ('[methods.overview]\ntargets = [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", '
           '"builtin:digits"], ["builtin:digits-cnn", "builtin:digits-osr"], ["builtin:digits-osr-cnn", '
-          '"builtin:digits-osr"]]\nn_boot = 100\nrobust_accuracy = "never"\n')
+          '"builtin:digits-osr"]]\nconfig = {n_boot = 100, robust_accuracy = "never"}\n')
 
 
 def _content(report: dict) -> dict:

@@ -20,7 +20,7 @@ def test_models_datasets_methods_listings():
 def test_demo_writes_report_and_report_rerenders(tmp_path):
     out = tmp_path / "run"
     res = cli.invoke(app, ["demo", "--out", str(out), "--methods", "overview", "--no-progress",
-                           "--set", "methods.overview.robust_accuracy=never"])  # AutoAttack: test_runner_overview
+                           "--set", "methods.overview.config.robust_accuracy=never"])  # AutoAttack: test_runner_overview
     assert res.exit_code == 0, res.output
     report = json.loads((out / "report.json").read_text())
     assert set(report["sections"]) == {"overview:builtin:fashion-cnn", "overview:builtin:fashion-cnn-at",

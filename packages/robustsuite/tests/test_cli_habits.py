@@ -51,20 +51,21 @@ def test_version():
 
 def test_set_overrides_parse_toml_values():
     cfg = apply_overrides({"methods": {"overview": {}}},
-                          ["methods.overview.n_bins=10", "seed=3", "methods.overview.split=val", "labels=['a','b']"])
-    assert cfg == {"seed": 3, "labels": ["a", "b"], "methods": {"overview": {"n_bins": 10, "split": "val"}}}
+                          ["methods.overview.config.n_bins=10", "seed=3", "methods.overview.config.split=val",
+                           "labels=['a','b']"])
+    assert cfg == {"seed": 3, "labels": ["a", "b"], "methods": {"overview": {"config": {"n_bins": 10, "split": "val"}}}}
     with pytest.raises(ConfigError, match="KEY=VALUE"):
         apply_overrides({}, ["nonsense"])
 
 
 def test_typed_config_rejects_unknown_keys_wrong_types_and_ranges():
     with pytest.raises(ConfigError, match="did you mean 'n_bins'"):
-        validate_method_params("overview", {"n_bin": 3})
+        validate_method_params("overview", {"config": {"n_bin": 3}})
     with pytest.raises(ConfigError, match="n_bins"):
-        validate_method_params("overview", {"n_bins": "many"})
+        validate_method_params("overview", {"config": {"n_bins": "many"}})
     with pytest.raises(ConfigError, match="n_bins"):
-        validate_method_params("overview", {"n_bins": 0})  # BOUNDS: ge 1
-    validate_method_params("overview", {"n_bins": 10, "split": "val"})
+        validate_method_params("overview", {"config": {"n_bins": 0}})  # bounds: ge 1
+    validate_method_params("overview", {"config": {"n_bins": 10, "split": "val"}})
     # every runner gets a schema generated from its DEFAULTS; a float default accepts an integer
     for name, mod in runners.available().items():
         floats = {k: int(v) for k, v in mod.DEFAULTS.items() if isinstance(v, float) and float(v).is_integer()}
@@ -82,7 +83,7 @@ def test_methods_schema_is_a_readable_table_and_json_schema_for_every_method():
     assert res.exit_code == 0, res.output
     for name in runners.available():
         assert f"[methods.{name}]" in res.output
-    row = next(line for line in res.output.splitlines() if "│ n_bins" in line)
+    row = next(line for line in res.output.splitlines() if "│ config.n_bins" in line)
     assert "int" in row and ">= 1" in row and "15" in row
     res = cli.invoke(app, ["methods", "--schema", "--json"])
     assert res.exit_code == 0, res.output
@@ -92,7 +93,7 @@ def test_methods_schema_is_a_readable_table_and_json_schema_for_every_method():
         jsonschema.Draft202012Validator.check_schema(sch)
         assert sch["additionalProperties"] is False
         assert set(runners.get(name).DEFAULTS) <= set(sch["properties"])
-    assert schemas["overview"]["properties"]["n_bins"]["type"] == "integer"
+    assert schemas["overview"]["properties"]["config"]["properties"]["n_bins"]["type"] == "integer"
 
 
 def test_plan_lists_units_and_cache_state_without_running(tmp_path, monkeypatch):
@@ -109,7 +110,7 @@ def test_plan_lists_units_and_cache_state_without_running(tmp_path, monkeypatch)
     assert report["sections"]["overview"]["metrics"]["num_samples"]["value"] == 30
     res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--seeds", "2", "--limit", "30"])
     assert "1 cached, 0 to run" in res.output
-    res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--set", "methods.overview.n_bin=3"])
+    res = cli.invoke(app, ["plan", str(cfg), "--out", str(tmp_path / "run"), "--set", "methods.overview.config.n_bin=3"])
     assert res.exit_code == 2 and "n_bins" in res.output
 
 
@@ -211,7 +212,8 @@ def test_cached_unit_is_recomputed_for_another_sample_format(tmp_path):
     """A unit finished with `--log-samples jsonl` and asked again with parquet writes the parquet file (it used to
     be reused with only its JSON lines file)."""
     cfg = {"log_samples": "jsonl", "limit": 30,
-           "methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits", "n_boot": 100}}}
+           "methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits",
+                                    "config": {"n_boot": 100}}}}
     first = run_mod.execute(cfg, tmp_path / "run", progress=False)
     again = run_mod.execute(cfg | {"log_samples": "parquet"}, tmp_path / "run", progress=False)
     (path,) = again["sections"]["overview"]["samples"]

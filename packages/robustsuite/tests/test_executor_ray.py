@@ -25,7 +25,7 @@ CONFIG = """
 [methods.overview]
 model = "builtin:digits-cnn"
 dataset = "builtin:digits"
-n_boot = 100
+config = {n_boot = 100}
 [methods.certcal]
 model = "builtin:digits-cnn"
 dataset = "builtin:digits"
@@ -147,8 +147,8 @@ def test_unit_resources_defaults_overrides_and_errors():
 
 
 def test_resources_are_not_part_of_a_units_identity():
-    base = {"methods": {"overview": {"n_boot": 100}}}
-    with_res = {"resources": {"num_cpus": 2}, "methods": {"overview": {"n_boot": 100, "resources": {"num_gpus": 1}}}}
+    base = {"methods": {"overview": {"config": {"n_boot": 100}}}}
+    with_res = {"resources": {"num_cpus": 2}, "methods": {"overview": {"config": {"n_boot": 100}, "resources": {"num_gpus": 1}}}}
     assert [u.id for u in run_mod.plan(base)] == [u.id for u in run_mod.plan(with_res)]
     assert all("resources" not in u.params for u in run_mod.plan(with_res))
 

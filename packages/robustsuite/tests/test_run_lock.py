@@ -102,7 +102,7 @@ def test_run_takes_over_a_unit_left_locked_by_a_killed_run(tmp_path, monkeypatch
 
 def test_run_unit_refuses_a_unit_computed_elsewhere_with_a_clear_message(tmp_path):
     cfg = tmp_path / "c.toml"
-    cfg.write_text('[methods.overview]\nmodel = "builtin:digits-cnn"\ndataset = "builtin:digits"\nn_boot = 100\n')
+    cfg.write_text('[methods.overview]\nmodel = "builtin:digits-cnn"\ndataset = "builtin:digits"\nconfig = {n_boot = 100}\n')
     out = tmp_path / "run"
     assert cli.invoke(app, ["plan", str(cfg), "--out", str(out), "--write"]).exit_code == 0
     (uid,) = json.loads((out / "plan.json").read_text())["units"]
@@ -147,7 +147,7 @@ def test_two_concurrent_runs_compute_every_unit_once(tmp_path):
     # four units (the overview does not depend on the seed: targets, not seeds)
     cfg.write_text('[methods.overview]\ntargets = [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", '
                    '"builtin:digits"], ["builtin:digits-cnn", "builtin:digits-osr"], ["builtin:digits-osr-cnn", '
-                   '"builtin:digits-osr"]]\nn_boot = 100\nrobust_accuracy = "never"\n')
+                   '"builtin:digits-osr"]]\nconfig = {n_boot = 100, robust_accuracy = "never"}\n')
     markers = tmp_path / "markers"
     markers.mkdir()
     (tmp_path / "wrap.py").write_text(WRAPPER)

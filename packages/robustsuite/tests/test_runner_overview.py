@@ -1,6 +1,6 @@
-"""The overview section: numbers against independent computations, the debiased ECE and calibration test (issue 24
-item 1), the at-chance flag (item 5), and robust accuracy by standard AutoAttack for adversarially trained models
-(issue 27 items 1 and 3)."""
+"""The overview section (``certcal.overview`` through its declarative runner): numbers against independent
+computations, the debiased ECE and calibration test (issue 24 item 1), the at-chance flag (item 5), and robust accuracy
+by standard AutoAttack for the models the shipped registry marks adversarially trained (issue 27 items 1 and 3)."""
 
 import numpy as np
 import pytest
@@ -11,10 +11,11 @@ from robustsuite.report import check_report, top_warnings
 from robustsuite.runners import RunContext, overview
 
 
-def _run(tmp_path, model, dataset="builtin:digits", seed=0, limit=None, **params):
-    ctx = RunContext(run_dir=tmp_path, method="overview", seed=seed, unit_id="u", log_format="jsonl", limit=limit)
-    p = {**runners.get("overview").DEFAULTS, "model": model, "dataset": dataset, "n_boot": 200, **params}
-    return ctx, overview.run(ctx, p)
+def _run(tmp_path, model, dataset="builtin:digits", seed=0, limit=None, ctx=None, **config):
+    ctx = ctx or RunContext(run_dir=tmp_path, method="overview", seed=seed, unit_id="u", log_format="jsonl",
+                            limit=limit)
+    params = {"model": model, "dataset": dataset, "config": {"n_boot": 200, **config}}
+    return ctx, runners.get("overview").run(ctx, params)
 
 
 def _check(sec):
@@ -55,7 +56,7 @@ def test_overview_numbers_match_an_independent_computation(tmp_path):
 
 
 def test_overview_does_not_depend_on_the_run_seed(tmp_path):
-    assert overview.SEEDED is False
+    assert runners.get("overview").SEEDED is False
     a = _run(tmp_path / "a", "builtin:digits-cnn", seed=0)[1].to_dict()
     b = _run(tmp_path / "b", "builtin:digits-cnn", seed=7)[1].to_dict()
     assert a["metrics"] == b["metrics"] and a["summary"] == b["summary"]
@@ -89,8 +90,7 @@ def test_model_at_chance_is_flagged_and_warned_about(tmp_path, monkeypatch):
     monkeypatch.setattr(aa, "autoattack", _FakeAttack())
     ctx = RunContext(run_dir=tmp_path, method="overview", unit_id="u")
     ctx._cache["model::const"] = _Constant()
-    sec = overview.run(ctx, {**runners.get("overview").DEFAULTS, "model": "const", "dataset": "builtin:digits", "n_boot": 200,
-                             "robust_accuracy": "always", "eps": 0.1, "autoattack_n": 0})
+    _, sec = _run(tmp_path, "const", ctx=ctx, robust_accuracy="always", eps=0.1, autoattack_n=0)
     assert sec.model_at_chance and sec.metrics["model_at_chance"].value is True
     assert "contains the chance rate" in sec.warnings[0] and sec.summary.startswith("The model is at chance")
     assert "carries no information at chance" in sec.summary  # the attack number is not presented as a finding
@@ -120,7 +120,7 @@ def test_adversarially_trained_model_gets_autoattack_in_resumable_batches(tmp_pa
     assert overview.training_eps("builtin:fashion-cnn-at") == 0.1
     assert overview.training_eps("builtin:fashion-cnn") is None and overview.training_eps("torch:x.pt") is None
     assert overview.training_eps("builtin:digits-cnn-at") == 0.1  # the shipped digits AT model: its recipe's ε
-    params = {"autoattack_n": 25, "autoattack_batch": 10, "resample_seed": 3, "eps": 0.1}
+    params = {"autoattack_n": 25, "autoattack_batch": 10, "resample_seed": 3}  # ε: the registry's
     _, sec = _run(tmp_path, "builtin:digits-cnn-at", **params)
     assert fake.calls == [(10, 0.1, "standard", 3), (10, 0.1, "standard", 3), (5, 0.1, "standard", 3)]
     rob = sec.metrics["robust_accuracy_autoattack"]
@@ -152,10 +152,11 @@ def test_robust_accuracy_refuses_models_it_cannot_attack(tmp_path):
     from robustsuite import ConfigError
     from robustsuite import run as run_mod
 
-    with pytest.raises(ConfigError, match=r"eps > 0 for \['builtin:digits-cnn'\]"):  # at planning time
+    with pytest.raises(ConfigError, match=r"eps > 0 for 'builtin:digits-cnn'"):  # at planning time
         run_mod.plan({"methods": {"overview": {"model": "builtin:digits-cnn", "dataset": "builtin:digits",
-                                               "robust_accuracy": "always"}}})
-    assert run_mod.plan({"methods": {"overview": {"robust_accuracy": "always", "models": ["builtin:fashion-cnn-at"],
+                                               "config": {"robust_accuracy": "always"}}}})
+    assert run_mod.plan({"methods": {"overview": {"config": {"robust_accuracy": "always"},
+                                                  "models": ["builtin:fashion-cnn-at"],
                                                   "dataset": "builtin:fashion-mnist"}}})
     with pytest.raises(ValueError, match="eps > 0"):
         _run(tmp_path, "builtin:digits-cnn", robust_accuracy="always")
@@ -177,8 +178,7 @@ def test_overview_robust_accuracy_is_standard_autoattack_with_the_same_seed(tmp_
 
 def test_overview_rejects_unknown_split(tmp_path):
     with pytest.raises(ValueError, match="split"):
-        overview.run(RunContext(run_dir=tmp_path, method="overview"),
-                     {"model": "builtin:digits-cnn", "dataset": "builtin:digits", "split": "dev"})
+        _run(tmp_path, "builtin:digits-cnn", split="dev")
 
 
 def test_overview_demo_defaults_name_the_shipped_benchmarks():
@@ -186,4 +186,5 @@ def test_overview_demo_defaults_name_the_shipped_benchmarks():
     assert ["builtin:fashion-cnn", "builtin:fashion-mnist"] in runners.get("overview").DEFAULTS["targets"]
     assert ["builtin:fashion-cnn-at", "builtin:fashion-mnist"] in runners.get("overview").DEFAULTS["targets"]
     assert ["builtin:wordnet-roberta", "builtin:wordnet-topics"] in runners.get("overview").DEFAULTS["targets"]
-    assert runners.get("overview").DEFAULTS["robust_accuracy"] == "auto" and runners.get("overview").DEFAULTS["autoattack_version"] == "standard"
+    demo = runners.get("overview").resolve({})[1]
+    assert demo.robust_accuracy == "auto" and demo.autoattack_version == "standard"

@@ -32,8 +32,9 @@ def counting_overview(monkeypatch):
         if cached.is_file():
             value = json.loads(cached.read_text())["value"]
         else:
-            calls.append((params["model"], params.get("n_bins"), ctx.seed))
-            value = float(params.get("n_bins", 0)) + ctx.seed + 100 * len(params["model"])
+            n_bins = params["config"].get("n_bins")
+            calls.append((params["model"], n_bins, ctx.seed))
+            value = float(n_bins or 0) + ctx.seed + 100 * len(params["model"])
             cached.write_text(json.dumps({"value": value}))
         return Section("t", f"value {value}", metrics={"value": value})
 
@@ -42,7 +43,8 @@ def counting_overview(monkeypatch):
 
 
 def _cfg(models, n_bins=15, seed=0):
-    return {"seed": seed, "methods": {"overview": {"models": models, "dataset": "builtin:digits", "n_bins": n_bins}}}
+    return {"seed": seed, "methods": {"overview": {"models": models, "dataset": "builtin:digits",
+                                                   "config": {"n_bins": n_bins}}}}
 
 
 def _values(report):
@@ -98,7 +100,8 @@ def test_changed_checkpoint_content_is_recomputed_and_identity_recorded(tmp_path
     assert len(unit_files) == 2
     ident = json.loads(unit_files[0].read_text())["unit"]["identity"]
     assert {"method", "params", "seed", "local_files", "versions"} <= set(ident)
-    assert ident["params"]["n_bins"] == 15 and "split" in ident["params"]  # every parameter after defaults
+    config = ident["params"]["config"]
+    assert config["n_bins"] == 15 and "split" in config  # every parameter after defaults
     assert str(ckpt) in json.dumps(ident["local_files"])
     assert "robustsuite" in ident["versions"] and "certcal" in ident["versions"]
 

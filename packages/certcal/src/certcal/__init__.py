@@ -6,7 +6,8 @@ of Emde et al., "Towards Certification of Uncertainty Calibration under Adversar
 beta-ACE calibration attacks and adversarial calibration training.
 
 The paper's experiment (typed config, presets ``demo`` / ``paper`` / ``paper-cpu``, ``run``) is the submodule
-``certcal.experiment`` (imported on first use, so ``import certcal`` stays light).
+``certcal.experiment`` (imported on first use, so ``import certcal`` stays light); ``certcal.overview`` is a
+model's calibration-and-robustness overview (accuracy, debiased ECE and calibration test, AutoAttack robust accuracy).
 """
 
 from importlib.metadata import version as _version
@@ -126,6 +127,7 @@ __all__ = [
     "experiment",
     "gaussian_noise_training",
     "max_certifiable_radius",
+    "overview",
     "predict",
     "reliability_diagram",
     "sample_counts",
@@ -133,8 +135,8 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    if name == "experiment":  # the paper's experiment: imported on first use (pydantic, the config machinery)
+    if name in ("experiment", "overview"):  # imported on first use (pydantic, the config machinery)
         import importlib
 
-        return importlib.import_module(".experiment", __name__)
+        return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -16,13 +16,10 @@ def schema(method: str) -> dict:
 
 def schema_rows(method: str) -> list[dict]:
     """One row per parameter of ``method`` (``path``, ``type``, ``default``, ``unit``, ``bounds``, ``description``,
-    ``paper``): a declarative runner's input specs, ``preset`` and every field of its typed config (as
-    ``config.<path>``); another runner's ``Params``."""
+    ``paper``): the runner's input specs, ``preset`` and every field of its typed config (as ``config.<path>``)."""
     from . import runners
 
     got = runners.get(method).rows()
-    if "params" in got:
-        return got["params"]
     preset = {"path": "preset", "type": "str", "default": "demo", "unit": "", "paper": "",
               "bounds": "one of " + ", ".join(got["presets"]), "description": "the named settings the config starts from"}
     return [*got["inputs"], preset, *({**r, "path": f"config.{r['path']}"} for r in got["config"])]

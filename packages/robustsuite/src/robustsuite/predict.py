@@ -19,8 +19,3 @@ def predict_logits(model, x, *, batch_size: int = 256, device: torch.device | st
         return forward_logits(model, x, batch_size=batch_size, outputs=outputs, dtype=torch.float64).cpu().numpy()
     return np.asarray(model(list(x)), dtype=np.float64)
 
-
-def softmax64(logits: np.ndarray) -> np.ndarray:
-    """Softmax in float64 through log-softmax (no overflow for any logit scale)."""
-    t = torch.as_tensor(logits, dtype=torch.float64)
-    return torch.log_softmax(t, dim=-1).exp().numpy()

@@ -1,7 +1,7 @@
-"""The adapters between runner modules and the umbrella's units of work: :class:`ExperimentRunner` for a method
-package's experiment, :class:`ParamsRunner` for a runner that computes its section itself (the overview).
+"""The adapter between runner modules and the umbrella's units of work: :class:`ExperimentRunner` presents a method
+package's experiment as the runner interface.
 
-A runner module that sets ``EXPERIMENT`` (the import path of ``<pkg>.experiment``) only declares what the
+A runner module sets ``EXPERIMENT`` (the import path of ``<pkg>.experiment``) and only declares what the
 umbrella must resolve, and nothing of the method::
 
     NAME = "certcal"
@@ -19,12 +19,16 @@ umbrella must resolve, and nothing of the method::
 
 A method's table in a run config holds the ``Inputs`` fields at its top level, ``preset`` (the package's named
 preset the experiment's config starts from, default ``"demo"``) and a ``config`` sub-table of overrides that
-the package's typed ``Config`` validates at planning time. The experiment module provides ``Config``,
+the package's typed ``Config`` validates at planning time. ``Inputs`` may declare default ``targets`` (pairs of
+model and dataset specs, each a unit; used when the table names no ``model``/``models``), and the module may define
+``check(specs, config)``, called for every unit at planning time, for rules that join the specs and the config
+(raising :class:`~robustsuite.errors.ConfigError`). The experiment module provides ``Config``,
 ``preset(name)``, ``PRESETS``, ``run(models, data, config, *, store=None, progress=True)``, optionally
 ``figures(result)``, ``shard_count(config)`` with ``run_shard(models, data, config, index, count, *, store,
 progress)``, ``EXECUTION_FIELDS`` (dotted config paths that change how, not what, is computed) and
 ``SEEDED = False`` when its result does not depend on the seed (the unit is then computed once for all seeds; the
-runner module may say so instead). The unit's seed is the config's ``seed``.
+runner module may say so instead). The unit's seed is the config's ``seed`` (a config without one does not
+depend on it).
 """
 
 from __future__ import annotations
@@ -58,11 +62,6 @@ def _reject_unknown(name: str, params: dict[str, Any], valid: set[str]) -> None:
             raise ConfigError(f"[methods.{name}]: unknown key {key!r}{hint} (valid keys: {sorted(valid)})")
 
 
-def _table_schema(name: str, props: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
-    out = {"title": name, "type": "object", "properties": {**_TARGETS_SCHEMA, **props}, "additionalProperties": False}
-    return {**out, "$defs": defs} if defs else out
-
-
 def _drop(d: dict[str, Any], dotted: str) -> None:
     *parents, leaf = dotted.split(".")
     for p in parents:
@@ -77,7 +76,6 @@ class ExperimentRunner:
     ``DEFAULTS``, ``check_params``, ``resolve_params``, ``run``, ``shard_count``, ``run_shard``."""
 
     LOGS_SAMPLES = True
-    BOUNDS: dict[str, dict] = {}
 
     def __init__(self, module: ModuleType) -> None:
         for attr in ("NAME", "TITLE", "EXPERIMENT", "Inputs", "inputs"):
@@ -133,7 +131,10 @@ class ExperimentRunner:
         minus the seed (the unit's own) and the experiment's ``EXECUTION_FIELDS``."""
         from robustsuite_common.config import to_dict
 
-        _, cfg = self.resolve(params)
+        specs, cfg = self.resolve(params)
+        check = getattr(self.module, "check", None)
+        if check is not None:
+            check(specs, cfg)
         full = to_dict(cfg)
         full.pop("seed", None)
         for dotted in getattr(self.experiment, "EXECUTION_FIELDS", ()):
@@ -144,7 +145,7 @@ class ExperimentRunner:
         from robustsuite_common.config import override
 
         specs, cfg = self.resolve(params)
-        return specs, override(cfg, seed=int(ctx.seed))
+        return specs, override(cfg, seed=int(ctx.seed)) if hasattr(cfg, "seed") else cfg
 
     def _store(self, ctx) -> Any:
         from robustsuite_common.experiment import DirStore
@@ -184,55 +185,9 @@ class ExperimentRunner:
         inputs, config = schema(self.module.Inputs), schema(self.experiment.Config)
         defs = {**inputs.pop("$defs", {}), **config.pop("$defs", {})}
         config.pop("required", None)  # every field has a default: overrides are partial
-        props = {**inputs["properties"],
+        props = {**_TARGETS_SCHEMA, **inputs["properties"],
                  "preset": {"enum": sorted(self.experiment.PRESETS), "default": "demo",
                             "description": "the named settings the config starts from"},
                  "config": config}
-        return _table_schema(self.NAME, props, defs)
-
-
-class ParamsRunner:
-    """Presents a runner module that computes its section itself (``run(ctx, params)``), with its parameters
-    declared as a typed ``Params`` config, as the runner interface: ``DEFAULTS``, ``check_params`` (unknown keys,
-    types and bounds from ``Params``, then the module's own ``check_params`` across keys), ``schema``, ``rows``;
-    every other attribute is the module's."""
-
-    def __init__(self, module: ModuleType) -> None:
-        if not hasattr(module, "Params"):
-            raise ImportError(f"runner module {module.__name__} sets neither EXPERIMENT nor Params")
-        self.module = module
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.module, name)
-
-    @functools.cached_property
-    def DEFAULTS(self) -> dict[str, Any]:  # noqa: N802 - the runner interface's name
-        from robustsuite_common.config import to_dict
-
-        return to_dict(self.module.Params())
-
-    def check_params(self, params: dict[str, Any]) -> None:
-        from robustsuite_common.config import ConfigError as BadConfig
-        from robustsuite_common.config import from_dict
-
-        fields = {f.name for f in dataclasses.fields(self.module.Params)}
-        _reject_unknown(self.NAME, params, fields | set(TARGET_KEYS))
-        try:
-            from_dict(self.module.Params, {k: v for k, v in params.items() if k in fields},
-                      where=f"[methods.{self.NAME}]")
-            check = getattr(self.module, "check_params", None)
-            if check is not None:
-                check({**self.DEFAULTS, **params})
-        except (BadConfig, TypeError, ValueError) as e:
-            raise ConfigError(f"[methods.{self.NAME}] {e}" if not isinstance(e, BadConfig) else str(e)) from None
-
-    def rows(self) -> dict[str, Any]:
-        from robustsuite_common.config import schema_rows
-
-        return {"params": schema_rows(self.module.Params)}
-
-    def schema(self) -> dict[str, Any]:
-        from robustsuite_common.config import schema
-
-        got = schema(self.module.Params)
-        return _table_schema(self.NAME, got["properties"], got.get("$defs", {}))
+        out = {"title": self.NAME, "type": "object", "properties": props, "additionalProperties": False}
+        return {**out, "$defs": defs} if defs else out

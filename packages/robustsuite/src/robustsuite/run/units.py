@@ -75,11 +75,8 @@ def _short(spec: str) -> str:
 
 
 def method_packages(method: str) -> tuple[str, ...]:
-    """Distributions whose code computes ``method``'s numbers (a runner may name them in ``PACKAGES``)."""
-    own = getattr(runners.get(method), "PACKAGES", None)
-    if own is None:
-        own = (method.replace("_", "-"),) if provenance.version(method.replace("_", "-")) else ()
-    return tuple(dict.fromkeys((*CORE_PACKAGES, *own)))
+    """Distributions whose code computes ``method``'s numbers (the runner's ``PACKAGES``)."""
+    return tuple(dict.fromkeys((*CORE_PACKAGES, *runners.get(method).PACKAGES)))
 
 
 def strings(obj) -> Iterable[str]:
@@ -114,8 +111,8 @@ def unit_identity(method: str, params: dict, seed: int | None, *, limit: int | N
     from ..loaders import local_path
 
     cache = {} if cache is None else cache
-    # a declarative runner's units are identified by their complete resolved config (preset + overrides)
-    params = getattr(runners.get(method), "resolve_params", lambda p: p)(params)
+    # a unit is identified by its complete resolved config (preset + overrides), without execution fields
+    params = runners.get(method).resolve_params(params)
     local, data = {}, {}
     for spec in sorted(set(strings(params))):
         path = local_path(spec)
@@ -126,9 +123,6 @@ def unit_identity(method: str, params: dict, seed: int | None, *, limit: int | N
             local[spec] = cache[key]
         if is_dataset_spec(spec):
             data[spec] = data_identity(spec, cache)
-    # keys that change how a unit is computed (e.g. ``shards``), never what: left out of the identity
-    execution = set(getattr(runners.get(method), "EXECUTION_PARAMS", ()))
-    params = {k: v for k, v in params.items() if k not in execution}
     return {"method": method, "params": params, "seed": seed, "limit": limit, "local_files": local, "data": data,
             "versions": {p: provenance.version(p) for p in method_packages(method)}}
 
@@ -147,9 +141,8 @@ def identity_mismatch(unit: Unit, limit: int | None, cache: dict[str, Any] | Non
 
 
 def shard_count(unit: Unit) -> int:
-    """Into how many shards (run before the unit) ``unit`` splits: its runner's ``shard_count``, or 1."""
-    fn = getattr(runners.get(unit.method), "shard_count", None)
-    return 1 if fn is None else int(fn(unit.params))
+    """Into how many shards (run before the unit) ``unit`` splits (its experiment's ``shard_count``, or 1)."""
+    return runners.get(unit.method).shard_count(unit.params)
 
 
 def benchmarks() -> dict[str, Path]:
@@ -233,7 +226,7 @@ def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
         else:
             params.pop("targets", None)
             targets = [[m, params.get("dataset")] for m in params.pop("models", None) or [params.get("model")]]
-        deterministic = not getattr(mod, "SEEDED", True)
+        deterministic = not mod.SEEDED
         for target in targets:
             if not (isinstance(target, list | tuple) and len(target) == 2 and all(isinstance(t, str) for t in target)):
                 raise ConfigError(f"[methods.{name}]: each target must be [model_spec, dataset_spec], got {target!r}")

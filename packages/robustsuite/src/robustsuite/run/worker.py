@@ -206,7 +206,7 @@ def compute_shard(unit: Unit, index: int, run_dir: Path, *, device, limit: int |
     count = shard_count(unit)
     if count == 1:
         raise ConfigError(f"unit {unit.id} has no shards ({unit.method} "
-                          + ("does not split its work" if not hasattr(runners.get(unit.method), "run_shard")
+                          + ("does not split its work" if not hasattr(runners.get(unit.method).experiment, "run_shard")
                              else "with shards = 1") + "); run it without --shard")
     if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
         raise ConfigError(f"shard must be an integer in [0, {count}) for unit {unit.id} ({count} shards), "

@@ -1,0 +1,53 @@
+"""The overview's typed configuration and its presets.
+
+``demo`` is exactly the umbrella's former overview parameters, so the demo's numbers stay the same; ``paper``
+the conventions of the literature the numbers come from: AutoAttack on the whole split (RobustBench reports
+standard AutoAttack on all 10,000 test images) and twice the resamples.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from robustsuite_common.config import Float, Int, config, param
+
+__all__ = ["Config", "PRESETS", "preset"]
+
+
+@config
+class Config:
+    """A model's calibration-and-robustness overview on one split: clean accuracy, calibration (15 equal-width bins
+    by default), and standard AutoAttack robust accuracy for an adversarially trained model."""
+
+    split: Literal["train", "val", "test"] = param("test", unit="choice", doc="split evaluated (data.split is it)")
+    n_bins: Int = param(15, ge=1, unit="bins", doc="equal-width confidence bins of the ECE (equal-mass bins of the "
+                        "adaptive ECE)", paper="Guo et al. 2017")
+    n_boot: Int = param(1000, ge=100, unit="resamples", doc="bootstrap and null (consistency) resamples of the "
+                        "calibration numbers", paper="Bröcker & Smith 2007")
+    resample_seed: Int = param(0, ge=0, unit="", doc="seed of those resamples and of AutoAttack (fixed: the "
+                               "overview does not depend on a run's seed)")
+    robust_accuracy: Literal["auto", "always", "never"] = param(
+        "auto", unit="choice", doc="AutoAttack robust accuracy: auto for adversarially trained models (eps given, or "
+        "models.adversarial_eps known)")
+    eps: Float = param(0.0, ge=0, le=1, unit="L∞, pixels in [0, 1]", doc="AutoAttack's budget; 0: the ε the model "
+                       "was adversarially trained at (models.adversarial_eps)")
+    autoattack_n: Int = param(200, ge=0, unit="images", doc="first N images of the split attacked (0: all)")
+    autoattack_batch: Int = param(100, ge=1, unit="images", doc="images per AutoAttack call = per checkpoint")
+    autoattack_version: Literal["standard", "plus", "rand"] = param("standard", unit="choice",
+                                                                     doc="AutoAttack version",
+                                                                     paper="Croce & Hein 2020")
+
+
+PRESETS: dict[str, Config] = {
+    # the umbrella demo, exactly (the former [methods.overview] defaults)
+    "demo": Config(),
+    # AutoAttack on every image of the split, as RobustBench evaluates; more resamples for the calibration numbers
+    "paper": Config(n_boot=2000, autoattack_n=0),
+}
+
+
+def preset(name: str) -> Config:
+    """The named preset (``ValueError`` listing the names)."""
+    if name not in PRESETS:
+        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
+    return PRESETS[name]
