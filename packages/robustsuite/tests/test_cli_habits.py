@@ -16,7 +16,6 @@ import _userfix as uf  # noqa: E402
 from robustsuite import ConfigError, read_samples, runners  # noqa: E402
 from robustsuite import run as run_mod  # noqa: E402
 from robustsuite.cli import app, apply_overrides  # noqa: E402
-from robustsuite.config import validate_method_params  # noqa: E402
 
 cli = CliRunner()
 
@@ -60,20 +59,20 @@ def test_set_overrides_parse_toml_values():
 
 def test_typed_config_rejects_unknown_keys_wrong_types_and_ranges():
     with pytest.raises(ConfigError, match="did you mean 'n_bins'"):
-        validate_method_params("overview", {"config": {"n_bin": 3}})
+        runners.get("overview").check_params({"config": {"n_bin": 3}})
     with pytest.raises(ConfigError, match="n_bins"):
-        validate_method_params("overview", {"config": {"n_bins": "many"}})
+        runners.get("overview").check_params({"config": {"n_bins": "many"}})
     with pytest.raises(ConfigError, match="n_bins"):
-        validate_method_params("overview", {"config": {"n_bins": 0}})  # bounds: ge 1
-    validate_method_params("overview", {"config": {"n_bins": 10, "split": "val"}})
+        runners.get("overview").check_params({"config": {"n_bins": 0}})  # bounds: ge 1
+    runners.get("overview").check_params({"config": {"n_bins": 10, "split": "val"}})
     # every runner gets a schema generated from its DEFAULTS; a float default accepts an integer
     for name, mod in runners.available().items():
         floats = {k: int(v) for k, v in mod.DEFAULTS.items() if isinstance(v, float) and float(v).is_integer()}
-        validate_method_params(name, floats)
+        runners.get(name).check_params(floats)
         for k, v in mod.DEFAULTS.items():
             if isinstance(v, bool):
                 with pytest.raises(ConfigError, match=k):
-                    validate_method_params(name, {k: "yes please"})
+                    runners.get(name).check_params({k: "yes please"})
 
 
 def test_methods_schema_is_a_readable_table_and_json_schema_for_every_method():

@@ -144,9 +144,8 @@ def test_schema_lists_inputs_presets_and_documented_fields(toy):
     import jsonschema
 
     from robustsuite import runners
-    from robustsuite.config import schema
 
-    sch = schema("toy")
+    sch = runners.get("toy").schema()
     jsonschema.Draft202012Validator.check_schema(sch)
     jsonschema.validate({"model": "builtin:x", "preset": "paper", "config": {"attack": {"eps": 0.5}}}, sch)
     with pytest.raises(jsonschema.ValidationError):

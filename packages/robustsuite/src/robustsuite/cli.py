@@ -363,13 +363,12 @@ def methods(schema: bool = typer.Option(False, "--schema", help="every parameter
     """List the methods a config can name, with their defaults (--schema: each parameter's type, default, unit,
     bounds, description and paper reference as a table; --json for JSON)."""
     from . import runners
-    from .config import schema as method_schema
     from .config import schema_rows
 
     if schema and as_json:
         import json
 
-        typer.echo(json.dumps({name: method_schema(name) for name in runners.available()}, indent=2, default=str))
+        typer.echo(json.dumps({name: mod.schema() for name, mod in runners.available().items()}, indent=2, default=str))
     elif schema:
         cols = ("path", "type", "default", "unit", "bounds", "description", "paper")
         for name, mod in runners.available().items():
