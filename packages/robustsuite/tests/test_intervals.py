@@ -127,3 +127,16 @@ def test_paired_comparison_from_per_sample_records(methods, tmp_path):
     assert f"the same 200 items, paired: exact McNemar p = {ref.p_value:.3g}" in note
     assert f"{ref.only_a} items right only for a" in note and "established by the paired test" in note
     assert "indicative" in _notes(_assemble(recs), "seeded:a")[0]  # without the run directory: no records to pair
+
+
+def test_a_run_with_per_sample_records_compares_same_data_sections_by_the_paired_test(tmp_path):
+    """End to end: two overview sections on the same data with ``--log-samples`` get the paired McNemar note (the
+    run hands its directory to the assembly, where the per-sample records are)."""
+    from robustsuite import run as run_mod
+
+    cfg = {"log_samples": "jsonl", "methods": {"overview": {
+        "targets": [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", "builtin:digits"]],
+        "config": {"n_boot": 100, "robust_accuracy": "never"}}}}
+    report = run_mod.execute(cfg, tmp_path, progress=False)
+    notes = [n for s in report["sections"].values() for n in s["notes"] if n.startswith("clean accuracy")]
+    assert notes and all("paired: exact McNemar p = " in n for n in notes), notes
