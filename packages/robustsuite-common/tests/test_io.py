@@ -32,3 +32,13 @@ def test_a_failing_writer_leaves_the_old_file_and_no_temporary(tmp_path):
     with pytest.raises(RuntimeError):
         atomic_write(path, boom)
     assert path.read_text() == '{\n  "a": 1\n}\n' and [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+def test_safe_name_keeps_safe_names_and_tells_changed_ones_apart():
+    from robustsuite_common.io import safe_name
+
+    assert safe_name("fashion-cnn_v1.2") == "fashion-cnn_v1.2"
+    a, b = safe_name("builtin:fashion cnn"), safe_name("builtin/fashion-cnn")
+    assert a.startswith("builtin-fashion-cnn-") and b.startswith("builtin-fashion-cnn-") and a != b
+    long = safe_name("x" * 100, max_len=10)
+    assert long.startswith("x" * 10 + "-") and len(long) == 19 and safe_name("") == "x-e3b0c442"

@@ -1,16 +1,18 @@
 """Atomic writes: a file is written to a temporary name in its directory and renamed, so a reader (or a
-resumed run after ``kill -9``) sees the old file or the new one, never half of one."""
+resumed run after ``kill -9``) sees the old file or the new one, never half of one; and file-name-safe names."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["atomic_write", "write_bytes", "write_text", "write_json"]
+__all__ = ["atomic_write", "safe_name", "write_bytes", "write_text", "write_json"]
 
 
 def atomic_write(path: str | Path, writer: Callable[[Path], Any]) -> Path:
@@ -53,3 +55,13 @@ def write_text(path: str | Path, text: str) -> Path:
 def write_json(path: str | Path, obj: Any, *, indent: int | None = 2) -> Path:
     """Write ``obj`` as JSON (NaN and infinity refused: they are not JSON) to ``path`` atomically."""
     return write_text(path, json.dumps(obj, indent=indent, allow_nan=False, ensure_ascii=False) + "\n")
+
+
+def safe_name(text: str, max_len: int = 48) -> str:
+    """A file-name-safe rendering of a user string (a model or dataset spec): characters other than letters, digits
+    and ``_.-`` become ``-``, and a short hash of the string is appended when that changed or truncated it, so
+    different strings get different names."""
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "x"
+    if slug != text or len(slug) > max_len:
+        slug = f"{slug[:max_len].rstrip('-.')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
+    return slug

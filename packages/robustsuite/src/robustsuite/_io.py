@@ -1,4 +1,4 @@
-"""Umbrella-specific file helpers: the cache location, content hashes and file-name-safe names; atomic writes
+"""Umbrella-specific file helpers: the cache location and content hashes; atomic writes and file-name-safe names
 are robustsuite_common's, re-exported."""
 
 from __future__ import annotations
@@ -6,11 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from pathlib import Path
 from typing import Any
 
-from robustsuite_common.io import atomic_write, write_json, write_text
+from robustsuite_common.io import atomic_write, safe_name, write_json, write_text
 
 __all__ = ["atomic_write", "write_json", "write_text", "cache_dir", "sha256_file", "stable_hash", "safe_name",
            "hash_path"]
@@ -31,15 +30,6 @@ def sha256_file(path: Path) -> str:
 def stable_hash(obj: Any, length: int = 12) -> str:
     """Hash of a JSON-serialisable object, independent of dict order."""
     return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:length]
-
-
-def safe_name(text: str, max_len: int = 48) -> str:
-    """A file-name-safe rendering of a user string: characters other than letters, digits and ``_.-`` become
-    ``-``, and a short hash of the string is appended when that changed or truncated it (unique names)."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "x"
-    if slug != text or len(slug) > max_len:
-        slug = f"{slug[:max_len].rstrip('-.')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-    return slug
 
 
 def hash_path(path: Path) -> str:

@@ -3,37 +3,15 @@ matplotlib, imported lazily: ``pip install 'certcal[plot]'``)."""
 
 from __future__ import annotations
 
-import hashlib
-import re
-from typing import Any
-
 import numpy as np
 
 from robustsuite_common.experiment import Figure
+from robustsuite_common.io import safe_name
 
+from ..experiment.figures import _plt
 from ..metrics import reliability_diagram
 
 __all__ = ["figures"]
-
-
-def file_name(text: str, max_len: int = 48) -> str:
-    """A file-name-safe rendering of a model or dataset name: characters other than letters, digits and ``_.-``
-    become ``-``, and a short hash of the name is appended when that changed or truncated it (unique names)."""
-    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-.") or "x"
-    if slug != text or len(slug) > max_len:
-        slug = f"{slug[:max_len].rstrip('-.')}-{hashlib.sha256(text.encode()).hexdigest()[:8]}"
-    return slug
-
-
-def _plt() -> Any:
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError("certcal's figures need matplotlib: pip install 'certcal[plot]'") from exc
-    return plt
 
 
 def figures(result) -> list[Figure]:
@@ -56,7 +34,7 @@ def figures(result) -> list[Figure]:
         ax_rel, title=f"reliability (plug-in ECE {100 * ece:.2f} %, debiased {100 * debiased:.2f} %)")
     fig.suptitle(f"{result.model} on {result.data} ({split})")
     fig.tight_layout()
-    return [Figure(f"confidence-{file_name(result.model)}-{file_name(result.data)}",
+    return [Figure(f"confidence-{safe_name(result.model)}-{safe_name(result.data)}",
                    f"Confidence histogram and reliability diagram of {result.model} on the {result.data} {split} split "
                    f"({len(rows)} samples, accuracy {result.value('accuracy'):.2%}, plug-in ECE {100 * ece:.2f} %)",
                    fig)]
