@@ -4,7 +4,7 @@
 # Plans RUN_DIR once (plan --write), then WORKERS one-thread queues run the unsharded units, then the long units'
 # shards (run-unit --shard), then the units that merge them. Finished units and shards are skipped on
 # a rerun (run-unit exits 0 at once), so the script can be started again after an interruption, on any day.
-# Each process's user+system CPU seconds go to RUN_DIR/cpu.log (`awk '{s+=$2+$3} END {print s/3600}'` sums
+# Each process's user+system CPU seconds go to RUN_DIR/cpu.log (`awk '{s+=$(NF-3)+$(NF-2)} END {print s/3600}'` sums
 # the CPU-hours); `robustsuite collect RUN_DIR` assembles report.json from whatever has finished.
 set -u
 dir=${1:?usage: tools/paper_cpu.sh RUN_DIR [WORKERS]}

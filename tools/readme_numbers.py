@@ -199,6 +199,11 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics] = {
     "demo-certcal-ace": ReportTable("certcal", "ace", ("configuration", "norm", "accuracy", "clean ECE",
                                                        "attacked ECE")),
     # the recorded paper-cpu benchmark (docs/benchmarks/paper-cpu/report.json), in the package READMEs
+    "paper-cpu-uncspan-span": ReportTable("uncspan", "span",
+                                          ("model", "adversarially_trained", "clean_acc", "robust_acc", "robust_attack",
+                                           "pgd_robust_acc", "pgd_overstates", "mus_mean"), source="paper-cpu"),
+    "paper-cpu-uncspan-ood": ReportTable("uncspan", "ood_osr", ("model", "outliers", "eps", "auroc", "fpr_at_95_tpr"),
+                                         source="paper-cpu"),
     "paper-cpu-iortemp-verdict": ReportTable("iortemp", "ior_verdict", source="paper-cpu"),
     "paper-cpu-iortemp-paper": ReportTable("iortemp", "paper_comparison", source="paper-cpu"),
     "paper-cpu-iortemp-vision": ReportTable("iortemp", "vision_ior", ("model", "clean", "plain PGD", "cal", "opt",
