@@ -32,6 +32,18 @@ def tiny_bert(tmp_path, *, model_max_length=300, positions=64, id2label=None, se
     return model, tok
 
 
+def test_roberta_style_models_lose_the_positions_before_their_first(tmp_path):
+    """RoBERTa numbers positions from ``pad_token_id + 1``: a table of 20 with padding index 0 holds 19 tokens, so a
+    long text with a larger ``max_length`` is cut at 19 instead of running past the table (an IndexError before)."""
+    _, tok = tiny_bert(tmp_path)
+    cfg = transformers.RobertaConfig(vocab_size=len(tok), hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                     intermediate_size=32, max_position_embeddings=20, pad_token_id=0, num_labels=2)
+    model = transformers.RobertaForSequenceClassification(cfg).eval()
+    clf = HFTextClassifier(model, tok, max_length=128)
+    assert clf.max_length == 19
+    assert clf([" ".join(WORDS * 5)]).shape == (1, 2)
+
+
 def test_logits_are_the_models_own_in_any_batch_size(tmp_path):
     model, tok = tiny_bert(tmp_path)
     clf = HFTextClassifier(model, tok, batch_size=3)

@@ -189,8 +189,10 @@ class LogProbabilities:
         self.inner = inner
 
     def __call__(self, x: Any) -> np.ndarray:
-        p = np.asarray(self.inner(x), dtype=np.float32)
-        return np.log(np.clip(p, np.finfo(np.float32).tiny, None))
+        import torch
+
+        p = torch.as_tensor(np.asarray(self.inner(x), dtype=np.float32))
+        return logits_from(p, outputs="probabilities").numpy()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.__dict__["inner"], name)

@@ -23,10 +23,18 @@ MAX_LENGTH_CAP = 512  # tokens: the default max_length when the tokenizer report
 
 
 def position_limit(model: Any) -> int | None:
-    """The length of the model's position table (``max_position_embeddings``, GPT-2's ``n_positions``), if any."""
+    """How many tokens the model's position table holds (``max_position_embeddings``, GPT-2's ``n_positions``), if
+    it has one. RoBERTa-style embeddings (they keep a ``padding_idx``) number positions from ``padding_idx + 1``, so
+    the first ``padding_idx + 1`` rows of their table are never a token's."""
     config = getattr(model, "config", None)
     n = getattr(config, "max_position_embeddings", None) or getattr(config, "n_positions", None)
-    return n if isinstance(n, int) and n > 0 else None
+    if not isinstance(n, int) or n <= 0:
+        return None
+    embeddings = getattr(getattr(model, "base_model", None), "embeddings", None)
+    offset = getattr(embeddings, "padding_idx", None)
+    if isinstance(offset, int) and hasattr(embeddings, "position_embeddings"):
+        n -= offset + 1
+    return n if n > 0 else None
 
 
 def _forward_parameters(model: Any) -> frozenset[str] | None:
