@@ -168,14 +168,15 @@ def _deep_merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, A
 def nest(dotted: Mapping[str, Any], base: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """``{"act.epochs": 3}`` as ``{"act": {"epochs": 3}}``, merged into a copy of ``base`` (``base`` itself is not
     changed); a key whose path runs through a value that is not a table is a :class:`ConfigError`."""
-    out = _deep_merge(base or {}, {})
+    out = dict(base or {})
     for key, value in dotted.items():
         *parents, leaf = key.split(".")
         target = out
         for p in parents:
-            target[p] = dict(target.get(p) or {}) if isinstance(target.get(p, {}), Mapping) else None
-            if target[p] is None:
+            node = target.get(p, {})
+            if not isinstance(node, Mapping):
                 raise ConfigError(f"{key}: {p!r} is not a table")
+            target[p] = dict(node)  # a copy: base itself is not changed
             target = target[p]
         if isinstance(value, Mapping) and isinstance(target.get(leaf), Mapping):
             value = _deep_merge(target[leaf], value)
