@@ -254,9 +254,19 @@ def test_the_check_finds_the_overview_ece_that_excluded_its_estimate():
     assert len(problems) == 1 and "'overview:m' metric 'ece'" in problems[0] and "excludes its estimate" in problems[0]
 
 
-def test_committed_demo_report_passes_the_whole_report_check():
-    report = migrate(json.loads((ROOT / "docs/demo/report.json").read_text(encoding="utf-8")))
-    assert check_report(report) == []
+@pytest.mark.parametrize("committed", ["docs/demo/report.json", "docs/benchmarks/paper-cpu/report.json"])
+def test_committed_reports_pass_the_whole_report_check_and_the_schema(committed):
+    """The two reports in the repository: the demo and the recorded paper-cpu benchmark (issue 26)."""
+    import jsonschema
+
+    from robustsuite.report import REPORT_SCHEMA
+
+    raw = json.loads((ROOT / committed).read_text(encoding="utf-8"))
+    jsonschema.validate(raw, REPORT_SCHEMA)
+    assert check_report(migrate(raw)) == []
+    assert [u["id"] for u in raw["units"] if u["status"] != "done"] == []  # nothing pending or failed
+    assert sorted(raw["sections"]) == sorted(  # every method of the benchmark has its section
+        {u["method"] if u["method"] != "overview" else f"overview:{u['model']}" for u in raw["units"]})
 
 
 def test_report_command_path_on_old_run_directories(tmp_path):
