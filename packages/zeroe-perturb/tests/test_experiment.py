@@ -406,3 +406,46 @@ def test_the_offline_command_runs_and_refuses_bad_settings(tmp_path, capsys):
             main(bad)
         assert e.value.code == 2
     assert "did you mean 'attacks'" in capsys.readouterr().err
+
+
+def test_the_ranking_ends_say_whether_the_next_attacker_is_separated(toy):
+    """"The most harmful attacker is X" is a verdict: the summary and the metrics give its s* distance to the next
+    attacker with the paired interval over the items, and say "not separated" where that interval reaches 0."""
+    _, _, res = _run(toy)
+    m = res.metrics
+    rel = {r["attack"]: r["s*(p)"] for r in res.cells() if r["p"] == 0.8}
+    order = sorted(rel, key=rel.get)
+    for end, (a, b) in (("most", order[:2]), ("least", order[-1:-3:-1])):
+        assert m[f"{end}_harmful_attacker"].value == a
+        gap = m[f"{end}_harmful_gap"]
+        assert gap.value == pytest.approx(abs(rel[b] - rel[a]), abs=1e-12) and gap.value >= 0
+        assert gap.interval.low <= gap.value <= gap.interval.high
+        verdict = "separated from" if gap.interval.low > 0 else "not separated from"
+        assert f"{verdict} {b}" in m[f"{end}_harmful_attacker"].note
+        assert f"{verdict} {b}: s* difference {gap.value:+.3f}" in res.summary
+
+
+def test_a_harmless_attacker_is_separated_from_a_harmful_one_by_a_paired_interval(toy):
+    """truncate never changes the parity classifier's prediction (s* = 1 on every resample), segment does: the
+    gap's paired interval is 1 minus segment's s* interval, so the two are separated exactly when segment's s*
+    interval stays below 1. The texts are labelled with the classifier's own answer (clean accuracy 1), so the
+    task is in the headline."""
+    _, data = toy(n=80)
+
+    def by_length(texts):
+        return np.array([[2.0, 0.0] if len(t.split()) % 2 else [0.0, 2.0] for t in texts])
+
+    texts = list(data.classification.x)
+    labelled = Split(texts, by_length(texts).argmax(1))
+    cfg = small(**{"classification.n": 80, "attack.attacks": ["truncate", "segment"],
+                   "pairs.enabled": False, "multilabel.enabled": False, "tagging.enabled": False})
+    res = ex.run(ex.Models(classifier=by_length), ex.Data(classification=labelled), cfg, progress=False)
+    seg = {(r["attack"], r["p"]): r for r in res.cells()}[("segment", 0.8)]
+    m = res.metrics
+    assert m["most_harmful_attacker"].value == "segment" and m["least_harmful_attacker"].value == "truncate"
+    for end in ("most", "least"):
+        gap = m[f"{end}_harmful_gap"]
+        assert gap.value == pytest.approx(1 - seg["s*(p)"], abs=1e-12)
+        assert gap.interval.low == pytest.approx(1 - seg["s*(p)_ci_high"], abs=1e-6)
+        assert gap.interval.high == pytest.approx(1 - seg["s*(p)_ci_low"], abs=1e-6)
+        assert ("not separated" not in m[f"{end}_harmful_attacker"].note) == (seg["s*(p)_ci_high"] < 1)

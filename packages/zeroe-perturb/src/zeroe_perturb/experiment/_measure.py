@@ -3,7 +3,7 @@ the chance line, the headline rule, the ranking and Kendall τ against the paper
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,6 +35,27 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Gap:
+    """How far an end of the harmfulness ranking is from its neighbour: s*(neighbour) - s*(attacker) for the most
+    harmful, s*(attacker) - s*(neighbour) for the least (seed means, at the high level), with the paired bootstrap
+    interval over the items (each item keeps its outcomes under both attackers)."""
+
+    attack: str
+    neighbour: str
+    difference: float
+    ci: Interval | None
+
+    @property
+    def separated(self) -> bool:
+        return self.ci is not None and self.ci.low > 0
+
+    def text(self) -> str:
+        iv = "" if self.ci is None else f" [{self.ci.low:.3f}, {self.ci.high:.3f}]"
+        return (f"{'separated from' if self.separated else 'not separated from'} {self.neighbour}: s* difference "
+                f"{self.difference:+.3f}{iv}")
+
+
+@dataclass(frozen=True)
 class TaskMeasure:
     """Everything measured on one task."""
 
@@ -56,6 +77,8 @@ class TaskMeasure:
     tau_ci: Interval | None = None
     tau_attackers: tuple[str, ...] = ()
     edit_fit: dict[str, Any] = field(default_factory=dict)
+    #: "most" / "least": (the attacker, its neighbour in the ranking, s* difference, paired interval over the items)
+    ends: dict[str, Gap] = field(default_factory=dict)
 
     @property
     def levels(self) -> tuple[float, ...]:
@@ -152,10 +175,24 @@ def measure(task: Task, clean_out: dict, cell_outs: dict[tuple[str, float, int],
 
     m = TaskMeasure(task, tuple(seeds), s0, clean_ci, chance, at_chance, margin, in_headline, reason, cells, high,
                     mrh, mrh_ci, tuple(runs))
+    if s0 and len(task.attacks) > 1:
+        rk = [a for _, a, _ in m.ranking()]
+
+        def gap(a: str, b: str) -> Gap:  # s*(b) - s*(a), seed means, paired over the items
+            stat_a, stat_b = seed_mean_relative(a, high), seed_mean_relative(b, high)
+            diff = cells[(b, high)].relative - cells[(a, high)].relative
+            return Gap(a, b, diff, item_interval(lambda c: stat_b(c) - stat_a(c), n, **boot))
+
+        m = replace(m, ends={"most": gap(rk[0], rk[1]), "least": _flip(gap(rk[-2], rk[-1]))})
     if task.kind == "classification":
         m = _with_ranking_agreement(m, clean, cell_sc, config)
         m = _with_edit_fit(m, config)
     return m
+
+
+def _flip(g: Gap) -> Gap:
+    """The least harmful attacker's gap, read from its side (``g`` is s*(least) - s*(its neighbour))."""
+    return Gap(g.neighbour, g.attack, g.difference, g.ci)
 
 
 def _lo(iv: Interval | None) -> float:
@@ -190,8 +227,6 @@ def _with_ranking_agreement(m: TaskMeasure, clean: Scorer, cell_sc: dict, config
         return m
     s = config.seeds
     ci = item_interval(tau, m.task.n, seed=config.seed, level=s.level, n_resamples=s.n_resamples, bounds=(-1.0, 1.0))
-    from dataclasses import replace
-
     return replace(m, tau=value, tau_ci=ci, tau_attackers=common)
 
 

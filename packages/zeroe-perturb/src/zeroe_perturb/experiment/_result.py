@@ -154,10 +154,15 @@ def metrics(measures: Sequence[TaskMeasure], config: Config) -> dict[str, Metric
         left = "" if m.in_headline else f"left out of the headline: {m.reason}"
         if main:
             rk = m.ranking() if m.in_headline else None
-            out["most_harmful_attacker"] = Metric(rk[0][1] if rk else None, f"most harmful attacker at p = {h:g}",
-                                                  "", note=left)
-            out["least_harmful_attacker"] = Metric(rk[-1][1] if rk else None, f"least harmful attacker at p = {h:g}",
-                                                   "", note=left)
+            for end in ("most", "least"):
+                g = m.ends.get(end) if rk else None
+                out[f"{end}_harmful_attacker"] = Metric(rk[0 if end == "most" else -1][1] if rk else None,
+                                                        f"{end} harmful attacker at p = {h:g}", "",
+                                                        note=left or (g.text() if g else ""))
+                out[f"{end}_harmful_gap"] = _metric(
+                    g.difference if g else None, g.ci if g else None,
+                    f"{end} harmful attacker's s*({h:g}) distance to the next in the ranking (paired over the items)",
+                    "s(p) / s(0)", left or ("" if g else "one attacker: no neighbour"))
             tau_note = left or ("" if m.tau is not None else "fewer than 3 attackers ranked in Table 5")
             out["kendall_tau_paper"] = _metric(
                 m.tau if m.in_headline else None, m.tau_ci if m.in_headline else None,
@@ -204,6 +209,12 @@ def warnings_of(measures: Sequence[TaskMeasure], config: Config) -> list[str]:
     return out
 
 
+def _end(m: TaskMeasure, end: str) -> str:
+    """``; separated from X: ...`` / ``; not separated from X: ...`` for an end of the ranking, or nothing."""
+    g = m.ends.get(end)
+    return f"; {g.text()}" if g else ""
+
+
 def summary(measures: Sequence[TaskMeasure], config: Config, skipped: Sequence[str]) -> str:
     h = config.attack.high
     parts = []
@@ -221,9 +232,10 @@ def summary(measures: Sequence[TaskMeasure], config: Config, skipped: Sequence[s
                       + (f" [{mi.low:.3f}, {mi.high:.3f}]" if mi is not None else "") + ".")
                 if m.in_headline:
                     rk = m.ranking()
-                    s += (f" At p = {h:g} the most harmful attacker is {rk[0][1]} (s* = {rk[0][2].relative:.3f}), "
-                          f"the least harmful {rk[-1][1]} (s* = {rk[-1][2].relative:.3f}); {m.n_above_chance(h)} of "
-                          f"{len(m.task.attacks)} attackers keep an attacked {m.task.metric} interval above chance.")
+                    s += (f" At p = {h:g} the most harmful attacker is {rk[0][1]} (s* = {rk[0][2].relative:.3f}"
+                          f"{_end(m, 'most')}), the least harmful {rk[-1][1]} (s* = {rk[-1][2].relative:.3f}"
+                          f"{_end(m, 'least')}); {m.n_above_chance(h)} of {len(m.task.attacks)} attackers keep an "
+                          f"attacked {m.task.metric} interval above chance.")
                     if m.tau is not None:
                         ti = m.tau_ci
                         s += (f" Kendall τ with the paper's Table 5 ({config.classification.paper_task}) ranking: "
@@ -244,8 +256,8 @@ def summary(measures: Sequence[TaskMeasure], config: Config, skipped: Sequence[s
                 mi = m.mean_relative_high_ci
                 s += (f"; mean s*({h:g}) {m.mean_relative_high:.3f}"
                       + (f" [{mi.low:.3f}, {mi.high:.3f}]" if mi is not None else "")
-                      + f", most harmful {m.ranking()[0][1]}, {m.n_above_chance(h)} of {len(m.task.attacks)} "
-                        "attackers above chance.")
+                      + f", most harmful {m.ranking()[0][1]}{_end(m, 'most')}, {m.n_above_chance(h)} of "
+                        f"{len(m.task.attacks)} attackers above chance.")
         parts.append(s)
     if skipped:
         parts.append("Skipped: " + "; ".join(skipped) + ".")
