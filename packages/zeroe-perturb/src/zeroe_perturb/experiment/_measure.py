@@ -178,21 +178,16 @@ def measure(task: Task, clean_out: dict, cell_outs: dict[tuple[str, float, int],
     if s0 and len(task.attacks) > 1:
         rk = [a for _, a, _ in m.ranking()]
 
-        def gap(a: str, b: str) -> Gap:  # s*(b) - s*(a), seed means, paired over the items
-            stat_a, stat_b = seed_mean_relative(a, high), seed_mean_relative(b, high)
-            diff = cells[(b, high)].relative - cells[(a, high)].relative
-            return Gap(a, b, diff, item_interval(lambda c: stat_b(c) - stat_a(c), n, **boot))
+        def gap(attack: str, neighbour: str, sign: int) -> Gap:  # sign · (s*(neighbour) - s*(attack)), paired
+            at, nb = seed_mean_relative(attack, high), seed_mean_relative(neighbour, high)
+            diff = sign * (cells[(neighbour, high)].relative - cells[(attack, high)].relative)
+            return Gap(attack, neighbour, diff, item_interval(lambda c: sign * (nb(c) - at(c)), n, **boot))
 
-        m = replace(m, ends={"most": gap(rk[0], rk[1]), "least": _flip(gap(rk[-2], rk[-1]))})
+        m = replace(m, ends={"most": gap(rk[0], rk[1], 1), "least": gap(rk[-1], rk[-2], -1)})
     if task.kind == "classification":
         m = _with_ranking_agreement(m, clean, cell_sc, config)
         m = _with_edit_fit(m, config)
     return m
-
-
-def _flip(g: Gap) -> Gap:
-    """The least harmful attacker's gap, read from its side (``g`` is s*(least) - s*(its neighbour))."""
-    return Gap(g.neighbour, g.attack, g.difference, g.ci)
 
 
 def _lo(iv: Interval | None) -> float:
