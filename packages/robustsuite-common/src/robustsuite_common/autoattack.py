@@ -9,7 +9,9 @@ adapted to plain logits first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from .checks import check_choice, check_float, check_int, check_labels
@@ -31,12 +33,23 @@ def autoattack_version() -> str:
 class AutoAttackResult:
     """``x_adv`` (same shape as the inputs), per-sample ``robust`` (the model still answers ``y`` on
     ``x_adv``), ``clean_correct``, and what ran (``attack``: e.g. ``"pyautoattack 0.2.0 standard, Linf
-    eps=0.1, seed 0"``)."""
+    eps=0.1, seed 0"``).
+
+    What AutoAttack itself saw, kept for the verdict's indicators (``robustsuite_common.indicators``):
+    ``robust_after`` the number of points still robust after each attack in the order run (``"clean"`` first),
+    ``flags`` the warnings of AutoAttack's own checks (randomized or dynamic model, probability outputs, zero
+    gradients, Square beating the white-box attacks), and ``reported_robust`` whether AutoAttack's own returned
+    label is still ``y`` (it can differ from ``robust`` when the model is unstable or an attack succeeded
+    silently).
+    """
 
     x_adv: Any
     robust: Any
     clean_correct: Any
     attack: str
+    robust_after: dict[str, int] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    reported_robust: Any = None
 
     @property
     def robust_accuracy(self) -> float:
@@ -116,8 +129,11 @@ def autoattack(model: Any, x: Any, y: Any, *, eps: float, norm: str = "Linf", ve
                 if n_restarts is not None:
                     sub.n_restarts = check_int("n_restarts", n_restarts, ge=1)
             # contiguous: pyautoattack reshapes with .view, which refuses strided batches
-            out = adversary.run_standard_evaluation(as_model_input(model, x).contiguous(), yt, batch_size=batch_size)
+            with _listening() as heard:
+                out = adversary.run_standard_evaluation(as_model_input(model, x).contiguous(), yt,
+                                                        batch_size=batch_size)
         x_adv = (out[0] if isinstance(out, tuple) else out).detach()
+        reported = (out[1].to(yt.device) == yt) if isinstance(out, tuple) else None
         if norm == "Linf":
             xin = as_model_input(model, x)
             x_adv = torch.minimum(torch.maximum(x_adv, xin - eps), xin + eps).clamp(0, 1)
@@ -125,5 +141,39 @@ def autoattack(model: Any, x: Any, y: Any, *, eps: float, norm: str = "Linf", ve
     label = f"{what} {version}" + (f" {list(attacks or [])}" if version == "custom" else "")
     if n_iter is not None or n_restarts is not None:
         label += f" (n_iter={n_iter}, n_restarts={n_restarts}: not the standard budget)"
+    n = int(yt.shape[0])
+    after = {k: int(round(v * n)) for k, v in heard["robust_accuracy"].items()}
     return AutoAttackResult(x_adv=x_adv.to(x.device), robust=robust.cpu(), clean_correct=clean.cpu(),
-                            attack=f"{label}, {norm} eps={eps:g}, seed {seed}")
+                            attack=f"{label}, {norm} eps={eps:g}, seed {seed}", robust_after=after,
+                            flags=tuple(dict.fromkeys(heard["flags"])),
+                            reported_robust=None if reported is None else reported.cpu())
+
+
+@contextmanager
+def _listening() -> Iterator[dict]:
+    """For the duration of one AutoAttack run: AutoAttack's warnings (its ``auto-attack`` logger) and the robust
+    accuracy after each attack (the dict it hands to its own Square check), which it otherwise only logs."""
+    import logging
+
+    from pyautoattack import checks
+
+    heard: dict = {"flags": [], "robust_accuracy": {}}
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.levelno >= logging.WARNING:
+                heard["flags"].append(record.getMessage())
+
+    log, handler, square_check = logging.getLogger("auto-attack"), Keep(), checks.check_square_sr
+
+    def keep_square(acc_dict, *args, **kwargs):
+        heard["robust_accuracy"] = dict(acc_dict)
+        return square_check(acc_dict, *args, **kwargs)
+
+    log.addHandler(handler)
+    checks.check_square_sr = keep_square
+    try:
+        yield heard
+    finally:
+        checks.check_square_sr = square_check
+        log.removeHandler(handler)

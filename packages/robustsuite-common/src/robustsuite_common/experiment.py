@@ -408,7 +408,8 @@ class ExperimentResult:
     ``tables`` and ``metrics`` are keyed by identifiers (in display order); ``records`` holds per-sample rows
     by name (each row a dict of JSON scalars, with the user's ``id`` and label names); ``summary`` is written
     from the result's own numbers; ``warnings`` are what a reader must see first (e.g. a model at chance).
-    ``config`` is the config as a dict (:func:`robustsuite_common.config.to_dict`).
+    ``config`` is the config as a dict (:func:`robustsuite_common.config.to_dict`). ``checks`` are the verdict's
+    rows this experiment computed (:class:`robustsuite_common.verdict.Check`), gathered per model by the umbrella.
     """
 
     experiment: str
@@ -419,8 +420,15 @@ class ExperimentResult:
     records: Mapping[str, Sequence[Mapping[str, Any]]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    checks: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
+        from .verdict import Check
+
+        for c in self.checks:
+            if not isinstance(c, Check):
+                raise TypeError(f"checks must hold robustsuite_common.verdict.Check rows, got {type(c).__name__}")
+        object.__setattr__(self, "checks", tuple(self.checks))
         for key, t in self.tables.items():
             if not isinstance(t, Table) or t.name != key:
                 raise ValueError(f"tables[{key!r}] must be a Table named {key!r}")
@@ -447,15 +455,19 @@ class ExperimentResult:
                 "tables": [t.to_dict() for t in self.tables.values()],
                 "metrics": {k: m.to_dict() for k, m in self.metrics.items()},
                 "summary": self.summary, "records": {k: list(v) for k, v in self.records.items()},
-                "notes": list(self.notes), "warnings": list(self.warnings)}
+                "notes": list(self.notes), "warnings": list(self.warnings),
+                "checks": [c.to_dict() for c in self.checks]}
 
     @classmethod
     def from_dict(cls: type[T], d: Mapping[str, Any]) -> T:
+        from .verdict import Check
+
         tables = [Table.from_dict(t) for t in d["tables"]]
         return cls(experiment=d["experiment"], config=d["config"], tables={t.name: t for t in tables},  # type: ignore[call-arg]
                    metrics={k: Metric.from_dict(m) for k, m in d["metrics"].items()}, summary=d["summary"],
                    records=d.get("records", {}), notes=tuple(d.get("notes", ())),
-                   warnings=tuple(d.get("warnings", ())))
+                   warnings=tuple(d.get("warnings", ())),
+                   checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     def save(self, path: str | Path) -> Path:
         """Write the result as JSON (atomically)."""

@@ -1,0 +1,441 @@
+"""The checks that tell a real robust accuracy from a failed evaluation, computed beside AutoAttack on the same
+points: the verdict's *validity* and *attack strength* groups.
+
+Sources (each rule cites its own): AutoAttack's own checks (Croce & Hein 2020, ``flags_doc.md``: randomized and
+dynamic models, probability outputs, zero gradients, Square beating the white-box attacks), the Indicators of
+Attack Failure (Pintor et al., NeurIPS 2022: silent success, unavailable gradients, unstable predictions,
+incomplete optimisation, unconstrained-attack failure) and the automatable items of Carlini et al. 2019 (*On
+Evaluating Adversarial Robustness*, §5: iterative beats single-step, more iterations change nothing, accuracy
+falls monotonically with ε and reaches zero with an unbounded budget, black-box weaker than white-box, compare
+per example).
+
+Two steps, so that every rule is a pure function of recorded numbers: :func:`probe` runs the extra attacks and
+measurements on the model (FGSM, PGD, APGD-CE over an ε sweep and with doubled iterations, input gradients, two
+identical calls, a trace of the forward pass) and returns a JSON-safe :class:`Probes`; :func:`attack_checks`
+turns the probes and AutoAttack's outcome into :class:`~robustsuite_common.verdict.Check` rows. Both are callable
+alone; the overview experiment calls them after its AutoAttack batches.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .checks import check_choice, check_float, check_int, check_labels
+from .verdict import Check
+
+__all__ = ["AutoAttackOutcome", "Probes", "attack_checks", "large_eps", "pgd", "probe", "validity_checks"]
+
+#: AutoAttack's own tolerance for Square lowering robust accuracy (``check_square_sr``), used for every
+#: "k points broken that should not be" rule below: fail when the Clopper-Pearson lower bound of k/n exceeds it.
+ALPHA = 0.002
+#: The half-width of the robust accuracy's 95 % interval a leaderboard-grade evaluation reaches.
+HALF_WIDTH = 0.03
+#: PGD minus AutoAttack above this (an estimate, in accuracy) fails: the PGD number overstates robustness.
+PGD_GAP = 0.10
+
+
+@dataclass(frozen=True)
+class AutoAttackOutcome:
+    """AutoAttack on ``n`` points, as :func:`robustsuite_common.autoattack.autoattack` returns it (merged over
+    batches): per point ``robust`` (after the attack, recomputed on the returned inputs), ``clean`` (correct
+    before), ``reported_robust`` (AutoAttack's own returned label is the true one; ``None`` when not kept),
+    ``robust_after`` (points still robust after each attack in order, ``"clean"`` first), AutoAttack's own
+    ``flags`` and the ``attack`` that ran (with its ``version``)."""
+
+    robust: Sequence[bool]
+    clean: Sequence[bool]
+    attack: str
+    version: str = "standard"
+    robust_after: dict[str, int] = field(default_factory=dict)
+    flags: tuple[str, ...] = ()
+    reported_robust: Sequence[bool] | None = None
+
+    @property
+    def n(self) -> int:
+        return len(self.robust)
+
+
+@dataclass(frozen=True)
+class Probes:
+    """What :func:`probe` measured on the same points as AutoAttack (JSON-safe; see :func:`attack_checks`).
+
+    ``fgsm``/``pgd``: per-point robust flags at ε; ``sweep``: APGD-CE robust flags per ε (``sweep_eps``, ε
+    included); ``doubled``: APGD-CE at ε with twice the iterations; ``large``: APGD-CE at ``large_eps`` (a budget
+    that covers the whole input box); ``zero_grad``: points whose input gradient of the cross-entropy is zero or
+    not finite; ``logit_change``: the largest change of L2-normalised logits between two identical calls;
+    ``autograd_calls``: autograd functions entered during one forward pass; ``probability_rows``: rows of the
+    model's output that look like probabilities.
+    """
+
+    eps: float
+    norm: str
+    n_iter: int
+    fgsm: list[bool]
+    pgd: list[bool]
+    sweep_eps: list[float]
+    sweep: list[list[bool]]
+    doubled: list[bool]
+    large_eps: float
+    large: list[bool]
+    zero_grad: list[bool]
+    logit_change: float
+    autograd_calls: int
+    probability_rows: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Probes:
+        return cls(**d)
+
+
+def large_eps(norm: str, shape: Sequence[int]) -> float:
+    """A budget that reaches every input of the [0, 1] box from every other: 1 for L∞, √d for L2 (d = C·H·W)."""
+    return 1.0 if norm == "Linf" else float(math.sqrt(int(np.prod(shape[1:]))))
+
+
+def _project(x_adv: Any, x: Any, eps: float, norm: str) -> Any:
+    """``x_adv`` projected onto the ε-ball around ``x`` (L∞ or L2) and the [0, 1] box."""
+    import torch
+
+    if norm == "Linf":
+        return torch.minimum(torch.maximum(x_adv, x - eps), x + eps).clamp(0, 1)
+    delta = x_adv - x
+    norms = delta.flatten(1).norm(dim=1).clamp_min(1e-12).view(-1, *([1] * (x.ndim - 1)))
+    return (x + delta * torch.clamp(eps / norms, max=1.0)).clamp(0, 1)
+
+
+def pgd(model: Any, x: Any, y: Any, *, eps: float, norm: str = "Linf", steps: int = 20,
+        step_size: float | None = None, random_start: bool = True, seed: int = 0, batch_size: int = 256) -> Any:
+    """Projected gradient descent on the cross-entropy (Madry et al. 2018): per-point robust flags (the model
+    still answers ``y``). ``steps=1, random_start=False, step_size=eps`` is FGSM (Goodfellow et al. 2015).
+    Default step ``2.5 ε / steps``; L∞ steps follow the gradient's sign, L2 steps its normalised direction."""
+    import torch
+
+    from .models import as_model_input, evaluating, logits_from
+
+    eps = check_float("eps", eps, gt=0.0)
+    norm = check_choice("norm", norm, ("Linf", "L2"))
+    steps = check_int("steps", steps, ge=1)
+    alpha = 2.5 * eps / steps if step_size is None else check_float("step_size", step_size, gt=0.0)
+    gen = torch.Generator().manual_seed(check_int("seed", seed, ge=0))
+    out = []
+    with evaluating(model, freeze_parameters=True):
+        for i in range(0, x.shape[0], batch_size):
+            xb = as_model_input(model, x[i:i + batch_size]).detach()
+            yb = torch.as_tensor(np.asarray(y[i:i + batch_size]), device=xb.device)
+            if random_start:
+                noise = torch.rand(xb.shape, generator=gen).to(xb.device, xb.dtype) * 2 - 1
+                xa = _project(xb + eps * noise, xb, eps, norm) if norm == "Linf" else \
+                    _project(xb + eps * noise / noise.flatten(1).norm(dim=1).view(-1, *([1] * (xb.ndim - 1))),
+                             xb, eps, norm)
+            else:
+                xa = xb.clone()
+            for _ in range(steps):
+                xa.requires_grad_(True)
+                with torch.enable_grad():
+                    loss = torch.nn.functional.cross_entropy(logits_from(model(xa), n=xa.shape[0]), yb,
+                                                             reduction="sum")
+                    (g,) = torch.autograd.grad(loss, xa)
+                g = torch.nan_to_num(g)
+                if norm == "Linf":
+                    step = g.sign()
+                else:
+                    step = g / g.flatten(1).norm(dim=1).clamp_min(1e-12).view(-1, *([1] * (g.ndim - 1)))
+                xa = _project(xa.detach() + alpha * step, xb, eps, norm)
+            with torch.no_grad():
+                out.append((logits_from(model(xa), n=xa.shape[0]).argmax(1) == yb).cpu())
+    return torch.cat(out)
+
+
+def _autograd_calls(model: Any, x: Any) -> int:
+    """Autograd functions (``grad``, ``backward``, ``_make_grads``) entered during one forward pass: a model that
+    differentiates inside its forward pass adapts at test time (AutoAttack's ``check_dynamic``)."""
+    import torch
+
+    calls = 0
+
+    def trace(frame: Any, event: str, arg: Any) -> None:
+        nonlocal calls
+        if event == "call" and frame.f_code.co_name in ("grad", "backward", "_make_grads"):
+            calls += 1
+
+    old = sys.gettrace()
+    sys.settrace(trace)  # type: ignore[arg-type]
+    try:
+        with torch.no_grad():
+            model(x)
+    finally:
+        sys.settrace(old)
+    return calls
+
+
+def probe(model: Any, x: Any, y: Any, *, eps: float, norm: str = "Linf", n_iter: int = 20, seed: int = 0,
+          batch_size: int = 256, progress: Any = None) -> Probes:
+    """Run the indicators' attacks and measurements on ``model`` at ``(x, y)`` (the points AutoAttack attacked):
+    FGSM and PGD (``n_iter`` steps) at ε; APGD-CE (``n_iter`` iterations, one restart) at ε/2, ε, 2ε, 4ε (L∞
+    capped at 1), at ε with ``2 n_iter`` iterations and at :func:`large_eps`; input gradients; two identical
+    calls; a traced forward pass. ``progress(stage)`` is called before each stage when given."""
+    import torch
+
+    from .autoattack import autoattack
+    from .models import as_model_input, evaluating, logits_from
+
+    eps = check_float("eps", eps, gt=0.0)
+    norm = check_choice("norm", norm, ("Linf", "L2"))
+    n_iter = check_int("n_iter", n_iter, ge=1)
+    y_np = check_labels("y", y, length=x.shape[0])
+    say = progress or (lambda stage: None)
+
+    def apgd(budget: float, iters: int) -> list[bool]:
+        r = autoattack(model, x, y_np, eps=budget, norm=norm, version="custom", attacks=["apgd-ce"], seed=seed,
+                       n_iter=iters, n_restarts=1, batch_size=batch_size)
+        return [bool(v) for v in r.robust.tolist()]
+
+    say("gradients and determinism")
+    with evaluating(model, freeze_parameters=True):
+        zero, probs, change = [], 0, 0.0
+        for i in range(0, x.shape[0], batch_size):
+            xb = as_model_input(model, x[i:i + batch_size]).detach().requires_grad_(True)
+            yb = torch.as_tensor(y_np[i:i + batch_size], device=xb.device)
+            with torch.enable_grad():
+                logits = logits_from(model(xb), n=xb.shape[0])
+                (g,) = torch.autograd.grad(torch.nn.functional.cross_entropy(logits, yb, reduction="sum"), xb,
+                                           allow_unused=True)
+            if g is None:
+                zero += [True] * xb.shape[0]
+            else:
+                flat = g.flatten(1)
+                zero += (~torch.isfinite(flat).all(1) | (flat.abs().sum(1) == 0)).tolist()
+            with torch.no_grad():
+                v = logits.detach().double()
+                probs += int((((v >= -1e-4) & (v <= 1 + 1e-4)).all(1) & ((v.sum(1) - 1).abs() <= 1e-4)).sum())
+                a = logits_from(model(xb.detach()), n=xb.shape[0]).double()
+                b = logits_from(model(xb.detach()), n=xb.shape[0]).double()
+                a, b = (t / (t.norm(dim=1, keepdim=True) + 1e-10) for t in (a, b))
+                change = max(change, float((a - b).norm(dim=1).max()))
+        calls = _autograd_calls(model, as_model_input(model, x[:batch_size]))
+    say("FGSM and PGD")
+    fgsm = pgd(model, x, y_np, eps=eps, norm=norm, steps=1, step_size=eps, random_start=False, seed=seed,
+               batch_size=batch_size)
+    p = pgd(model, x, y_np, eps=eps, norm=norm, steps=n_iter, seed=seed, batch_size=batch_size)
+    sweep_eps = [e for e in (eps / 2, eps, 2 * eps, 4 * eps) if norm != "Linf" or e <= 1.0]
+    if norm == "Linf" and 1.0 not in sweep_eps and sweep_eps[-1] < 1.0 and len(sweep_eps) < 4:
+        sweep_eps.append(1.0)
+    sweep = []
+    for e in sweep_eps:
+        say(f"APGD-CE at eps {e:g}")
+        sweep.append(apgd(e, n_iter))
+    say(f"APGD-CE with {2 * n_iter} iterations")
+    doubled = apgd(eps, 2 * n_iter)
+    big = large_eps(norm, tuple(x.shape))
+    say(f"APGD-CE at eps {big:g} (unbounded)")
+    large = apgd(big, n_iter)
+    return Probes(eps=float(eps), norm=norm, n_iter=n_iter, fgsm=[bool(v) for v in fgsm.tolist()],
+                  pgd=[bool(v) for v in p.tolist()], sweep_eps=[float(e) for e in sweep_eps], sweep=sweep,
+                  doubled=doubled, large_eps=big, large=large, zero_grad=[bool(v) for v in zero],
+                  logit_change=float(change), autograd_calls=int(calls), probability_rows=int(probs))
+
+
+def _rate(k: int, n: int) -> tuple[float, tuple[float, float]]:
+    from .intervals import proportion
+
+    iv = proportion(int(k), int(n))
+    return iv.estimate, iv.ci
+
+
+def _paired(a: Sequence[bool], b: Sequence[bool], seed: int) -> tuple[float, tuple[float, float]]:
+    from .intervals import paired_difference
+
+    iv = paired_difference(np.asarray(a, dtype=float), np.asarray(b, dtype=float), seed=seed, bounds=(-1.0, 1.0))
+    return iv.estimate, iv.ci
+
+
+def _flag(flags: Sequence[str], *words: str) -> str:
+    return "; ".join(f for f in flags if any(w in f.lower() for w in words))
+
+
+def validity_checks(correct: Sequence[bool], labels: Sequence[int], *, aa: AutoAttackOutcome | None = None,
+                    probes: Probes | None = None, split_size: int | None = None, standard_budget: bool = True,
+                    evidence: str = "") -> list[Check]:
+    """The *validity* group: accuracy above chance (Clopper-Pearson against the majority-class share), the sample
+    size (half-width of AutoAttack's interval against ±0.03), a deterministic and static model, logits as
+    outputs, and a standard budget on the whole split (else "not leaderboard-comparable")."""
+    correct = np.asarray(correct, dtype=bool)
+    labels = np.asarray(labels)
+    n = int(correct.size)
+    chance = float(np.bincount(labels).max() / labels.size)
+    acc, ci = _rate(int(correct.sum()), n)
+    out = [Check("above-chance", "validity", "Clean accuracy above chance", "pass" if ci[0] > chance else "fail",
+                 f"fail when the 95 % Clopper-Pearson interval of clean accuracy reaches the majority-class share "
+                 f"{chance:.3f}", acc, ci, n, evidence,
+                 "" if ci[0] > chance else "the model is at chance on this data: check the labels, the "
+                 "preprocessing (?mean=&std=) and the class order before reading any attack number")]
+    if aa is not None and aa.n:
+        k = int(np.sum(aa.robust))
+        r, rci = _rate(k, aa.n)
+        half = (rci[1] - rci[0]) / 2
+        need = math.ceil(1.96 ** 2 * max(r * (1 - r), 0.05 * 0.95) / HALF_WIDTH ** 2)
+        out.append(Check("sample-size", "validity", "Enough points for the robust accuracy",
+                         "pass" if half <= HALF_WIDTH else "warn",
+                         f"warn when the 95 % interval of robust accuracy is wider than ±{HALF_WIDTH}", half,
+                         None, aa.n, evidence,
+                         "" if half <= HALF_WIDTH else f"about {need} points give ±{HALF_WIDTH} (--limit {need})",
+                         detail=f"robust accuracy {r:.3f} [{rci[0]:.3f}, {rci[1]:.3f}] on {aa.n} points"))
+    if probes is not None:
+        heard = _flag(aa.flags, "randomized") if aa is not None else ""
+        bad = probes.logit_change > 1e-4 or bool(heard)
+        out.append(Check("randomized-model", "validity", "Deterministic model", "fail" if bad else "pass",
+                         "fail when two identical calls change the L2-normalised logits by more than 1e-4 "
+                         "(AutoAttack's check_randomized) or AutoAttack flags the model", probes.logit_change,
+                         None, len(probes.pgd), evidence,
+                         "randomized model: evaluate with AutoAttack's version='rand' (expectation over "
+                         "transformation) and report that version" if bad else "",
+                         detail=heard))
+        heard = _flag(aa.flags, "dynamic") if aa is not None else ""
+        bad = probes.autograd_calls > 0 or bool(heard)
+        out.append(Check("dynamic-model", "validity", "Static model (no autograd in the forward pass)",
+                         "fail" if bad else "pass",
+                         "fail when the forward pass calls autograd (AutoAttack's check_dynamic): the model adapts "
+                         "at test time and a static attack does not evaluate it", float(probes.autograd_calls),
+                         None, None, evidence,
+                         "a test-time-adaptive model: declare it adaptive (?adaptive=1) so the audit plays the "
+                         "transductive threat models, and attack it adaptively" if bad else "", detail=heard))
+        heard = _flag(aa.flags, "probabilit") if aa is not None else ""
+        bad = probes.probability_rows > 0 or bool(heard)
+        m = len(probes.pgd)
+        out.append(Check("logits-output", "validity", "Outputs are logits", "fail" if bad else "pass",
+                         "fail when output rows look like probabilities (in [0, 1], summing to 1): attacks on "
+                         "softmax outputs have vanishing gradients", probes.probability_rows / max(m, 1), None, m,
+                         evidence, "declare the outputs (?outputs=probabilities) so log p is attacked, or serve "
+                                   "logits" if bad else "", detail=heard))
+    if aa is not None and aa.n:
+        whole = split_size is None or aa.n >= split_size
+        ok = standard_budget and aa.version == "standard" and whole
+        why = [w for w, c in ((f"version {aa.version!r}", aa.version != "standard"),
+                               ("iterations or restarts changed", not standard_budget),
+                               (f"{aa.n} of {split_size} test points", not whole)) if c]
+        out.append(Check("standard-budget", "validity", "Standard AutoAttack on the whole split",
+                         "pass" if ok else "warn",
+                         "warn (not leaderboard-comparable) unless standard AutoAttack ran with its own iterations "
+                         "on every test point", aa.n / split_size if split_size else 1.0, None, aa.n, evidence,
+                         "" if ok else "for a leaderboard-comparable number run standard AutoAttack on the whole "
+                         "test split (no --limit)", detail="; ".join(why) + f" ({aa.attack})"))
+    return out
+
+
+def attack_checks(aa: AutoAttackOutcome, probes: Probes, *, seed: int = 0, claim: float | None = None,
+                  evidence: str = "") -> list[Check]:
+    """The *attack strength* group (and ``--claim``), from AutoAttack's outcome and :func:`probe`'s on the same
+    points; each rule is in the check. Checks on p-values carry them for :func:`~robustsuite_common.verdict
+    .apply_fdr`."""
+    from .intervals import mcnemar, proportion
+
+    n = aa.n
+    if not n or len(probes.pgd) != n:
+        raise ValueError(f"probes must be measured on AutoAttack's {n} points, got {len(probes.pgd)}")
+    robust = np.asarray(aa.robust, dtype=bool)
+    out: list[Check] = []
+
+    d, ci = _paired(probes.pgd, robust, seed)
+    status = "fail" if d > PGD_GAP else "warn" if ci[0] > 0 else "pass"
+    out.append(Check("pgd-vs-autoattack", "attack-strength", "PGD agrees with AutoAttack", status,
+                     f"PGD-{probes.n_iter} minus AutoAttack robust accuracy on the same points (paired bootstrap): "
+                     f"warn when the interval lies above 0, fail when the estimate exceeds {PGD_GAP}", d, ci, n,
+                     evidence, "" if status == "pass" else "report AutoAttack, not PGD; a large gap is the mark of "
+                     "masked gradients (check the temperature illusion)"))
+
+    after = aa.robust_after
+    if "square" in after and len(after) > 2:
+        white = min(v for k, v in after.items() if k not in ("square", "clean"))
+        k = max(0, white - after["square"])
+        rate, rci = _rate(k, n)
+        status = "fail" if rci[0] > ALPHA else "warn" if k else "pass"
+        out.append(Check("square-beats-white-box", "attack-strength", "Black-box attack weaker than white-box",
+                         status, f"points Square broke after the white-box attacks left them robust, k/n: fail when "
+                         f"the Clopper-Pearson lower bound exceeds {ALPHA} (AutoAttack's check_square_sr), warn "
+                         "when k > 0", rate, rci, n, evidence,
+                         "" if status == "pass" else "gradients mislead the white-box attacks: run Square with more "
+                         "queries and an adaptive attack", detail=_flag(aa.flags, "square")))
+    else:
+        out.append(Check("square-beats-white-box", "attack-strength", "Black-box attack weaker than white-box",
+                         "not-applicable", "needs Square after the white-box attacks", None, None, n, evidence,
+                         detail=f"attacks run: {', '.join(k for k in after if k != 'clean') or 'unknown'}"))
+
+    k = int(np.sum(probes.zero_grad))
+    rate, rci = _rate(k, n)
+    heard = _flag(aa.flags, "zero gradient")
+    status = "fail" if rci[0] > ALPHA else "warn" if k or heard else "pass"
+    out.append(Check("zero-gradients", "attack-strength", "Input gradients available", status,
+                     f"points whose cross-entropy input gradient is zero or not finite, k/n: fail when the "
+                     f"Clopper-Pearson lower bound exceeds {ALPHA}, warn when k > 0 or AutoAttack saw any", rate, rci,
+                     n, evidence, "" if status == "pass" else "gradients are masked (saturated softmax, "
+                     "non-differentiable preprocessing): use BPDA or a gradient-free attack, and the temperature "
+                     "lens", detail=heard))
+
+    d, ci = _paired(probes.fgsm, probes.pgd, seed + 1)
+    status = "fail" if ci[1] < 0 else "pass"
+    out.append(Check("iterative-beats-single-step", "attack-strength", "Iterative attack stronger than single-step",
+                     status, "FGSM minus PGD robust accuracy (paired): fail when the interval lies below 0 (one step "
+                     "beats many: the loss surface is masked)", d, ci, n, evidence,
+                     "" if status == "pass" else "gradient masking: the iterative attack is stuck; try other "
+                     "losses, step sizes and restarts"))
+
+    sweep = [np.asarray(s, dtype=bool) for s in probes.sweep]
+    rises = [_paired(b, a, seed + 2 + i) for i, (a, b) in enumerate(zip(sweep, sweep[1:], strict=False))]
+    if rises:
+        worst = max(range(len(rises)), key=lambda i: rises[i][0])
+        d, ci = rises[worst]
+        status = "fail" if any(r[1][0] > 0 for r in rises) else "pass"
+        accs = ", ".join(f"ε {e:g}: {s.mean():.3f}" for e, s in zip(probes.sweep_eps, sweep, strict=True))
+        out.append(Check("epsilon-monotone", "attack-strength", "Accuracy falls as ε grows", status,
+                         "APGD-CE robust accuracy at ε/2, ε, 2ε, 4ε on the same points: fail when it rises from one "
+                         "ε to the next (paired interval above 0); statistic: the largest rise", d, ci, n, evidence,
+                         "" if status == "pass" else "a larger budget must not help the model: the attack is "
+                         "failing (masked gradients)", detail=accs))
+
+    k = int(np.sum(probes.large))
+    rate, rci = _rate(k, n)
+    status = "fail" if rci[0] > ALPHA else "pass"
+    out.append(Check("unbounded-attack", "attack-strength", "An unbounded attack reaches zero accuracy", status,
+                     f"robust accuracy of APGD-CE at ε {probes.large_eps:g} (the whole input box): fail when its "
+                     f"Clopper-Pearson lower bound exceeds {ALPHA} (Carlini et al. 2019; Pintor et al. 2022)", rate,
+                     rci, n, evidence, "" if status == "pass" else "the attack cannot succeed even without a "
+                     "budget: its gradients are broken, so every bounded number is an overestimate"))
+
+    t = mcnemar(probes.sweep[probes.sweep_eps.index(probes.eps)], probes.doubled, seed=seed + 9)
+    out.append(Check("more-iterations", "attack-strength", "Doubling the iterations changes nothing", "pass",
+                     f"APGD-CE robust accuracy with {probes.n_iter} minus {2 * probes.n_iter} iterations on the same "
+                     "points: warn when the exact McNemar test is significant after Benjamini-Hochberg", 
+                     t.difference.estimate, t.difference.ci, n, evidence,
+                     "the attack has not converged: raise its iterations until the number stops moving",
+                     p_value=t.p_value, status_if_significant="warn"))
+
+    if aa.reported_robust is not None:
+        reported = np.asarray(aa.reported_robust, dtype=bool)
+        k = int((~reported & robust).sum())
+        rate, rci = _rate(k, n)
+        status = "fail" if rci[0] > ALPHA else "warn" if k else "pass"
+        out.append(Check("silent-success", "attack-strength", "Returned points match the attack's own outcome",
+                         status, "points AutoAttack counted as broken whose returned input the model still "
+                         f"classifies correctly, k/n: fail when the Clopper-Pearson lower bound exceeds {ALPHA}, "
+                         "warn when k > 0 (unstable predictions, Pintor et al. 2022)", rate, rci, n, evidence,
+                         "" if status == "pass" else "predictions are unstable near the boundary: evaluate "
+                         "with the rand version and report the recomputed number"))
+
+    if claim is not None:
+        iv = proportion(int(robust.sum()), n)
+        status = "fail" if claim > iv.high else "pass"
+        out.append(Check("claim", "lenses", "The claimed robust accuracy is within reach", status,
+                         f"fail when the claimed {claim:.4g} exceeds the upper end of AutoAttack's 95 % "
+                         "Clopper-Pearson interval", iv.estimate, iv.ci, n, evidence,
+                         "" if status == "pass" else "the claim is not supported by AutoAttack: report "
+                         f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"))
+    return out
