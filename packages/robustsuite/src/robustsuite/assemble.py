@@ -33,7 +33,7 @@ _UNIT_BOUNDS = {"fraction": (0.0, 1.0), "%": (0.0, 100.0)}
 
 def _v2(sec: dict) -> dict:
     """A unit record's section in schema 2.0 (records written before 2.0 hold flat 1.x sections)."""
-    return dict(sec) if "model_at_chance" in sec else section_from_v1(sec)
+    return {"checks": [], **sec} if "model_at_chance" in sec else section_from_v1(sec) | {"checks": []}
 
 
 def _bounds(m: dict) -> tuple[float | None, float | None]:
@@ -207,9 +207,12 @@ def assemble(records: list[dict], *, config: dict, seed: int, device: str, creat
                      "samples": [p for r in used for p in r.get("samples") or []]}
         sections[key] = {"warnings": sec.pop("warnings", []), **sec}
     _comparison_notes(sections, run_dir, seed)
+    from .report.verdicts import build_verdicts
+
     return {
         "schema_version": SCHEMA_VERSION,
         "warnings": top_warnings(sections),
+        "verdicts": build_verdicts(sections),
         "run": {"id": provenance["id"],
                 "created": created, "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
                 "seed": seed, "seeds": sorted({r["unit"].get("seed", seed) for r in records}) or [seed],

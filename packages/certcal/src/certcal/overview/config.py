@@ -29,13 +29,22 @@ class Config:
     robust_accuracy: Literal["auto", "always", "never"] = param(
         "auto", unit="choice", doc="AutoAttack robust accuracy: auto for adversarially trained models (eps given, or "
         "models.adversarial_eps known)")
-    eps: Float = param(0.0, ge=0, le=1, unit="L∞, pixels in [0, 1]", doc="AutoAttack's budget; 0: the ε the model "
-                       "was adversarially trained at (models.adversarial_eps)")
+    eps: Float = param(0.0, ge=0, unit="pixels in [0, 1] (norm as config.norm)", doc="AutoAttack's budget; 0: the ε "
+                       "the model was adversarially trained at (models.adversarial_eps)")
+    norm: Literal["Linf", "L2"] = param("Linf", unit="choice", doc="the threat model's norm")
     autoattack_n: Int = param(200, ge=0, unit="images", doc="first N images of the split attacked (0: all)")
     autoattack_batch: Int = param(100, ge=1, unit="images", doc="images per AutoAttack call = per checkpoint")
     autoattack_version: Literal["standard", "plus", "rand"] = param("standard", unit="choice",
                                                                      doc="AutoAttack version",
                                                                      paper="Croce & Hein 2020")
+    indicators: bool = param(True, unit="", doc="after AutoAttack, the verdict's validity and attack-strength checks "
+                             "on the same points (robustsuite_common.indicators: FGSM, PGD, an APGD-CE ε sweep, "
+                             "doubled iterations, an unbounded attack, gradients, determinism)",
+                             paper="Croce & Hein 2020; Carlini et al. 2019; Pintor et al. 2022")
+    indicator_iterations: Int = param(20, ge=1, unit="iterations", doc="PGD steps and APGD-CE iterations of the "
+                                      "indicators (doubled once for the more-iterations check)")
+    claim: Float = param(0.0, ge=0, le=1, unit="fraction", doc="a claimed robust accuracy checked against "
+                         "AutoAttack's Clopper-Pearson upper bound (0: no claim)")
 
 
 PRESETS: dict[str, Config] = {

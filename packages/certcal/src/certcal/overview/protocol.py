@@ -31,6 +31,8 @@ class Attacked:
     robust: list[bool]
     clean: list[bool]
     attack: str
+    outcome: Any = None  # robustsuite_common.indicators.AutoAttackOutcome
+    probes: Any = None  # robustsuite_common.indicators.Probes (None: config.indicators off)
 
 
 @dataclass(frozen=True)
@@ -62,6 +64,8 @@ def _budget(models: Models, config: Config) -> float | None:
     if config.robust_accuracy == "never":
         return None
     eps = float(config.eps) or models.adversarial_eps
+    if eps is not None and config.norm == "Linf" and eps > 1:
+        raise ValueError(f"config.eps must be <= 1 for the L∞ norm on inputs in [0, 1], got {eps}")
     if eps is None and config.robust_accuracy == "always":
         raise ValueError(f"robust_accuracy = 'always' needs config.eps > 0 for {models.name} (models.adversarial_eps "
                          "is None: not an adversarially trained model)")
@@ -100,38 +104,67 @@ def _probabilities(models: Models, x: Any) -> np.ndarray:
     return torch.log_softmax(logits, dim=-1).exp().numpy()
 
 
+def untargeted_attacks(n_classes: int) -> list[str]:
+    """AutoAttack's attacks for a model with fewer than 4 classes (its targeted attacks need 4): APGD-CE, APGD-DLR
+    where defined (3 classes or more) and Square."""
+    return ["apgd-ce", *(["apgd-dlr"] if n_classes >= 3 else []), "square"]
+
+
 def robust_accuracy(model: torch.nn.Module, x: torch.Tensor, y: Any, *, eps: float, n: int, batch: int, version: str,
-                    seed: int, store: Store | None = None, progress: bool = False) -> dict:
-    """Standard AutoAttack on the first ``n`` images in batches of ``batch`` (each a checkpoint in ``store``):
-    ``{"robust": [...], "clean": [...], "attack": str}``; batch ``i`` is ``autoattack(model, x[i:j], y[i:j],
-    eps=eps, version=version, seed=seed)``."""
+                    seed: int, norm: str = "Linf", attacks: list[str] | None = None, store: Store | None = None,
+                    progress: bool = False) -> dict:
+    """AutoAttack on the first ``n`` images in batches of ``batch`` (each a checkpoint in ``store``): ``{"robust":
+    [...], "clean": [...], "reported": [...], "robust_after": {attack: count}, "flags": [...], "attack": str}``;
+    batch ``i`` is ``autoattack(model, x[i:j], y[i:j], eps=eps, norm=norm, version=version, seed=seed)``
+    (``version="custom"`` with ``attacks``)."""
     from tqdm.auto import tqdm
 
     from robustsuite_common.autoattack import autoattack
 
-    out: dict = {"robust": [], "clean": [], "attack": ""}
+    out: dict = {"robust": [], "clean": [], "reported": [], "robust_after": {}, "flags": [], "attack": ""}
     for start in tqdm(range(0, n, batch), desc="AutoAttack", unit="batch", disable=not progress, leave=False):
         stop = min(start + batch, n)
 
         def compute(start=start, stop=stop) -> dict:
-            r = autoattack(model, x[start:stop], y[start:stop], eps=eps, version=version, seed=seed,
-                           batch_size=stop - start)
-            return {"robust": r.robust.tolist(), "clean": r.clean_correct.tolist(), "attack": r.attack}
+            r = autoattack(model, x[start:stop], y[start:stop], eps=eps, norm=norm, version=version, seed=seed,
+                           attacks=attacks, batch_size=stop - start)
+            return {"robust": r.robust.tolist(), "clean": r.clean_correct.tolist(), "attack": r.attack,
+                    "reported": r.reported_robust.tolist(), "robust_after": r.robust_after, "flags": list(r.flags)}
 
-        # the key the umbrella's overview runner used, so its checkpoints still resume
-        part = cached(store, f"autoattack-{config_hash(eps, version, seed, start, stop)}", compute, JSON)
-        out["robust"] += part["robust"]
-        out["clean"] += part["clean"]
+        key = config_hash(eps, version, seed, start, stop, norm, attacks)
+        part = cached(store, f"autoattack-v2-{key}", compute, JSON)
+        for k in ("robust", "clean", "reported"):
+            out[k] += part[k]
+        last = 0
+        for attack, count in part["robust_after"].items():  # AutoAttack stops early when no point is left
+            out["robust_after"][attack] = out["robust_after"].get(attack, 0) + count
+            last = count
+        for attack in set(out["robust_after"]) - set(part["robust_after"]):
+            out["robust_after"][attack] += last
+        out["flags"] += [f for f in part["flags"] if f not in out["flags"]]
         out["attack"] = part["attack"]
     return out
+
+
+def _probes(models: Models, data: Data, config: Config, eps: float, m: int, store: Store | None, progress: bool):
+    """The indicators' probes on the attacked points (one checkpoint in ``store``)."""
+    from robustsuite_common.indicators import Probes, probe
+
+    def compute() -> dict:
+        return probe(models.model, data.split.x[:m], data.split.y[:m], eps=eps, norm=config.norm,
+                     n_iter=config.indicator_iterations, seed=int(config.resample_seed),
+                     batch_size=config.autoattack_batch).to_dict()
+
+    key = config_hash(eps, config.norm, config.indicator_iterations, config.resample_seed, m)
+    return Probes.from_dict(cached(store, f"indicators-{key}", compute, JSON))
 
 
 def _attackable(models: Models, config: Config, n_classes: int) -> str:
     """Why AutoAttack cannot run on this model (empty: it can)."""
     if not models.vision:
         return f"robust accuracy not computed: AutoAttack attacks images, {models.name} is not a vision model"
-    if n_classes < 4 and config.autoattack_version in ("standard", "plus"):
-        return f"robust accuracy not computed: standard AutoAttack needs >= 4 classes ({n_classes} here)"
+    if n_classes < 2:
+        return f"robust accuracy not computed: the model has {n_classes} output (a classifier needs 2 or more)"
     return ""
 
 
@@ -162,11 +195,21 @@ def measure(models: Any, data: Any, config: Any, *, store: Store | None, progres
         except ImportError as err:  # the result says what is missing instead of failing
             warnings.append(f"robust accuracy of this adversarially trained model not computed: {err}")
         else:
+            from robustsuite_common.indicators import AutoAttackOutcome
+
             n = len(y)
             m = min(config.autoattack_n or n, n)
+            version, attacks = config.autoattack_version, None
+            if n_classes < 4 and version in ("standard", "plus"):  # its targeted attacks need 4 classes
+                version, attacks = "custom", untargeted_attacks(n_classes)
+                warnings.append(f"{n_classes} classes: AutoAttack's targeted attacks need 4, so its untargeted "
+                                f"attacks ran ({', '.join(attacks)}), not the {config.autoattack_version} version")
             res = robust_accuracy(models.model, data.split.x, data.split.y, eps=eps, n=m,
-                                  batch=config.autoattack_batch, version=config.autoattack_version, seed=seed,
-                                  store=store, progress=progress)
-            attacked = Attacked(eps, m, [bool(v) for v in res["robust"]], [bool(v) for v in res["clean"]],
-                                res["attack"])
+                                  batch=config.autoattack_batch, version=version, seed=seed, norm=config.norm,
+                                  attacks=attacks, store=store, progress=progress)
+            outcome = AutoAttackOutcome([bool(v) for v in res["robust"]], [bool(v) for v in res["clean"]],
+                                        res["attack"], version, res["robust_after"], tuple(res["flags"]),
+                                        [bool(v) for v in res["reported"]])
+            probes = _probes(models, data, config, eps, m, store, progress) if config.indicators else None
+            attacked = Attacked(eps, m, list(outcome.robust), list(outcome.clean), res["attack"], outcome, probes)
     return Measured(config, models, data, conf, pred, y, n_classes, cal, ada, attacked, reason, tuple(warnings))

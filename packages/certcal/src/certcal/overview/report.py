@@ -128,10 +128,14 @@ def build(m: Measured) -> Result:
     warnings += m.warnings
 
     rob = attack = None
+    checks = _checks(m, sizes)
     if m.attacked is not None:
         a = m.attacked
         rob, cln = proportion(sum(a.robust), a.n), proportion(sum(a.clean), a.n)
-        attack = f"{cfg.autoattack_version} AutoAttack, L∞ ε = {a.eps:g}"
+        version = a.outcome.version if a.outcome is not None else cfg.autoattack_version
+        attack = f"{version} AutoAttack, {'L∞' if cfg.norm == 'Linf' else 'L2'} ε = {a.eps:g}"
+        if a.probes is not None:
+            tables["epsilon_sweep"] = _sweep(a.probes)
         metrics["robust_accuracy_autoattack"] = M.of(
             rob, f"robust accuracy under {attack} (first {a.n} {cfg.split} images)", "fraction", note=a.attack)
         metrics["clean_accuracy_attacked_points"] = M.of(cln, f"clean accuracy on those {a.n} images", "fraction")
@@ -148,4 +152,33 @@ def build(m: Measured) -> Result:
     summary = _summary(m, acc, chance, warnings[0] if flat else "", rob, attack)
     return Result(experiment="certcal.overview", config=to_dict(cfg), tables=tables, metrics=metrics,
                   summary=summary, records={"samples": _records(m)}, notes=tuple(notes), warnings=tuple(warnings),
-                  model=m.models.name, data=m.data.name)
+                  checks=tuple(checks), model=m.models.name, data=m.data.name)
+
+
+def _checks(m: Measured, sizes: Mapping[str, int]) -> list:
+    """The verdict's validity and attack-strength rows (:mod:`robustsuite_common.indicators`): clean accuracy above
+    chance always; the rest where AutoAttack and the probes ran."""
+    from robustsuite_common.indicators import attack_checks, validity_checks
+
+    a = m.attacked
+    aa = a.outcome if a is not None else None
+    probes = a.probes if a is not None else None
+    split_size = int(sizes.get(m.config.split) or len(m.labels))
+    out = validity_checks(m.correct, m.labels, aa=aa, probes=probes, split_size=split_size,
+                          standard_budget=m.config.autoattack_version == "standard")
+    if aa is not None and probes is not None:
+        out += attack_checks(aa, probes, seed=int(m.config.resample_seed), claim=m.config.claim or None)
+    return out
+
+
+def _sweep(p) -> Table:
+    """Robust accuracy against ε (APGD-CE, the indicators' sweep and the unbounded budget), with Clopper-Pearson
+    intervals: the curve a reader checks for monotonicity."""
+    rows = []
+    for e, flags in [*zip(p.sweep_eps, p.sweep, strict=True), (p.large_eps, p.large)]:
+        iv = proportion(int(sum(flags)), len(flags))
+        rows.append((float(e), iv.estimate, *iv.ci, f"APGD-CE, {p.n_iter} iterations", len(flags)))
+    return Table("epsilon_sweep", f"Robust accuracy against ε ({p.norm}, APGD-CE {p.n_iter} iterations; the last "
+                 "row an unbounded budget)", ("eps", "robust_accuracy", "robust_accuracy_ci_low",
+                                               "robust_accuracy_ci_high", "attack", "n"), tuple(rows),
+                 units={"robust_accuracy": "fraction", "n": "count"}, bounds={"robust_accuracy": (0.0, 1.0)})

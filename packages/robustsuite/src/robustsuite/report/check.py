@@ -3,6 +3,8 @@
 - every interval (a metric's, or a table's ``X``/``X_ci_low``/``X_ci_high`` columns) contains its estimate and
   stays inside its metric's range (the interval's ``bounds``, the table's ``bounds[X]``);
 - a metric's interval estimates that metric's value;
+- every verdict's status is the one the combination rule gives from its checks, and its robust accuracy lies in its
+  interval;
 - a section with ``model_at_chance: true`` carries a warning, and every section warning is listed in the
   report's top-level ``warnings``.
 """
@@ -82,6 +84,9 @@ def check_report(report: dict) -> list[str]:
     """Every problem of ``report`` (a 2.0 dict) as a readable line; an empty list when it is consistent."""
     out: list[str] = []
     listed = {(w.get("section"), w.get("message")) for w in report.get("warnings", [])}
+    from .verdicts import verdict_problems
+
+    out += verdict_problems(report)
     for key, sec in report.get("sections", {}).items():
         out += section_problems(key, sec)
         out += [f"section {key!r}: warning {w!r} is missing from the report's top-level warnings"

@@ -188,6 +188,50 @@ def section_meta(key: str, sec: dict) -> str:
 
 
 UNIT_COLUMNS = ("unit", "method", "model", "dataset", "seed", "status", "seconds", "error")
+SCORECARD_COLUMNS = ("group", "status", "check", "statistic [interval] (n)", "rule", "evidence", "next step")
+STATUS_WORDS = {"supported": "robustness supported", "supported-with-caveats": "robustness supported, with caveats",
+                "not-supported": "robustness NOT supported", "inconclusive": "inconclusive: the evaluation cannot "
+                "decide", "pass": "pass", "warn": "warn", "fail": "FAIL", "not-applicable": "n/a"}
+ICONS = {"supported": "✔", "supported-with-caveats": "⚠", "not-supported": "✘", "inconclusive": "?", "pass": "✔",
+         "warn": "⚠", "fail": "✘", "not-applicable": "–"}
+
+
+def _statistic(c: dict) -> str:
+    if c.get("statistic") is None:
+        return "–"
+    iv, n = c.get("interval"), c.get("n")
+    p = (f"; p = {_fmt(c['p_value'], 3)}, adjusted {_fmt(c['p_adjusted'], 3)}" if c.get("p_value") is not None
+         and c.get("p_adjusted") is not None else "")
+    return (_fmt(c["statistic"], 3) + (f" [{_fmt(iv[0], 3)}, {_fmt(iv[1], 3)}]" if iv else "")
+            + (f" (n = {n})" if n is not None else "") + p)
+
+
+def verdict_view(v: dict) -> dict:
+    """A verdict as the page shows it: the banner's words, icon and robust accuracy, and one scorecard row per check
+    (group, status in words with its icon, check, statistic [interval] (n), rule, evidence link, next step)."""
+    ri = v.get("robust_interval")
+    robust = ((v.get("robust_attack") or "robust accuracy") + f": {_fmt(v['robust_accuracy'], 3)}"
+              + (f" [{_fmt(ri[0], 3)}, {_fmt(ri[1], 3)}]" if ri else "")
+              if v.get("robust_accuracy") is not None else "robust accuracy not measured")
+    rows = [[c["group"], f"{ICONS[c['status']]} {STATUS_WORDS[c['status']]}", f"{c['title']} ({c['id']})",
+             _statistic(c), c["rule"], c.get("evidence") or "",
+             c.get("next_step") or "" if c["status"] in ("warn", "fail") else ""] for c in v["checks"]]
+    counts = {s: sum(c["status"] == s for c in v["checks"]) for s in ("fail", "warn", "pass", "not-applicable")}
+    return {"model": v["model"], "status": v["status"], "icon": ICONS[v["status"]], "words": STATUS_WORDS[v["status"]],
+            "robust": robust, "rule": v["rule"], "rows": rows,
+            "counts": ", ".join(f"{k} {n}" for k, n in counts.items() if n)}
+
+
+def paper_effects(report: dict) -> list[tuple[str, str, list[str], list[list[str]]]]:
+    """Every section's ``paper_effects`` table (the paper's effect, its number, ours, the verdict), for the
+    paper-fidelity page: ``(section key, section title, columns, rows)``."""
+    out = []
+    for key, sec in report["sections"].items():
+        for t in sec.get("tables", []):
+            if t["name"] == "paper_effects":
+                cols, rows = table_cells(t["columns"], t["rows"], t.get("units"))
+                out.append((key, sec["title"], cols, rows))
+    return out
 METRIC_COLUMNS = ("metric", "value", "interval", "note")
 
 
@@ -204,11 +248,13 @@ def _view(report: dict) -> dict:
             "summary": sec["summary"], "flags": sanity_flags(sec),
             "headline": headline_path(key) if head is not None and head["rows"] else None,
             "first": [t for name, t in tables if name == HEADLINE], "metrics": metric_rows(sec["metrics"]),
-            "tables": [t for name, t in tables if name != HEADLINE], "figures": sec["figures"], "notes": sec["notes"],
+            "tables": [t for name, t in tables if name not in (HEADLINE, "paper_effects")], "figures": sec["figures"], "notes": sec["notes"],
             "samples": sec.get("samples") or []})
     units = [[u["id"], u["method"], u["model"], u["dataset"], str(u.get("seed", "–")), u["status"],
               _fmt(u.get("seconds")), u.get("error") or ""] for u in report["units"]]
     return {"run": report["run"], "warnings": report.get("warnings") or [], "provenance": provenance_lines(report["run"]),
+            "verdicts": [verdict_view(v) for v in report.get("verdicts") or []], "scorecard_columns": SCORECARD_COLUMNS,
+            "paper_effects": paper_effects(report),
             "unit_columns": UNIT_COLUMNS, "units": units, "metric_columns": METRIC_COLUMNS, "sections": sections}
 
 

@@ -22,8 +22,9 @@ from robustsuite_common.experiment import Table, json_safe
 from ..errors import ConfigError
 from .check import CI_HIGH, CI_LOW, top_warnings
 
-SCHEMA_VERSION = "2.0"  # 2.0: structured metrics, warnings, model_at_chance, deterministic, table units/bounds
-READS = ("1.0", "1.1", SCHEMA_VERSION)
+SCHEMA_VERSION = "2.1"  # 2.1: verdicts per model, checks per section; 2.0: structured metrics, warnings,
+# model_at_chance, deterministic, table units/bounds
+READS = ("1.0", "1.1", "2.0", SCHEMA_VERSION)
 Scalar = str | int | float | bool | None
 
 
@@ -117,6 +118,7 @@ class Section:
     notes: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     model_at_chance: bool = False
+    checks: list[Any] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         metrics = normalise_metrics(self.metrics)
@@ -124,7 +126,8 @@ class Section:
         return {"warnings": [str(w) for w in self.warnings], "model_at_chance": flag, "title": self.title,
                 "summary": self.summary, "metrics": metrics,
                 "tables": [t.to_dict() for t in self.tables],
-                "figures": [f.to_dict() for f in self.figures], "notes": [str(n) for n in self.notes]}
+                "figures": [f.to_dict() for f in self.figures], "notes": [str(n) for n in self.notes],
+                "checks": [c.to_dict() if hasattr(c, "to_dict") else dict(c) for c in self.checks]}
 
 
 class ReportVersionError(ConfigError):
@@ -155,6 +158,11 @@ def migrate(report: Any) -> dict:
     version = str(report["schema_version"])
     if version == SCHEMA_VERSION:
         return report
+    if version == "2.0":  # 2.1 added the verdicts and the sections' checks: a 2.0 report computed none
+        old = copy.deepcopy(report)
+        return {"schema_version": SCHEMA_VERSION, "warnings": old.get("warnings", []), "verdicts": [],
+                "run": dict(old.get("run", {})) | {"migrated_from": version}, "units": old.get("units", []),
+                "sections": {k: {"checks": [], **s} for k, s in old.get("sections", {}).items()}}
     if version not in READS:
         writer = (report.get("run") or {}).get("versions", {}).get("robustsuite")
         writer = f"robustsuite {writer}" if writer else "an unknown robustsuite version"
@@ -164,6 +172,6 @@ def migrate(report: Any) -> dict:
             "--out DIR`; the run's config is in DIR/run.json)")
     old = copy.deepcopy(report)
     sections = {k: section_from_v1(s) for k, s in old.get("sections", {}).items()}
-    return {"schema_version": SCHEMA_VERSION, "warnings": top_warnings(sections),
+    return {"schema_version": SCHEMA_VERSION, "warnings": top_warnings(sections), "verdicts": [],
             "run": dict(old.get("run", {})) | {"migrated_from": version}, "units": old.get("units", []),
             "sections": sections}

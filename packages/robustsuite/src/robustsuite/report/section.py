@@ -7,6 +7,8 @@ What a package's ``Result`` provides and where it lands in the section:
   ``clean``/``_ci_low``/``_ci_high``, ``attacked``/``_ci_low``/``_ci_high``) is drawn first as a bar chart;
 - ``warnings`` -> the section's ``warnings`` (shown first); a ``model_at_chance`` metric (bool) or attribute
   -> the section's ``model_at_chance`` flag;
+- ``checks`` (``robustsuite_common.verdict.Check``) -> the section's ``checks``, gathered per model into the
+  report's ``verdicts`` (:mod:`robustsuite.report.verdicts`);
 - ``records`` -> per-sample files (``--log-samples``); ``figures(result)`` -> saved figures; ``notes``, ``summary``,
   and ``title`` (an attribute, when the result has one).
 """
@@ -34,4 +36,4 @@ def section_from_result(ctx, result, figures=None, title: str = ""):
     return Section(title=str(getattr(result, "title", "") or title), summary=result.summary,
                    metrics=dict(result.metrics), tables=list(result.tables.values()),
                    figures=figs, notes=list(result.notes), warnings=list(result.warnings),
-                   model_at_chance=model_at_chance(result))
+                   model_at_chance=model_at_chance(result), checks=list(getattr(result, "checks", ())))

@@ -30,7 +30,52 @@ MODEL_SPECS = [SpecInfo(f"builtin:{name}", "vision" if kind == "vision" else "te
              "fashion-cnn, torchvision.<name>)"),
     SpecInfo("<any model spec>?outputs=probabilities", "any",
              "the model returns probabilities (not logits); without this such a model is refused"),
+    SpecInfo("<image model spec>?mean=M1,M2,M3&std=S1,S2,S3", "vision",
+             "the model expects (x - mean) / std per channel: it is wrapped so that data, ε and every attack stay "
+             "in [0, 1] pixel space"),
 ]
+
+
+def _floats(spec: str, key: str, text: str) -> tuple[float, ...]:
+    import math
+
+    try:
+        vals = tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise ModelSpecError(f"{spec}: {key} must be comma-separated numbers (one per channel), got {text!r}") \
+            from None
+    if not vals or not all(math.isfinite(v) for v in vals):
+        raise ModelSpecError(f"{spec}: {key} must be finite numbers, got {text!r}")
+    return vals
+
+
+def normalization_of(spec: str) -> tuple[str, tuple[float, ...] | None, tuple[float, ...] | None]:
+    """``(spec without its mean/std options, mean, std)``: the input normalisation a model is declared to expect
+    (``None, None`` when it declares none). Both or neither, one value per channel (or one for all), std > 0."""
+    base, sep, query = spec.partition("?")
+    pairs = parse_qsl(query, keep_blank_values=True) if sep else []
+    opts = {k: v for k, v in pairs if k in ("mean", "std")}
+    if not opts:
+        return spec, None, None
+    if set(opts) != {"mean", "std"}:
+        raise ModelSpecError(f"{spec}: give both ?mean= and &std= (one value per channel), got only "
+                             f"{sorted(opts)}")
+    mean, std = _floats(spec, "mean", opts["mean"]), _floats(spec, "std", opts["std"])
+    if len(mean) != len(std):
+        raise ModelSpecError(f"{spec}: mean and std must have one value per channel each, got {len(mean)} and "
+                             f"{len(std)}")
+    if min(std) <= 0:
+        raise ModelSpecError(f"{spec}: std must be > 0, got {opts['std']!r}")
+    rest = [(k, v) for k, v in pairs if k not in ("mean", "std")]
+    return base + (f"?{urlencode(rest)}" if rest else ""), mean, std
+
+
+def modality(spec: str) -> str:
+    """``"vision"`` or ``"text"``: what a model spec names, from its scheme (a shipped model from the registry)."""
+    scheme, _, value = outputs_of(normalization_of(spec)[0])[0].partition(":")
+    if scheme == "builtin":
+        return "text" if SHIPPED.get(value.split("?")[0], ("vision",))[0] != "vision" else "vision"
+    return "text" if scheme == "hf" else "vision"
 
 
 def outputs_of(spec: str) -> tuple[str, str]:
@@ -51,6 +96,7 @@ def load_model(spec: str, *, device="cpu", trust_checkpoint: bool = False, allow
     """Resolve a model spec to a vision ``nn.Module`` or a text classifier (``list[str] -> (N, K)`` logits)."""
     from . import external, shipped
 
+    spec, mean, std = normalization_of(spec)
     spec, outputs = outputs_of(spec)
     scheme, value = split_spec(spec, ModelSpecError, MODEL_SPECS)
     if scheme == "builtin":
@@ -65,6 +111,13 @@ def load_model(spec: str, *, device="cpu", trust_checkpoint: bool = False, allow
         model = external.load_torch(value, trust_checkpoint=trust_checkpoint)
     else:
         raise ModelSpecError(f"unknown model scheme {scheme!r} in {spec!r}; use builtin, hf, robustbench or torch")
+    if mean is not None:
+        from .nets import Normalized
+
+        if modality(scheme + ":" + value) == "text":
+            raise ModelSpecError(f"{spec}: ?mean=&std= declare the input normalisation of an image model; this is a "
+                                 "text classifier")
+        model = Normalized(model, mean, std)
     model = model.to(device)
     if outputs == "probabilities":
         from robustsuite_common.models import as_logits_model
@@ -78,7 +131,7 @@ def local_path(spec: str) -> Path | None:
     the model dir), if it exists."""
     from .external import robustbench_checkpoint
 
-    scheme, _, value = outputs_of(spec)[0].partition(":")
+    scheme, _, value = outputs_of(normalization_of(spec)[0])[0].partition(":")
     if scheme == "robustbench" and value.count("/") == 2:
         return robustbench_checkpoint(value)
     if scheme not in ("torch", "hf"):
@@ -92,7 +145,7 @@ def local_path(spec: str) -> Path | None:
 def missing_path(spec: str) -> str | None:
     """For a model spec that names a local path (``torch:``, or ``hf:`` with ``/``, ``./`` or ``~``) that does not
     exist: that path, so the error can be raised before any work."""
-    scheme, _, value = outputs_of(spec)[0].partition(":")
+    scheme, _, value = outputs_of(normalization_of(spec)[0])[0].partition(":")
     path = value.split("?", 1)[0]
     if scheme == "torch":
         path = path if Path(path).exists() else path.rpartition("#")[0] or path
