@@ -9,9 +9,9 @@ adapted to plain logits first.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from .checks import check_choice, check_float, check_int, check_labels

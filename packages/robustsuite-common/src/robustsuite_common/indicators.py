@@ -413,7 +413,7 @@ def attack_checks(aa: AutoAttackOutcome, probes: Probes, *, seed: int = 0, claim
     t = mcnemar(probes.sweep[probes.sweep_eps.index(probes.eps)], probes.doubled, seed=seed + 9)
     out.append(Check("more-iterations", "attack-strength", "Doubling the iterations changes nothing", "pass",
                      f"APGD-CE robust accuracy with {probes.n_iter} minus {2 * probes.n_iter} iterations on the same "
-                     "points: warn when the exact McNemar test is significant after Benjamini-Hochberg", 
+                     "points: warn when the exact McNemar test is significant after Benjamini-Hochberg",
                      t.difference.estimate, t.difference.ci, n, evidence,
                      "the attack has not converged: raise its iterations until the number stops moving",
                      p_value=t.p_value, status_if_significant="warn"))
