@@ -1,4 +1,5 @@
-"""``robustsuite`` command line: demo, run, plan, run-unit, collect, report, models, datasets, methods, benchmarks.
+"""``robustsuite`` command line: audit, demo, run, plan, run-unit, collect, report, models, datasets, methods,
+benchmarks.
 
 Imports are lazy: ``robustsuite --help`` loads neither torch nor the method packages. Exit status: 0 success, 1 a
 unit failed, 2 bad input (the message names it), 3 units locked elsewhere or missing. ``--verbose`` logs what each
@@ -183,6 +184,45 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
     cfg = _guard(lambda: _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples,
                                       sets=sets))
     raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address)))
+
+
+@app.command(short_help="Verdict: is this model's robustness real? Every lens that applies, one report.")
+def audit(model: str = typer.Argument(..., help="model spec (see `robustsuite models`): builtin:NAME, torch:PATH[#ARCH], "
+                                      "robustbench:DATASET/THREAT/NAME, hf:NAME; append ?mean=M1,M2,M3&std=S1,S2,S3 "
+                                      "when an image model expects normalised inputs (ε stays in [0, 1] pixels)"),
+          data: str = typer.Argument(..., help="dataset spec (see `robustsuite datasets`): its test split is audited"),
+          eps: str | None = typer.Option(None, "--eps", help="the budget in [0, 1] pixel space, a number or a fraction "
+                                         "(L∞: 8/255 for CIFAR-10, 0.1 for Fashion-MNIST; L2: 0.5); required for "
+                                         "images"),
+          norm: str = typer.Option("Linf", "--norm", help="the threat model's norm: Linf or L2"),
+          limit: int = typer.Option(1000, "--limit", min=0, help="audit the first N test points (default 1000: "
+                                    "about ±0.03 on robust accuracy; 0: the whole split, leaderboard-comparable)"),
+          claim: float | None = typer.Option(None, "--claim", min=0.0, max=1.0, help="a claimed robust accuracy "
+                                             "(e.g. from a paper), checked against AutoAttack's 95 % upper bound"),
+          adaptive: bool = typer.Option(False, "--adaptive", help="the model adapts at test time (e.g. DENT): add "
+                                        "the transductive threat models"),
+          out: Path = typer.Option(Path("runs/audit"), "--out", "-o", help="run directory (resumes if it exists)"),
+          seed: int = typer.Option(0, help="seed of every attack and resample"),
+          device: str = typer.Option("cpu", help="cpu, cuda or auto"),
+          log_samples: str | None = LOG,
+          progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
+    """Audit MODEL on DATA: the robust-accuracy overview (standard AutoAttack at --eps) with the checks that catch a
+    failed evaluation (AutoAttack's own flags, gradients, an ε sweep, more iterations, an unbounded attack, PGD
+    against AutoAttack, Square against the white-box attacks), and every lens that applies to the model (the
+    temperature illusion, uncertainty and calibration under attack; text: Zéroe noise; --adaptive: transductive
+    threat models). OUT/report.html opens with one verdict per model: supported, supported-with-caveats,
+    not-supported or inconclusive, and the scorecard that gives it. Finished units are reused."""
+    from .audit import audit_config, parse_eps
+
+    def go() -> int:
+        budget = parse_eps(eps) if eps is not None else None
+        config = audit_config(model, data, eps=budget, norm=norm, limit=limit or None, claim=claim,
+                              adaptive=adaptive, seed=seed, device=device)
+        if log_samples:
+            config["log_samples"] = log_samples
+        return _execute(config, out, progress)
+
+    raise typer.Exit(_guard(go))
 
 
 @app.command("plan", short_help="List the units a config would run and which are cached; runs nothing.")
