@@ -44,6 +44,17 @@ def check(run_dir: Path, out: Path) -> tuple[int, int]:
     return int(n), int(ok)
 
 
+def dump_dom(run_dir: Path) -> str:
+    """The DOM of ``run_dir/report.html`` after Chromium has rendered it."""
+    exe = chromium()
+    if exe is None:
+        raise FileNotFoundError("chromium not found: apt-get install chromium")
+    with tempfile.TemporaryDirectory() as tmp:
+        return subprocess.run([exe, *FLAGS, f"--user-data-dir={tmp}/profile", "--virtual-time-budget=5000",
+                               "--dump-dom", (Path(run_dir) / "report.html").resolve().as_uri()], check=True,
+                              capture_output=True, text=True, timeout=120).stdout
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("run_dir", type=Path)

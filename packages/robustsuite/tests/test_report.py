@@ -40,8 +40,8 @@ RUN = {"id": "r1", "created": "2026-01-01T00:00:00+00:00", "finished": None, "se
 
 def _report(sections):
     secs = {k: (s.to_dict() if isinstance(s, Section) else s) | {"deterministic": False} for k, s in sections.items()}
-    return {"schema_version": SCHEMA_VERSION, "warnings": top_warnings(secs), "run": RUN, "units": [],
-            "sections": secs}
+    return {"schema_version": SCHEMA_VERSION, "warnings": top_warnings(secs), "verdicts": [], "run": RUN,
+            "units": [], "sections": secs}
 
 
 def _v11(ece=(0.0033818228432230682, 0.003931594907490912, 0.010459805173197417), notes=()):

@@ -189,9 +189,10 @@ def section_meta(key: str, sec: dict) -> str:
 
 UNIT_COLUMNS = ("unit", "method", "model", "dataset", "seed", "status", "seconds", "error")
 SCORECARD_COLUMNS = ("group", "status", "check", "statistic [interval] (n)", "rule", "evidence", "next step")
-STATUS_WORDS = {"supported": "robustness supported", "supported-with-caveats": "robustness supported, with caveats",
-                "not-supported": "robustness NOT supported", "inconclusive": "inconclusive: the evaluation cannot "
-                "decide", "pass": "pass", "warn": "warn", "fail": "FAIL", "not-applicable": "n/a"}
+STATUS_WORDS = {"supported": "the measured robustness holds up",
+                "supported-with-caveats": "the measured robustness holds up, with caveats",
+                "not-supported": "the measured robustness does NOT hold up",
+                "inconclusive": "inconclusive: this evaluation cannot decide", "pass": "pass", "warn": "warn", "fail": "FAIL", "not-applicable": "n/a"}
 ICONS = {"supported": "✔", "supported-with-caveats": "⚠", "not-supported": "✘", "inconclusive": "?", "pass": "✔",
          "warn": "⚠", "fail": "✘", "not-applicable": "–"}
 
