@@ -9,7 +9,15 @@ import pytest
 import torch
 from scipy.stats import binomtest
 
-from robustsuite_common.indicators import ALPHA, AutoAttackOutcome, Probes, attack_checks, pgd, probe, validity_checks
+from robustsuite_common.indicators import (
+    ALPHA,
+    AutoAttackOutcome,
+    Probes,
+    attack_checks,
+    pgd,
+    probe,
+    validity_checks,
+)
 
 
 def outcome(robust, *, after=None, reported=None, flags=(), version="standard"):

@@ -10,8 +10,8 @@ itself is assembled with the report (:mod:`robustsuite.report.verdicts`).
 from __future__ import annotations
 
 import importlib
-from fractions import Fraction
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from .errors import ConfigError
