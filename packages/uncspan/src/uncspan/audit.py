@@ -64,7 +64,12 @@ def uncertainty_under_attack_check(
     entropy of its prediction (higher = more likely wrong). Under attack every misclassified point gets the
     over-confidence attack (Eq. 10, PGD with ``steps`` steps, keeping the lowest entropy found) and every correct
     point the under-confidence attack (Eq. 11 and the entropy objective, keeping the highest entropy found: the
-    package's strongest setting); the groups stay those of the clean predictions.
+    package's strongest setting); the groups stay those of the clean predictions. This is the rejection threat the
+    paper recalls in §II (Galil & El-Yaniv: raise the uncertainty of correctly classified points, lower that of
+    misclassified ones, "depending on the model's prediction before the attack"), played with the paper's own
+    attacks; departure: Galil & El-Yaniv keep every prediction, whereas the under-confidence attack may change some
+    (their count is in ``detail``; they stay in the correct group, so at large budgets the AUROC under attack also
+    reflects plain misclassification).
 
     Statistic: the detection AUROC under attack with its stratified bootstrap interval (``n_boot`` resamples).
     Rule: ``"fail"`` when that interval lies at or below chance (upper bound <= 0.5: under attack the entropy
