@@ -13,7 +13,7 @@ EXPECTED = {
     "sample_counts", "CommonSetCurve", "common_set_curve", "ACTWeights", "CalibrationError", "calibration_error",
     "experiment", "max_certifiable_radius", "overview",
     "ACEBenchmark", "ACEBenchmarkRow", "ACTVerdict", "CertificateWidths", "ace_benchmark", "certificate_widths",
-    "gaussian_noise_training",
+    "gaussian_noise_training", "calibration_under_attack_check",
 }
 
 

@@ -89,6 +89,8 @@ MODEL_ENTRIES: dict[str, Entry] = {
                                                                  generator=torch.Generator()), y_name=None),
     "BetaACE": Entry(lambda m, x, y: certcal.BetaACE(steps=1)(m, x, y, 0.1)),
     "ace_benchmark": Entry(lambda m, x, y: certcal.ace_benchmark(m, x, y, {"linf": 0.1}, steps=1, n_boot=5)),
+    "calibration_under_attack_check": Entry(lambda m, x, y: certcal.calibration_under_attack_check(
+        m, x, y, eps=0.1, steps=1, n_boot=5)),
     "adversarial_calibration_training": Entry(lambda m, x, y: certcal.adversarial_calibration_training(
         m, x, y, method="smoothadv", epochs=1, batch_size=4, num_noise=1, attack_steps=1)),
     "gaussian_noise_training": Entry(lambda m, x, y: certcal.gaussian_noise_training(m, x, y, epochs=1, batch_size=4)),

@@ -64,7 +64,7 @@ def test_presets_demo_is_the_former_runner_defaults_and_paper_cpu_meets_issue_26
     assert cpu.start == "smoothadv" and cpu.epochs >= 5 and cpu.train_samples >= 5000 and len(cpu.lr_grid) >= 3
     assert cpu.selection_margin == 0.03 and cpu.test_samples >= 300
     assert experiment.preset("paper-cpu").certify.n >= 10_000 and experiment.preset("paper").certify.n == 100_000
-    with pytest.raises(ValueError, match=r"preset must be one of \['demo', 'paper', 'paper-cpu'\]"):
+    with pytest.raises(ValueError, match=r"preset must be one of \['audit', 'demo', 'paper', 'paper-cpu'\]"):
         experiment.preset("papr")
 
 

@@ -11,7 +11,7 @@ EXPECTED = {
     "fit_temperature", "call_attack", "ascc_perturbation", "AutoAttackLinf", "ROBUST_ATTACKS", "RobustAccuracy",
     "robust_accuracy", "paired_verdict",
     "CachedTextClassifier", "run_interval", "TEXT_ATTACKS", "text_attack", "served_systems",
-    "NormalizationAblation", "ddi_normalization_ablation",
+    "NormalizationAblation", "ddi_normalization_ablation", "temperature_illusion_check",
 }
 
 

@@ -63,6 +63,8 @@ VISION = {
         m, x, y, _pgd(), [0.01, 1.0])],
     "optimize_temperature": lambda m, x, y: iortemp.optimize_temperature(m, x, y, _pgd(), max_evaluations=2).curve,
     "PGDLinf": lambda m, x, y: _pgd()(m, x, y).adversarial,
+    "temperature_illusion_check": lambda m, x, y: _check_numbers(iortemp.temperature_illusion_check(
+        m, x, y, eps=0.1, steps=2, max_evaluations=2)),
     "AutoAttackLinf": lambda m, x, y: iortemp.AutoAttackLinf(eps=0.1)(m, x, y).adversarial,
     "robust_accuracy": lambda m, x, y: iortemp.robust_accuracy(m, x, y, eps=0.1).robust,
     "TemperatureScaled": lambda m, x, y: _served_and_reported(iortemp.TemperatureScaled(m, 0.005), x),
@@ -71,6 +73,10 @@ VISION = {
     "PlattScaler": lambda m, x, y: iortemp.logits64(iortemp.PlattScaler().fit(
         np.random.default_rng(0).normal(size=(8, K_VISION)), np.arange(8)).wrap(m), x),
 }
+
+
+def _check_numbers(c):
+    return [c.statistic or 0.0, *(c.interval or (0.0, 0.0)), c.p_value or 1.0, c.n]
 
 
 def _served_and_reported(wrapper, x):

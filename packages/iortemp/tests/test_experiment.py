@@ -239,7 +239,7 @@ def test_demo_preset_is_the_former_demo_and_presets_validate():
         for part in path.split("."):
             value = value[part]
         assert value == OLD_DEFAULTS[old], (old, path, value)
-    assert sorted(ex.PRESETS) == ["demo", "paper", "paper-cpu"]
+    assert sorted(ex.PRESETS) == ["audit", "demo", "paper", "paper-cpu"]
     paper = ex.preset("paper")
     assert paper.systems.calibration == "gd" and paper.ddi_at.lr == 1e-5 and paper.ddi_at.epochs == 5
     assert "platt" in paper.systems.modes and set(paper.text.attacks.names) == {"bae", "textfooler", "pwws",

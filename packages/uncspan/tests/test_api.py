@@ -15,13 +15,14 @@ def test_public_names_pinned():
         "paired_difference", "EntropyWidening", "entropy_widening", "mus_difference", "TrainingComparison",
         "TrainingEffect", "adversarial_training_effect", "SpanSignedECE", "span_signed_ece", "ROBUST_ATTACKS",
         "AutoAttack", "RobustOutcome", "robust_accuracy", "PGDGap", "pgd_gap", "experiment",
+        "uncertainty_under_attack_check",
     ])
     for name in uncspan.__all__:
         assert hasattr(uncspan, name)
     from uncspan import experiment
 
     assert sorted(experiment.__all__) == sorted([
-        "Config", "AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "PRESETS", "preset",
+        "Config", "AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "AuditConfig", "PRESETS", "preset",
         "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures", "paper_reference", "paper_row"])
 
 

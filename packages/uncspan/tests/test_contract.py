@@ -94,6 +94,8 @@ MODEL_ENTRIES: dict[str, Entry] = {
     "MCDropoutModel": Entry(lambda m, x, y: uncspan.MCDropoutModel(m, n_samples=2).decompose(x), y_name=None),
     "DeepEnsemble": Entry(lambda m, x, y: uncspan.DeepEnsemble([m, m]).decompose(x), y_name=None),
     "experiment": Entry(_experiment, x_name="data.test.x", y_name="data.test.y"),
+    "uncertainty_under_attack_check": Entry(lambda m, x, y: uncspan.uncertainty_under_attack_check(
+        m, x, y, eps=0.1, steps=1, n_boot=100)),
 }
 
 

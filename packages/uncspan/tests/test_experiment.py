@@ -50,7 +50,7 @@ def test_paper_preset_is_section_v_a_and_bad_settings_are_refused():
     assert p.attack.under_objective == ("cross_entropy",) and p.attack.restarts == 0 and p.attack.optimizer == "pgd"
     assert (p.ood.n_in, p.ood.n_outliers, p.ood.eps) == (8000, 800, (0.0, 4 / 255, 8 / 255))
     assert set(experiment.PRESETS) >= {"demo", "paper", "paper-cpu"}
-    with pytest.raises(ValueError, match=r"preset must be one of \['demo', 'paper', 'paper-cpu'\]"):
+    with pytest.raises(ValueError, match=r"preset must be one of \['audit', 'demo', 'paper', 'paper-cpu'\]"):
         experiment.preset("papr")
     for bad, where in (({"attack": {"eps": 2.0}}, "eps must be <= 1"), ({"attack": {"steps": -1}}, "attack.steps"),
                        ({"attack": {"under_objective": ["entropy", "entropy"]}}, "repeat"),

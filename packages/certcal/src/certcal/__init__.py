@@ -23,6 +23,7 @@ from .act_protocol import (
     act_comparison,
 )
 from .attacks import ACE_CONFIGURATIONS, ACEBenchmark, ACEBenchmarkRow, ACEResult, BetaACE, ace_benchmark
+from .audit import calibration_under_attack_check
 from .cce import (
     CCE_METHODS,
     ADMMConfig,
@@ -106,6 +107,7 @@ __all__ = [
     "TrainingResult",
     "__version__",
     "ace_benchmark",
+    "calibration_under_attack_check",
     "act_comparison",
     "adaptive_calibration_error",
     "admm_grid",

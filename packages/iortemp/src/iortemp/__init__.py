@@ -2,7 +2,8 @@
 
 Temperature wrappers (Eq. 8), adversary temperature calibration (Sec. 4.1, Eq. 9) and Brent-optimised
 temperatures (Sec. 4.2, Eqs. 10-11), the attack-the-scaled / score-the-original protocol (Sec. 5), IOR
-detection (Fig. 1), and DDi-AT / PGD-K / FreeLB / ASCC / augmentation training (App. A-C).
+detection (Fig. 1) and its audit check of a served vision model (``temperature_illusion_check``), and DDi-AT /
+PGD-K / FreeLB / ASCC / augmentation training (App. A-C).
 Heavy integrations (TextAttack, transformers, AutoAttack) are imported lazily. The paper's experiment (its
 typed config, presets and ``run``) is the submodule :mod:`iortemp.experiment` (imported on first use).
 """
@@ -20,6 +21,7 @@ from .attacks import (
     TextAttackRecipe,
     text_attack,
 )
+from .audit import temperature_illusion_check
 from .calibration import PlattScaler, TemperatureFit, calibrate_temperature, fit_temperature, temperature_nll
 from .hf import CachedTextClassifier, HFTextClassifier
 from .ior import (
@@ -105,6 +107,7 @@ __all__ = [
     "search_temperature",
     "served_systems",
     "temperature_nll",
+    "temperature_illusion_check",
     "temperature_sweep",
     "text_attack",
     "train_classifier",

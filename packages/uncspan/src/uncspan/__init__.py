@@ -32,6 +32,7 @@ from .attacks import (
     UncertaintyAttack,
     UnderConfidenceAttack,
 )
+from .audit import uncertainty_under_attack_check
 from .calibration import ReliabilityBins, expected_calibration_error, reliability_bins, signed_ece
 from .leaderboard import (
     Leaderboard,
@@ -78,6 +79,8 @@ __all__ = [
     "epistemic_decomposition",
     "MCDropoutModel",
     "DeepEnsemble",
+    # the audit's check
+    "uncertainty_under_attack_check",
     # attacks
     "AttackResult",
     "UncertaintyAttack",

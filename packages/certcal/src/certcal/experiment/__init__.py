@@ -30,6 +30,7 @@ from .config import (
     ACCEConfig,
     ACEConfig,
     ACTConfig,
+    AuditConfig,
     CalibrationConfig,
     CertifyConfig,
     Config,
@@ -43,7 +44,7 @@ from .inputs import Data, Models
 from .protocol import compute, run_shard, shard_count
 from .report import TITLE, Result, build, paper_values
 
-__all__ = ["ACCEConfig", "ACEConfig", "ACTConfig", "CalibrationConfig", "CertifyConfig", "Config", "Data",
+__all__ = ["ACCEConfig", "ACEConfig", "ACTConfig", "AuditConfig", "CalibrationConfig", "CertifyConfig", "Config", "Data",
            "EXECUTION_FIELDS", "Models", "digits", "NoiseTrainingConfig", "PRESETS", "Result", "SmoothingConfig", "Split",
            "TITLE", "figures", "paper_values", "preset", "run", "run_shard", "shard_count"]
 
@@ -52,5 +53,10 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     """The paper's protocol on ``models`` and ``data`` with ``config`` (see the module doc); every argument is
     checked before any work (``TypeError`` / ``ValueError`` naming it). ``store``: a checkpoint store
     (``robustsuite_common.experiment.DirStore(path)``, ``MemoryStore()``) to resume from; ``progress``: tqdm
-    bars. The models come back unchanged."""
+    bars. The models come back unchanged. With ``audit.only`` (the ``audit`` preset) only the audit's check runs
+    (:func:`certcal.experiment.audit.audit_result`)."""
+    if isinstance(config, Config) and config.audit.only:
+        from .audit import audit_result
+
+        return audit_result(models, data, config)
     return build(compute(models, data, config, store=store, progress=progress))

@@ -15,7 +15,7 @@ from ..act_protocol import ACT_METHODS
 from ..attacks import ACE_CONFIGURATIONS
 from ..cce import ADMMConfig, admm_grid
 
-__all__ = ["ACCEConfig", "ACEConfig", "ACTConfig", "CalibrationConfig", "CertifyConfig", "Config",
+__all__ = ["ACCEConfig", "ACEConfig", "ACTConfig", "AuditConfig", "CalibrationConfig", "CertifyConfig", "Config",
            "EXECUTION_FIELDS", "NoiseTrainingConfig", "PRESETS", "SmoothingConfig", "preset"]
 
 ACTMethod = Literal["none", "gaussian", "smoothadv", "brier_act", "acce_act", "acce_act_exact"]
@@ -178,6 +178,17 @@ class ACTConfig:
 
 
 @config
+class AuditConfig:
+    """The audit's ``calibration-under-attack`` check (:func:`certcal.audit.calibration_under_attack_check`) of
+    ``models.base``: the β-ACE attacks of ``ace`` (its first norm, that norm's budget, its steps and
+    configurations), ECE bins and bootstrap of ``calibration``; not in the paper: its Table 1 turned into a rule."""
+
+    enabled: Bool = param(False, unit="", doc="add the check to the result (from the β-ACE table's own attacks)")
+    only: Bool = param(False, unit="", doc="run the check alone (no certification, no ACT; data.train not needed)")
+    n: Int = param(100, ge=1, unit="images", doc="first test inputs attacked when the check runs alone")
+
+
+@config
 class Config:
     """The certified-calibration experiment (paper 004): certification per σ, CBS / CCE across radii, β-ACE
     attacks on the base model, and ACT against SmoothAdv."""
@@ -192,6 +203,7 @@ class Config:
     acce: ACCEConfig = param(ACCEConfig(), doc="the ADMM solver (ACCE)")
     ace: ACEConfig = param(ACEConfig(), doc="β-ACE attacks")
     act: ACTConfig = param(ACTConfig(), doc="adversarial calibration training")
+    audit: AuditConfig = param(AuditConfig(), doc="the audit's calibration-under-attack check")
 
 
 #: dotted config paths that change how, not what, is computed (left out of a unit's identity)
@@ -229,6 +241,9 @@ PRESETS: dict[str, Config] = {
                       start="smoothadv", start_epochs=2, epochs=5, train_samples=5000, test_samples=300,
                       batch_size=128, num_noise=2, attack_steps=2, warmup_epochs=2,
                       lr=2e-4, lr_grid=(1e-4, 2e-4, 1e-3))),
+    # the audit (``robustsuite audit``): the calibration-under-attack check alone on the user's model, 100 points,
+    # the four β-ACE configurations with PGD-20; ε and norm from ace.norms[0] and ace.eps_linf / ace.eps_l2
+    "audit": Config(ace=ACEConfig(norms=("linf",), steps=20), audit=AuditConfig(enabled=True, only=True)),
 }
 
 

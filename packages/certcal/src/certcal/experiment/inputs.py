@@ -48,15 +48,18 @@ class Models:
 @dataclass(frozen=True)
 class Data:
     """Images with labels: ``train`` (noise fine-tuning and ACT) and ``test`` (certified and attacked, from the
-    first ``test_samples``). Each a :class:`~robustsuite_common.experiment.Split`: ``x`` a float tensor
+    first ``test_samples``; ``train`` may be ``None`` when nothing is fine-tuned, e.g. with the ``audit`` preset).
+    Each a :class:`~robustsuite_common.experiment.Split`: ``x`` a float tensor
     (N, C, H, W) in [0, 1], ``y`` integer labels, optionally the user's row ``ids`` and ``label_names`` (carried
     into the per-sample records)."""
 
-    train: Split
+    train: Split | None
     test: Split
 
     def __post_init__(self) -> None:
         for name in ("train", "test"):
+            if name == "train" and self.train is None:
+                continue
             if not isinstance(getattr(self, name), Split):
                 raise TypeError(f"data.{name} must be a robustsuite_common.experiment.Split, got "
                                 f"{type(getattr(self, name)).__name__}")

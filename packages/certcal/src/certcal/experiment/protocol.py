@@ -71,6 +71,8 @@ def prepare(models: Any, data: Any, config: Any, store: Store | None, progress: 
     x, y = check_split("data.test", data.test, config.test_samples)
     xtr = ytr = None
     if _needs_train(models, config):
+        if data.train is None:
+            raise ValueError("data.train must hold training images: a σ without a noise model or ACT fine-tunes")
         xtr, ytr = check_split("data.train", data.train)
     k = _classes("models.base", models.base, x, y)
     for s in config.smoothing.sigmas:

@@ -5,6 +5,7 @@ warnings (a model at chance first), notes and a summary written from the result'
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 from robustsuite_common.config import to_dict
 from robustsuite_common.experiment import ExperimentResult, Metric, Table, chance_rate
 from robustsuite_common.intervals import Interval, at_chance, proportion
+from robustsuite_common.verdict import Check
 
 from ..act_protocol import ACTComparison
 from ..confidence import confidence_bounds
@@ -27,10 +29,21 @@ ACT_LABELS = {"none": "noise model (not fine-tuned)", "gaussian": "noise fine-tu
 PCT = (0.0, 100.0)
 
 
+@dataclass(frozen=True)
 class Result(ExperimentResult):
     """The experiment's result: an :class:`~robustsuite_common.experiment.ExperimentResult` (tables, metrics,
     records, summary, notes, warnings; ``to_dict`` / ``from_dict`` / ``save`` / ``load``) with a title and typed
-    accessors."""
+    accessors; ``checks``: the audit's ``calibration-under-attack`` check when ``audit.enabled``."""
+
+    checks: tuple[Check, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Result:
+        base = super().from_dict(d)
+        return replace(base, checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     @property
     def title(self) -> str:
@@ -504,6 +517,12 @@ def build(c: Computed) -> Result:
         tables += _act_tables(c, c.act)
     metrics = _metrics(c, ceilings, chance)
     warnings = _warnings(c, metrics, chance)
+    checks: tuple[Check, ...] = ()
+    if cfg.audit.enabled:
+        from .audit import check_of_benchmark, checks_table
+
+        checks = (check_of_benchmark(c.ace, cfg),)
+        tables.append(checks_table(checks))
     return Result(experiment="certcal", config=to_dict(cfg), tables={t.name: t for t in tables}, metrics=metrics,
                   summary=_summary(c, metrics, warnings), records=_records(c), notes=tuple(_notes(c, ceilings)),
-                  warnings=tuple(warnings))
+                  warnings=tuple(warnings), checks=checks)

@@ -15,14 +15,17 @@ standard AutoAttack on the same points. Every attack run is checkpointed in ``st
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 from robustsuite_common.config import to_dict
 from robustsuite_common.experiment import ExperimentResult, Figure, Metric, Store, Table
+from robustsuite_common.verdict import Check
 
 from .config import (
     PRESETS,
     AblationConfig,
+    AuditConfig,
     AutoAttackConfig,
     Config,
     DDiATConfig,
@@ -37,7 +40,8 @@ from .config import (
 )
 from .inputs import Data, Models, check_inputs
 
-__all__ = ["EXECUTION_FIELDS", "PRESETS", "AblationConfig", "AutoAttackConfig", "Config", "DDiATConfig", "Data",
+__all__ = ["EXECUTION_FIELDS", "PRESETS", "AblationConfig", "AuditConfig", "AutoAttackConfig", "Config", "DDiATConfig",
+           "Data",
            "DesignTemperatures", "Models", "Result", "SearchConfig", "SweepConfig", "SystemsConfig",
            "TextAttacksConfig", "TextConfig", "VisionConfig", "figures", "preset", "reference", "run"]
 
@@ -52,6 +56,15 @@ class Result(ExperimentResult):
     per-sample ``records["text"]`` / ``records["vision"]``, summary, notes and warnings."""
 
     title = "Illusion of robustness: extreme confidence, adversary temperature scaling, DDi-AT"
+    checks: tuple[Check, ...] = ()  # the audit's checks (``temperature-illusion``), when audit.enabled
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, d) -> Result:
+        base = super().from_dict(d)
+        return replace(base, checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     def illusion(self, system: str, attack: str | None = None) -> bool:
         """Whether the IOR is flagged for ``system`` (``"up_conf"``, ...) under ``attack`` (default: the attack
@@ -77,6 +90,10 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     with ``store`` every attack run, fine-tuned model and table is checkpointed and a rerun resumes from them;
     with ``store=None`` nothing is written."""
     check_inputs(models, data, config)
+    if config.audit.only:
+        from .audit import audit_result
+
+        return audit_result(Result, models, data, config)
     from . import report as rp
     from .text import run_text
     from .vision import run_vision
@@ -115,8 +132,14 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         records["vision"] = rp.vision_records(v, data)
     notes = _notes(t, v, cfg)
     summary = _summary(t, v, vt, vv, metrics, cfg)
+    checks: tuple[Check, ...] = ()
+    if cfg.audit.enabled and models.vision is not None:
+        from .audit import audit_checks, checks_table
+
+        checks = audit_checks(models, data, cfg)
+        tables.append(checks_table(checks))
     return Result("iortemp", to_dict(cfg), {tb.name: tb for tb in tables}, metrics, summary, records, tuple(notes),
-                  tuple(warnings))
+                  tuple(warnings), checks)
 
 
 def _headline(clean, verdict: Table, n: int) -> Table:

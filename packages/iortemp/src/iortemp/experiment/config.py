@@ -18,7 +18,8 @@ Mode = Literal["plain", "cal", "opt", "platt"]
 TextAttackName = Literal["deepwordbug", "pwws", "textfooler", "bae", "wordswap"]
 Normalization = Literal["normalise", "clip", "none"]
 
-__all__ = ["AblationConfig", "AutoAttackConfig", "Config", "DDiATConfig", "DesignTemperatures", "PRESETS",
+__all__ = ["AblationConfig", "AuditConfig", "AutoAttackConfig", "Config", "DDiATConfig", "DesignTemperatures",
+           "PRESETS",
            "SearchConfig", "SweepConfig", "SystemsConfig", "TextAttacksConfig", "TextConfig", "VisionConfig",
            "preset"]
 
@@ -182,6 +183,28 @@ class AblationConfig:
 
 
 @config
+class AuditConfig:
+    """The audit's ``temperature-illusion`` check (:func:`iortemp.audit.temperature_illusion_check`) on the vision
+    model (``models.vision``, the first ``n`` images of ``data.vision_test``); not in the paper: its IOR detector
+    (§4, Eqs. 9-11) applied to a user's model as served. ``Config.threshold`` is the drop that fails."""
+
+    enabled: Bool = param(False, unit="", doc="compute the check when a vision model is given")
+    only: Bool = param(False, unit="", doc="run the check alone (no text or vision tables; no text model needed)")
+    eps: Float = param(0.1, gt=0, unit="pixels in [0, 1] (L∞ or L2 radius)", doc="attack radius")
+    norm: Literal["Linf", "L2"] = param("Linf", unit="", doc="threat model of the attack")
+    n: Int = param(100, ge=1, unit="images", doc="first test images attacked (and used to fit the temperatures)")
+    steps: Int = param(10, ge=1, unit="iterations", doc="PGD steps (step size 2.5 eps / steps)")
+    max_evaluations: Int = param(4, ge=1, unit="attack runs", paper="§4.2 (Eq. 11)",
+                                 doc="budget of the Brent search for the optimised temperature")
+    confidence_limit: Float = param(0.99, gt=0, lt=1, unit="mean max-softmax probability", paper="§3, Table 1",
+                                    doc="a mean clean confidence above this is extreme (warn)")
+
+    def __post_init__(self) -> None:
+        if self.norm == "Linf" and self.eps > 1:
+            raise ValueError(f"eps must lie in (0, 1] for norm 'Linf' (pixels in [0, 1]), got {self.eps}")
+
+
+@config
 class Config:
     """The illusion-of-robustness experiment (paper 000)."""
 
@@ -194,6 +217,7 @@ class Config:
     vision: VisionConfig = param(VisionConfig(), doc="the vision part")
     ddi_at: DDiATConfig = param(DDiATConfig(), doc="DDi-AT and Table 4")
     ablation: AblationConfig = param(AblationConfig(), doc="Table 5")
+    audit: AuditConfig = param(AuditConfig(), doc="the audit's temperature-illusion check (vision)")
 
     def __post_init__(self) -> None:
         names = self.text.attacks.names
@@ -238,7 +262,11 @@ PAPER_CPU = Config(
     vision=VisionConfig(n=500, steps=20),
 )
 
-PRESETS: dict[str, Config] = {"demo": DEMO, "paper": PAPER, "paper-cpu": PAPER_CPU}
+# The audit (``robustsuite audit``): the temperature-illusion check alone, on the user's vision model; ε and norm
+# from ``audit.eps`` / ``audit.norm`` (override them), small budgets (100 images, PGD-10, 4 search runs).
+AUDIT = Config(audit=AuditConfig(enabled=True, only=True))
+
+PRESETS: dict[str, Config] = {"demo": DEMO, "paper": PAPER, "paper-cpu": PAPER_CPU, "audit": AUDIT}
 
 
 def preset(name: str) -> Config:

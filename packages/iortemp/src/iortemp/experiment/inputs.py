@@ -19,9 +19,10 @@ class Models:
     e.g. :class:`iortemp.HFTextClassifier`); DDi-AT and the ``wordswap`` attack also need its ``.model`` (a
     transformers sequence classifier) and ``.tokenizer``. ``vision``: an optional ``torch.nn.Module`` taking
     ``(N, C, H, W)`` images in [0, 1] and returning logits (a tensor, a tuple, a dict with ``"logits"`` or a
-    ``ModelOutput``); without it the vision part is skipped."""
+    ``ModelOutput``); without it the vision part is skipped. The audit preset (``audit.only``) needs ``vision``
+    only (``text`` may be ``None``)."""
 
-    text: Any
+    text: Any = None
     vision: Any = None
 
 
@@ -32,8 +33,8 @@ class Data:
     enabled); ``vision_test`` / ``vision_val``: image splits (``(N, C, H, W)`` float tensors in [0, 1]) for the
     vision part (needed with a vision model)."""
 
-    test: Split
-    val: Split
+    test: Split | None = None  # None only with the audit preset (``audit.only``: no text part)
+    val: Split | None = None
     train: Split | None = None
     vision_test: Split | None = None
     vision_val: Split | None = None
@@ -60,6 +61,14 @@ def check_inputs(models: Any, data: Any, config: Any) -> None:
         raise TypeError(f"data must be an iortemp.experiment.Data, got {type(data).__name__}")
     import torch
 
+    if config.audit.only:  # the audit preset: the vision model and its test images only
+        if not isinstance(models.vision, torch.nn.Module):
+            raise TypeError("models.vision must be a torch.nn.Module for the audit (audit.only), got "
+                            f"{type(models.vision).__name__}")
+        if data.vision_test is None:
+            raise ValueError("data.vision_test must hold images for the audit (audit.only)")
+        _split("vision_test", data.vision_test, images=True)
+        return
     if not callable(models.text) or isinstance(models.text, torch.nn.Module):
         raise TypeError("models.text must be a text classifier: a callable list[str] -> logits (N, K), e.g. "
                         f"iortemp.HFTextClassifier(model, tokenizer); got {type(models.text).__name__}")

@@ -16,6 +16,7 @@ from .config import (
     EXECUTION_FIELDS,
     PRESETS,
     AttackConfig,
+    AuditConfig,
     Config,
     LeaderboardConfig,
     MetricsConfig,
@@ -29,6 +30,7 @@ from .protocol import run
 from .reference import paper_reference, paper_row
 from .result import TITLE, Result
 
-__all__ = ["Config", "AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "PRESETS",
+__all__ = ["Config", "AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "AuditConfig",
+           "PRESETS",
            "preset", "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures", "paper_reference",
            "paper_row"]

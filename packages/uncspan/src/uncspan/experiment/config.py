@@ -13,8 +13,8 @@ from typing import Literal
 
 from robustsuite_common.config import Bool, Float, Int, config, param
 
-__all__ = ["AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "Config", "PRESETS",
-           "preset", "EXECUTION_FIELDS"]
+__all__ = ["AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "AuditConfig", "Config",
+           "PRESETS", "preset", "EXECUTION_FIELDS"]
 
 EPS_UNIT = "norm units of the inputs in [0, 1] (L∞: pixel values)"
 
@@ -112,6 +112,18 @@ class OODConfig:
 
 
 @config
+class AuditConfig:
+    """The audit's ``uncertainty-under-attack`` check (:func:`uncspan.audit.uncertainty_under_attack_check`) of every
+    ranked model at ``attack.eps`` / ``attack.norm`` (bootstrap: ``metrics.auroc_n_boot``); not in the paper: its
+    attacks (Eqs. 10-11) turned on the entropy's detection of misclassified inputs."""
+
+    enabled: Bool = param(False, doc="compute the check for every ranked model", unit="")
+    only: Bool = param(False, doc="run the check alone (no Table IV, sweep or Table V)", unit="")
+    n: Int = param(100, ge=1, doc="test points (the first n of the test split)", unit="points")
+    steps: Int = param(20, ge=1, doc="PGD steps of each attack", unit="iterations", paper="§V-A: 150")
+
+
+@config
 class Config:
     """The uncertainty-span experiment (Ledda et al., paper 001): Table IV, the s-ECE of Tables II–III, the ε-sweep
     and Table V."""
@@ -122,6 +134,7 @@ class Config:
     metrics: MetricsConfig = param(MetricsConfig(), doc="s-ECE bins and bootstrap resamples")
     sweep: SweepConfig = param(SweepConfig(), doc="the ε-sweep")
     ood: OODConfig = param(OODConfig(), doc="Table V (open set and OOD under attack)")
+    audit: AuditConfig = param(AuditConfig(), doc="the audit's uncertainty-under-attack check")
 
 
 #: Dotted config paths that change how, not what, is computed (left out of a run's identity).
@@ -149,6 +162,9 @@ PRESETS: dict[str, Config] = {
         sweep=SweepConfig(eps=(0.0, 0.05, 0.1), n=200, steps=150),
         ood=OODConfig(eps=(0.0, 0.05, 0.1), n_in=1000, n_outliers=500),
     ),
+    # the audit (``robustsuite audit``): the uncertainty-under-attack check alone on the user's model(s), 100 points,
+    # PGD-20; ε and norm from attack.eps / attack.norm (override them)
+    "audit": Config(audit=AuditConfig(enabled=True, only=True)),
 }
 
 

@@ -174,6 +174,10 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     the data, so an interrupted run resumes; with ``store=None`` nothing is written. Models come back untouched.
     Inputs are checked (types, shapes, value range, labels against each model's classes) before any attack."""
     _check(models, data, config, store, progress)
+    if config.audit.only:
+        from .audit import audit_result
+
+        return audit_result(models, data, config)
     cfg, a, lb, mt = config, config.attack, config.leaderboard, config.metrics
     r = _Run(models, data, cfg, store, progress)
     test = data.test.head(lb.n)
@@ -380,8 +384,14 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
                + f" ({attack_name}). " + " ".join(effect_sentences) + "".join(t5_summary))
     if at_chance:
         summary = "A model is at chance (see the warnings): its attack numbers carry no information. " + summary
+    checks: tuple = ()
+    if cfg.audit.enabled:
+        from .audit import audit_checks, checks_table
+
+        checks = audit_checks(models, data, cfg)
+        tables["audit_checks"] = checks_table(checks)
     return Result(experiment="uncspan", config=to_dict(cfg), tables=tables, metrics=metrics, summary=summary,
-                  records=recs, notes=tuple(r.notes), warnings=tuple(r.warnings))
+                  records=recs, notes=tuple(r.notes), warnings=tuple(r.warnings), checks=checks)
 
 
 def _fmt(iv: Interval) -> str:

@@ -3,10 +3,11 @@ accessors for the tables a reader looks up first."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from robustsuite_common.experiment import ExperimentResult, Metric
+from robustsuite_common.verdict import Check
 
 __all__ = ["TITLE", "Result"]
 
@@ -18,7 +19,18 @@ class Result(ExperimentResult):
     """Tables ``span`` (Table IV: clean accuracy, robust accuracy under standard AutoAttack with this package's PGD
     beside it, MUS / MSUS, mean entropies), ``signed_ece`` (Tables II–III), ``eps_sweep`` and ``ood_osr``
     (Table V), and ``paper_reference`` when a ranked model is one of the paper's; metrics keyed by identifiers;
-    per-sample records ``span-<model>``, ``sweep-<model>`` and ``ood-<model>-<outliers>``."""
+    per-sample records ``span-<model>``, ``sweep-<model>`` and ``ood-<model>-<outliers>``; ``checks``: the audit's
+    ``uncertainty-under-attack`` check per ranked model, when ``audit.enabled``."""
+
+    checks: tuple[Check, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, d) -> Result:
+        base = super().from_dict(d)
+        return replace(base, checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     @property
     def title(self) -> str:
