@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 __all__ = [
-    "CHECK_STATUSES", "GROUPS", "VERDICT_STATUSES", "Check", "CheckError", "Verdict", "apply_fdr", "combine",
-    "verdict",
+    "CHECK_STATUSES", "GROUPS", "VERDICT_STATUSES", "Check", "CheckError", "Verdict", "apply_fdr", "checks_table",
+    "combine", "verdict",
 ]
 
 #: The groups of the scorecard, in the order the page shows them.
@@ -193,3 +193,16 @@ def verdict(model: str, checks: Iterable[Check], *, robust_accuracy: float | Non
     ordered = sorted(adjusted, key=lambda c: GROUPS.index(c.group))
     status, rule = combine(ordered)
     return Verdict(model, status, rule, tuple(ordered), robust_accuracy, robust_interval, robust_attack, n)
+
+
+def checks_table(checks: Sequence[Check], *, title: str, units: dict[str, str] | None = None,
+                 bounds: dict[str, tuple[float, float]] | None = None) -> Any:
+    """An experiment's checks as its ``audit_checks`` table: one row per check with its status (before the
+    p-values of all a model's checks are adjusted together), statistic with interval, n and raw p-value."""
+    from .experiment import Table
+
+    rows = [(c.id, c.group, c.status, c.statistic, *(c.interval or (None, None)), c.n, c.p_value,
+             c.status_if_significant) for c in checks]
+    return Table("audit_checks", title, ("check", "group", "status", "statistic", "statistic_ci_low",
+                                         "statistic_ci_high", "n", "p_value", "status_if_significant"), tuple(rows),
+                 units=units or {}, bounds=bounds or {})

@@ -35,10 +35,13 @@ class Lens:
 
 LENSES: tuple[Lens, ...] = (
     Lens("iortemp", "iortemp", ("vision",),
-         {"model": "", "dataset": "", "vision_model": "{model}", "vision_dataset": "{data}"}),
+         {"model": "", "dataset": "", "vision_model": "{model}", "vision_dataset": "{data}"},
+         {"eps": "audit.eps", "norm": "audit.norm"}),
     Lens("iortemp", "iortemp", ("text",), {"model": "{model}", "dataset": "{data}", "vision_model": ""}),
-    Lens("uncspan", "uncspan", ("vision",), {"model": "{model}", "dataset": "{data}", "compare": [], "osr_models": []}),
-    Lens("certcal", "certcal", ("vision",), {"model": "{model}", "dataset": "{data}", "noise_models": []}),
+    Lens("uncspan", "uncspan", ("vision",), {"model": "{model}", "dataset": "{data}", "compare": [], "osr_models": []},
+         {"eps": "attack.eps", "norm": "attack.norm"}),
+    Lens("certcal", "certcal", ("vision",), {"model": "{model}", "dataset": "{data}", "noise_models": []},
+         {"eps": "ace.eps_{norm}", "norm": "ace.norms"}),
     Lens("zeroe_perturb", "zeroe_perturb", ("text",),
          {"model": "{model}", "dataset": "{data}", "pairs_model": "", "multilabel_model": "", "tagging_model": ""}),
     Lens("transduct_attack", "transduct_attack", ("vision",), {"model": "{model}", "dataset": "{data}"},
@@ -100,6 +103,8 @@ def audit_config(model: str, data: str, *, eps: float | None, norm: str = "Linf"
         entry: dict[str, Any] = {"preset": "audit", **{k: _fill(v, model, data) for k, v in lens.inputs.items()}}
         for name, key in lens.budget.items():
             value = {"eps": eps, "norm": norm}[name]
+            key = key.format(norm=norm.lower())
+            value = [norm.lower()] if key == "ace.norms" else value  # certcal names its norms in lower case
             if value is not None:
                 node = entry.setdefault("config", {})
                 *path, leaf = key.split(".")

@@ -4,12 +4,13 @@ alone with the ``audit`` preset (``audit.only``: no certification, no ACT, no tr
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from robustsuite_common.config import to_dict
-from robustsuite_common.experiment import Metric, Table
+from robustsuite_common.experiment import Metric
 from robustsuite_common.intervals import Interval
-from robustsuite_common.verdict import Check
+from robustsuite_common.verdict import Check, checks_table
 
 from ..attacks import ACEBenchmark
 from ..audit import calibration_under_attack_check, check_from_results
@@ -17,7 +18,10 @@ from .config import Config
 from .inputs import as_inputs, check_classes, check_split
 from .report import Result
 
-__all__ = ["audit_result", "check_of_benchmark", "checks_table"]
+__all__ = ["audit_result", "check_of_benchmark"]
+
+#: the ``audit_checks`` table of this experiment
+audit_table = functools.partial(checks_table, title="Audit checks: ECE under the strongest β-ACE attack minus clean ECE (same points)", units={"statistic": "fraction"}, bounds={"statistic": (-1.0, 1.0)})
 
 
 def _budget(cfg: Config) -> tuple[str, float]:
@@ -33,12 +37,6 @@ def check_of_benchmark(ace: ACEBenchmark, cfg: Config) -> Check:
                               n_boot=cfg.calibration.n_boot, seed=cfg.seed, evidence="certcal: tables.ace")
 
 
-def checks_table(checks: tuple[Check, ...]) -> Table:
-    """One row per check: its status, the ECE increase with its interval, n."""
-    rows = [(c.id, c.group, c.status, c.statistic, *(c.interval or (None, None)), c.n) for c in checks]
-    return Table("audit_checks", "Audit checks: ECE under the strongest β-ACE attack minus clean ECE (same points)",
-                 ("check", "group", "status", "statistic", "statistic_ci_low", "statistic_ci_high", "n"), tuple(rows),
-                 units={"statistic": "fraction"}, bounds={"statistic": (-1.0, 1.0)})
 
 
 def audit_result(models: Any, data: Any, config: Any) -> Result:
@@ -63,5 +61,5 @@ def audit_result(models: Any, data: Any, config: Any) -> Result:
                                                       "clean ECE (same points)", "fraction",
                                                       note="the BCa interval could not contain the estimate")
     summary = f"calibration-under-attack ({norm} ε = {eps:g}, {c.n} images): {c.status}. {c.detail}."
-    return Result(experiment="certcal", config=to_dict(config), tables={"audit_checks": checks_table((c,))},
+    return Result(experiment="certcal", config=to_dict(config), tables={"audit_checks": audit_table((c,))},
                   metrics=metrics, summary=summary, checks=(c,))

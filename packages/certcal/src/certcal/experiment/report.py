@@ -5,7 +5,7 @@ warnings (a model at chance first), notes and a summary written from the result'
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -35,15 +35,6 @@ class Result(ExperimentResult):
     records, summary, notes, warnings; ``to_dict`` / ``from_dict`` / ``save`` / ``load``) with a title and typed
     accessors; ``checks``: the audit's ``calibration-under-attack`` check when ``audit.enabled``."""
 
-    checks: tuple[Check, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
-
-    @classmethod
-    def from_dict(cls, d: Any) -> Result:
-        base = super().from_dict(d)
-        return replace(base, checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     @property
     def title(self) -> str:
@@ -519,10 +510,10 @@ def build(c: Computed) -> Result:
     warnings = _warnings(c, metrics, chance)
     checks: tuple[Check, ...] = ()
     if cfg.audit.enabled:
-        from .audit import check_of_benchmark, checks_table
+        from .audit import audit_table, check_of_benchmark
 
         checks = (check_of_benchmark(c.ace, cfg),)
-        tables.append(checks_table(checks))
+        tables.append(audit_table(checks))
     return Result(experiment="certcal", config=to_dict(cfg), tables={t.name: t for t in tables}, metrics=metrics,
                   summary=_summary(c, metrics, warnings), records=_records(c), notes=tuple(_notes(c, ceilings)),
                   warnings=tuple(warnings), checks=checks)

@@ -15,8 +15,7 @@ standard AutoAttack on the same points. Every attack run is checkpointed in ``st
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import dataclass
 
 from robustsuite_common.config import to_dict
 from robustsuite_common.experiment import ExperimentResult, Figure, Metric, Store, Table
@@ -56,15 +55,6 @@ class Result(ExperimentResult):
     per-sample ``records["text"]`` / ``records["vision"]``, summary, notes and warnings."""
 
     title = "Illusion of robustness: extreme confidence, adversary temperature scaling, DDi-AT"
-    checks: tuple[Check, ...] = ()  # the audit's checks (``temperature-illusion``), when audit.enabled
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
-
-    @classmethod
-    def from_dict(cls, d) -> Result:
-        base = super().from_dict(d)
-        return replace(base, checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     def illusion(self, system: str, attack: str | None = None) -> bool:
         """Whether the IOR is flagged for ``system`` (``"up_conf"``, ...) under ``attack`` (default: the attack
@@ -134,10 +124,10 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     summary = _summary(t, v, vt, vv, metrics, cfg)
     checks: tuple[Check, ...] = ()
     if cfg.audit.enabled and models.vision is not None:
-        from .audit import audit_checks, checks_table
+        from .audit import audit_checks, audit_table
 
         checks = audit_checks(models, data, cfg)
-        tables.append(checks_table(checks))
+        tables.append(audit_table(checks))
     return Result("iortemp", to_dict(cfg), {tb.name: tb for tb in tables}, metrics, summary, records, tuple(notes),
                   tuple(warnings), checks)
 

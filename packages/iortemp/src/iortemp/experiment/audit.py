@@ -3,16 +3,20 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from robustsuite_common.config import to_dict
-from robustsuite_common.experiment import Metric, Table
+from robustsuite_common.experiment import Metric
 from robustsuite_common.intervals import Interval
-from robustsuite_common.verdict import Check
+from robustsuite_common.verdict import Check, checks_table
 
 from ..audit import temperature_illusion_check
 
-__all__ = ["audit_checks", "audit_result", "checks_table"]
+__all__ = ["audit_checks", "audit_result"]
+
+#: the ``audit_checks`` table of this experiment
+audit_table = functools.partial(checks_table, title="Audit checks (status before the p-values of all checks are adjusted together)")
 
 
 def audit_checks(models: Any, data: Any, cfg: Any) -> tuple[Check, ...]:
@@ -26,13 +30,6 @@ def audit_checks(models: Any, data: Any, cfg: Any) -> tuple[Check, ...]:
     return (check,)
 
 
-def checks_table(checks: tuple[Check, ...]) -> Table:
-    """One row per check: its status, statistic with interval, n and (raw) p-value."""
-    rows = [(c.id, c.group, c.status, c.statistic, *(c.interval or (None, None)), c.n, c.p_value,
-             c.status_if_significant) for c in checks]
-    return Table("audit_checks", "Audit checks (status before the p-values of all checks are adjusted together)",
-                 ("check", "group", "status", "statistic", "statistic_ci_low", "statistic_ci_high", "n", "p_value",
-                  "status_if_significant"), tuple(rows))
 
 
 def audit_result(result_type: type, models: Any, data: Any, cfg: Any) -> Any:
@@ -51,5 +48,5 @@ def audit_result(result_type: type, models: Any, data: Any, cfg: Any) -> Any:
     summary = (f"temperature-illusion ({cfg.audit.norm} ε = {cfg.audit.eps:g}, {c.n} images): {c.status}"
                + (f" before adjustment; p = {c.p_value:.3g} would make it {c.status_if_significant}"
                   if c.p_value is not None else "") + f". {c.detail}.")
-    return result_type("iortemp", to_dict(cfg), {"audit_checks": checks_table(checks)}, metrics, summary,
+    return result_type("iortemp", to_dict(cfg), {"audit_checks": audit_table(checks)}, metrics, summary,
                        checks=checks)

@@ -20,8 +20,8 @@ class Inputs:
     """The text classifier and its data (Tables 1-5), and the optional vision model and images (PGD beside
     AutoAttack; an empty ``vision_model`` skips that part)."""
 
-    model: Str = param("builtin:wordnet-roberta", doc="text classifier (DDi-AT needs a transformers model)",
-                       unit="model spec")
+    model: Str = param("builtin:wordnet-roberta", doc="text classifier (DDi-AT needs a transformers model; '' skips "
+                       "the text part: the audit preset of an image model)", unit="model spec")
     dataset: Str = param("builtin:wordnet-topics", doc="text data: test and validation texts, training texts for "
                                                         "DDi-AT", unit="dataset spec")
     vision_model: Str = param("builtin:fashion-cnn", doc="vision model ('' skips the vision part)", unit="model spec")
@@ -37,10 +37,13 @@ def _named(ds):
 def inputs(ctx, specs: Inputs, cfg):
     from iortemp.experiment import Data, Models
 
-    ds = ctx.dataset(specs.dataset)
-    if ds.modality != "text":
-        raise ConfigError(f"[methods.{NAME}] dataset must be a text dataset, got {specs.dataset} ({ds.modality})")
-    train, val, test = _named(ds)
+    train = val = test = text = None
+    if specs.model:  # an empty text model: the vision part alone (the audit preset of an image model)
+        ds = ctx.dataset(specs.dataset)
+        if ds.modality != "text":
+            raise ConfigError(f"[methods.{NAME}] dataset must be a text dataset, got {specs.dataset} ({ds.modality})")
+        train, val, test = _named(ds)
+        text = ctx.model(specs.model)
     vision = vtest = vval = None
     if specs.vision_model:
         vds = ctx.dataset(specs.vision_dataset)
@@ -49,5 +52,5 @@ def inputs(ctx, specs: Inputs, cfg):
                               f"({vds.modality})")
         vision = ctx.model(specs.vision_model)
         _, vval, vtest = _named(vds)
-    models = Models(text=ctx.model(specs.model), vision=vision)
+    models = Models(text=text, vision=vision)
     return models, Data(test=test, val=val, train=train, vision_test=vtest, vision_val=vval)

@@ -51,7 +51,12 @@ def inputs(ctx, specs: Inputs, cfg):
     for c in specs.compare:
         spec, flag = (c, None) if isinstance(c, str) else (c.spec, c.adversarially_trained)
         entries[spec] = flag if flag is not None or spec not in entries else entries[spec]
-    ds, osr = _vision(ctx, specs.dataset, "dataset"), _vision(ctx, specs.osr_dataset, "osr_dataset")
+    ds = _vision(ctx, specs.dataset, "dataset")
+    if not specs.osr_models:  # no Table V models: no open-set data to load
+        models = Models(ranked={s: ctx.model(s) for s in entries},
+                        adversarially_trained={s: f for s, f in entries.items() if f is not None})
+        return models, Data(test=_named(ds.test, ds))
+    osr = _vision(ctx, specs.osr_dataset, "osr_dataset")
     ood = osr.extras.get("ood") if specs.ood_dataset == "extras:ood" else \
         _vision(ctx, specs.ood_dataset, "ood_dataset").test
     open_set = None if cfg.ood.open_set_classes else osr.extras.get("open_set")

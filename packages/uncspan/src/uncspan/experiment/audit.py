@@ -3,18 +3,22 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from robustsuite_common.config import to_dict
-from robustsuite_common.experiment import Metric, Table
+from robustsuite_common.experiment import Metric
 from robustsuite_common.intervals import Interval
-from robustsuite_common.verdict import Check
+from robustsuite_common.verdict import Check, checks_table
 
 from ..audit import uncertainty_under_attack_check
 from .inputs import labels
 from .result import Result, slug
 
-__all__ = ["audit_checks", "audit_result", "checks_table"]
+__all__ = ["audit_checks", "audit_result"]
+
+#: the ``audit_checks`` table of this experiment
+audit_table = functools.partial(checks_table, title="Audit checks: detection AUROC of misclassified points by entropy under attack", bounds={"statistic": (0.0, 1.0)})
 
 
 def audit_checks(models: Any, data: Any, cfg: Any) -> tuple[Check, ...]:
@@ -28,12 +32,6 @@ def audit_checks(models: Any, data: Any, cfg: Any) -> tuple[Check, ...]:
                  for name, m in models.ranked.items())
 
 
-def checks_table(checks: tuple[Check, ...]) -> Table:
-    """One row per check: its status and statistic with interval (``evidence`` names the model)."""
-    rows = [(c.evidence, c.id, c.group, c.status, c.statistic, *(c.interval or (None, None)), c.n) for c in checks]
-    return Table("audit_checks", "Audit checks: detection AUROC of misclassified points by entropy under attack",
-                 ("evidence", "check", "group", "status", "statistic", "statistic_ci_low", "statistic_ci_high", "n"),
-                 tuple(rows), bounds={"statistic": (0.0, 1.0)})
 
 
 def audit_result(models: Any, data: Any, cfg: Any) -> Result:
@@ -47,5 +45,5 @@ def audit_result(models: Any, data: Any, cfg: Any) -> Result:
                 iv, f"detection AUROC of misclassified points by entropy under attack, {name}", "AUROC")
     summary = " ".join(f"{name}: uncertainty-under-attack {c.status} ({cfg.attack.norm} ε = {cfg.attack.eps:g}, "
                        f"{c.n} points). {c.detail}." for name, c in zip(models.ranked, checks, strict=True))
-    return Result(experiment="uncspan", config=to_dict(cfg), tables={"audit_checks": checks_table(checks)},
+    return Result(experiment="uncspan", config=to_dict(cfg), tables={"audit_checks": audit_table(checks)},
                   metrics=metrics, summary=summary, checks=checks)

@@ -386,10 +386,10 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         summary = "A model is at chance (see the warnings): its attack numbers carry no information. " + summary
     checks: tuple = ()
     if cfg.audit.enabled:
-        from .audit import audit_checks, checks_table
+        from .audit import audit_checks, audit_table
 
         checks = audit_checks(models, data, cfg)
-        tables["audit_checks"] = checks_table(checks)
+        tables["audit_checks"] = audit_table(checks)
     return Result(experiment="uncspan", config=to_dict(cfg), tables=tables, metrics=metrics, summary=summary,
                   records=recs, notes=tuple(r.notes), warnings=tuple(r.warnings), checks=checks)
 

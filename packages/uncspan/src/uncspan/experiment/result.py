@@ -3,11 +3,10 @@ accessors for the tables a reader looks up first."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from robustsuite_common.experiment import ExperimentResult, Metric
-from robustsuite_common.verdict import Check
 
 __all__ = ["TITLE", "Result"]
 
@@ -22,15 +21,6 @@ class Result(ExperimentResult):
     per-sample records ``span-<model>``, ``sweep-<model>`` and ``ood-<model>-<outliers>``; ``checks``: the audit's
     ``uncertainty-under-attack`` check per ranked model, when ``audit.enabled``."""
 
-    checks: tuple[Check, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
-
-    @classmethod
-    def from_dict(cls, d) -> Result:
-        base = super().from_dict(d)
-        return replace(base, checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     @property
     def title(self) -> str:
