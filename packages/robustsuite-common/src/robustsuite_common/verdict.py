@@ -57,7 +57,8 @@ class Check:
 
     A check that rests on a p-value carries ``p_value`` and ``status_if_significant``: :func:`apply_fdr` adjusts
     the p-values of all such checks together (Benjamini-Hochberg) and sets ``status`` to ``status_if_significant``
-    where the adjusted p-value is below :data:`FDR` (``status`` as given otherwise).
+    where the adjusted p-value is below :data:`FDR` (``status`` as given otherwise). ``model`` names the model
+    checked when an experiment checks several (empty: the model its section is about).
     """
 
     id: str
@@ -74,6 +75,7 @@ class Check:
     p_adjusted: float | None = None
     status_if_significant: str | None = None
     detail: str = ""
+    model: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.id, str) or not self.id or self.id != self.id.strip().lower() or " " in self.id:

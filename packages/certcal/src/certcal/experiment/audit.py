@@ -21,7 +21,8 @@ from .report import Result
 __all__ = ["audit_result", "check_of_benchmark"]
 
 #: the ``audit_checks`` table of this experiment
-audit_table = functools.partial(checks_table, title="Audit checks: ECE under the strongest β-ACE attack minus clean ECE (same points)", units={"statistic": "fraction"}, bounds={"statistic": (-1.0, 1.0)})
+audit_table = functools.partial(checks_table, title="Audit checks: ECE under the strongest β-ACE attack minus clean ECE "
+                                "(same points)", units={"statistic": "fraction"}, bounds={"statistic": (-1.0, 1.0)})
 
 
 def _budget(cfg: Config) -> tuple[str, float]:

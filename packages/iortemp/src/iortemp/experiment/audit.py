@@ -16,7 +16,8 @@ from ..audit import temperature_illusion_check
 __all__ = ["audit_checks", "audit_result"]
 
 #: the ``audit_checks`` table of this experiment
-audit_table = functools.partial(checks_table, title="Audit checks (status before the p-values of all checks are adjusted together)")
+audit_table = functools.partial(checks_table, title="Audit checks (status before the p-values of all checks are "
+                                "adjusted together)")
 
 
 def audit_checks(models: Any, data: Any, cfg: Any) -> tuple[Check, ...]:

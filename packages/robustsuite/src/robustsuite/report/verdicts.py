@@ -34,8 +34,9 @@ def build_verdicts(sections: dict[str, dict]) -> list[dict]:
     by_model: dict[str, list[Check]] = {}
     for key, sec in sections.items():
         for c in sec.get("checks") or []:
-            by_model.setdefault(sec.get("model") or "model", []).append(
-                Check.from_dict({**c, "evidence": c.get("evidence") or f"#{key}"}))
+            model = c.get("model") or sec.get("model") or "model"
+            where = f"#{key}" + (f" ({c['evidence']})" if c.get("evidence") else "")
+            by_model.setdefault(model, []).append(Check.from_dict({**c, "model": model, "evidence": where}))
     out = []
     for model, checks in by_model.items():
         head = _headline(sections, model)

@@ -158,6 +158,11 @@ class ExperimentRunner:
         result = self.experiment.run(models, data, cfg, store=self._store(ctx), progress=ctx.progress)
         from ..report.section import section_from_result
 
+        checked = getattr(specs, getattr(self.module, "CHECKS_MODEL", "model"), "")  # the spec the checks are about
+        if getattr(result, "checks", ()):
+            result = dataclasses.replace(result, checks=tuple(c if c.model else dataclasses.replace(c, model=checked)
+                                                              for c in result.checks))
+
         return section_from_result(ctx, result, getattr(self.experiment, "figures", None), self.TITLE)
 
     def shard_count(self, params: dict[str, Any]) -> int:

@@ -13,6 +13,7 @@ NAME = "iortemp"
 TITLE = "Illusion of robustness: extreme confidence, adversary temperature scaling, DDi-AT"
 PAPER = "000"
 EXPERIMENT = "iortemp.experiment"
+CHECKS_MODEL = "vision_model"  # the temperature-illusion check is computed on the vision model
 
 
 @config

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 from typing import Any
 
 from robustsuite_common.config import to_dict
@@ -18,20 +19,21 @@ from .result import Result, slug
 __all__ = ["audit_checks", "audit_result"]
 
 #: the ``audit_checks`` table of this experiment
-audit_table = functools.partial(checks_table, title="Audit checks: detection AUROC of misclassified points by entropy under attack", bounds={"statistic": (0.0, 1.0)})
+audit_table = functools.partial(checks_table, title="Audit checks: detection AUROC of misclassified points by entropy "
+                                "under attack", bounds={"statistic": (0.0, 1.0)})
 
 
 def audit_checks(models: Any, data: Any, cfg: Any) -> tuple[Check, ...]:
     """One check per ranked model on the first ``cfg.audit.n`` test points (its model named in ``evidence``)."""
     test = data.test.head(cfg.audit.n)
     y = labels(test)
-    return tuple(uncertainty_under_attack_check(m, test.x, y, eps=cfg.attack.eps, norm=cfg.attack.norm,
-                                                steps=cfg.audit.steps, seed=cfg.seed, n_boot=cfg.metrics.auroc_n_boot,
-                                                batch_size=cfg.attack.batch_size,
-                                                evidence=f"uncspan: tables.audit_checks, model {name}")
+    return tuple(replace(uncertainty_under_attack_check(m, test.x, y, eps=cfg.attack.eps, norm=cfg.attack.norm,
+                                                        steps=cfg.audit.steps, seed=cfg.seed,
+                                                        n_boot=cfg.metrics.auroc_n_boot,
+                                                        batch_size=cfg.attack.batch_size,
+                                                        evidence=f"uncspan: tables.audit_checks, model {name}"),
+                         model=name)
                  for name, m in models.ranked.items())
-
-
 
 
 def audit_result(models: Any, data: Any, cfg: Any) -> Result:
