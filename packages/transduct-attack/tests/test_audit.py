@@ -104,7 +104,7 @@ def test_autoattack_on_the_base_is_at_least_as_strong_as_pgd(digits, at_base):
     c, tab = _gain(ta.DENT(at_base), x[:16], y[:16], eps=0.1, T=1, pgd_steps=3, base_attack="autoattack",
                    n_untargeted=1, n_targeted=0, n_resamples=200)
     pgd_only = (tab.cell("static", "none").game.correct & tab.cell("static", "pgd").game.correct).mean()
-    assert "standard AutoAttack" in c.rule and c.statistic >= tab.cell("defense", "fpa").accuracy - pgd_only - EPS
+    assert "standard AutoAttack" in c.rule and "the attacks' difference" in c.detail and c.statistic >= tab.cell("defense", "fpa").accuracy - pgd_only - EPS
 
 
 # --- the experiment's audit preset ---------------------------------------------------------------------------------

@@ -195,10 +195,11 @@ class AuditConfig:
     T: Int = param(1, ge=1, unit="iterations", paper="A.3 (9)", doc="FPA/GMSA iterations")
     solver_untargeted: Int = param(1, ge=0, unit="runs", paper="A.3 (5)", doc="PGD ensemble: untargeted CW runs")
     solver_targeted: Int = param(1, ge=0, unit="runs", paper="A.3 (9)", doc="PGD ensemble: targeted CW runs")
-    base_attack: Literal["autoattack", "pgd"] = param(
-        "autoattack", unit="", paper="§6 (AA)",
-        doc="the static base's attacks: white-box PGD and standard AutoAttack ('autoattack'; without the "
-            "'autoattack' extra: PGD alone, with a warning) or PGD alone ('pgd')")
+    base_attack: Literal["pgd", "autoattack"] = param(
+        "pgd", unit="", paper="§6 (Table 2: static PGD, static AA)",
+        doc="the static base's attacks: white-box PGD with the attacks' solver ('pgd': the gain isolates the "
+            "adaptation) or PGD and standard AutoAttack ('autoattack', the 'autoattack' extra: the field's number "
+            "for the base, but stronger than the attacks Γ faces)")
     transfer: Literal["pgd", "autoattack"] = param("pgd", unit="", paper="§5.1, Table 2 (PGD, AA)",
                                                    doc="the non-adaptive attack whose gain is checked")
 
@@ -284,8 +285,8 @@ PAPER_CPU = Config(
 )
 
 #: robustsuite audit: the transductive-gain check of the user's model alone (no table of the paper): 100 points at
-#: L∞ eps 0.1, FPA/GMSA with T = 1 over a 1 + 1 CW PGD ensemble of 10 steps, the base under PGD and standard
-#: AutoAttack; set audit.adaptive = "dent" for a model declared test-time adaptive (else: not applicable)
+#: L∞ eps 0.1, FPA/GMSA with T = 1 over a 1 + 1 CW PGD ensemble of 10 steps, the base under the same PGD; set
+#: audit.adaptive = "dent" for a model declared test-time adaptive (else: not applicable)
 AUDIT = Config(tables=(), threat=ThreatConfig(eps=0.1, at_eps=0.1, at_model_eps=0.1),
                audit=AuditConfig(enabled=True))
 
