@@ -133,6 +133,9 @@ def test_audit_preset_gives_the_functions_check_in_result_checks(shipped):
                                       evidence=res.checks[0].evidence),)
     back = ex.Result.from_dict(json.loads(json.dumps(res.to_dict())))
     assert back.checks == res.checks and back.to_dict() == res.to_dict()
+    lo, hi = res.checks[0].interval
+    assert res.summary.endswith(f"Check zeroe-noise: pass (relative drop 0.125 [{lo:.3f}, {hi:.3f}] does not lie "
+                                "above 0.2 and the accuracy under noise stays above chance).")
     # the other presets compute no check, and say so with an empty list
     assert ex.Result.from_dict({**res.to_dict(), "checks": []}).checks == ()
 

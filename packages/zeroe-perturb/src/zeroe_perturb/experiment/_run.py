@@ -138,10 +138,11 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
         tabs.update(dtabs)
         mets.update(dmets)
         notes.append(dnote)
-    return Result(experiment="zeroe_perturb", config=to_dict(config), tables=tabs, metrics=mets,
-                  summary=summary(measures, config, [s for s in skipped if "not given" not in s]), records=recs,
-                  notes=tuple(notes),
-                  warnings=tuple(warnings_of(measures, config)), checks=audit_checks(*audited, config, seeds))
+    checks = audit_checks(*audited, config, seeds)
+    text = summary(measures, config, [s for s in skipped if "not given" not in s])
+    text += "".join(f" Check {c.id}: {c.status} ({c.detail.split('. ')[0]})." for c in checks)
+    return Result(experiment="zeroe_perturb", config=to_dict(config), tables=tabs, metrics=mets, summary=text,
+                  records=recs, notes=tuple(notes), warnings=tuple(warnings_of(measures, config)), checks=checks)
 
 
 def _defense(models: Models, data: Data, config: Config, store: Any, progress: bool):
