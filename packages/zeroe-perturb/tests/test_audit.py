@@ -120,6 +120,11 @@ def test_bad_hyper_parameters_are_refused_by_name(kw, exc, word):
     assert calls == []
 
 
+def test_labels_beyond_the_models_classes_are_refused_after_the_clean_pass():
+    with pytest.raises(ValueError, match=r"labels must be class indices < the model's 2 classes, got 5"):
+        noise_check(lambda b: np.zeros((len(b), 2)), ["a b c", "d e f"], [0, 5])
+
+
 # --- the experiment's audit preset ---------------------------------------------------------------------------------
 
 

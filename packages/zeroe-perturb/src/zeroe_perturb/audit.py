@@ -154,7 +154,10 @@ def noise_check(model: Any, texts: Sequence[str], labels: Any, *, level: float =
     confidence = check_float("confidence", confidence, gt=0.0, lt=1.0)
     n_resamples = check_int("n_resamples", n_resamples, ge=100)
     batch_size = check_int("batch_size", batch_size, ge=1)
-    clean = predict_logits(model, texts, batch_size=batch_size).argmax(axis=1) == y
+    z = predict_logits(model, texts, batch_size=batch_size)
+    if int(y.max()) >= z.shape[1]:
+        raise ValueError(f"labels must be class indices < the model's {z.shape[1]} classes, got {int(y.max())}")
+    clean = z.argmax(axis=1) == y
     noisy = np.empty((len(texts), len(attacks)), dtype=bool)
     for j, a in enumerate(attacks):
         adv, _, _ = attack_texts(texts, a, level, seed=seed)
