@@ -110,7 +110,7 @@ def test_autoattack_on_the_base_is_at_least_as_strong_as_pgd(digits, at_base):
 # --- the experiment's audit preset ---------------------------------------------------------------------------------
 
 
-def test_audit_preset_gives_the_functions_check_in_result_checks(digits, at_base):
+def test_audit_preset_gives_the_functions_check_in_result_checks(digits, at_base, monkeypatch):
     xtr, ytr, xte, yte = digits
     data = E.Data(train=Split(xtr, ytr), test=Split(xte, yte))
     models = E.Models(standard=at_base, adversarial=at_base)
@@ -119,7 +119,8 @@ def test_audit_preset_gives_the_functions_check_in_result_checks(digits, at_base
     assert [c.status for c in none.checks] == ["not-applicable"] and none.tables == {}
     cfg = from_dict(E.Config, {"audit": {"adaptive": "dent", "points": 32, "base_attack": "pgd"},
                                "attack": {"pgd_steps": 3}}, base=E.preset("audit"))
-    res = E.run(models, data, cfg, store=MemoryStore(), progress=False)
+    store = MemoryStore()
+    res = E.run(models, data, cfg, store=store, progress=False)
     idx = ta.draw_points(len(yte), 32, 0)
     direct = ta.transductive_gain_check(ta.DENT(at_base), xte[idx], yte[idx], eps=0.1, pgd_steps=3,
                                         base_attack="pgd", batch_size=100, evidence=res.checks[0].evidence)
@@ -127,6 +128,14 @@ def test_audit_preset_gives_the_functions_check_in_result_checks(digits, at_base
     assert {r["attack"] for r in res.rows("transductive_gain")} >= {"clean", "PGD (white-box)", "FPA", "GMSA-MIN"}
     back = E.Result.from_dict(json.loads(json.dumps(res.to_dict())))
     assert back.checks == res.checks and back.to_dict() == res.to_dict()
+    # the audit's games are checkpointed: a second run replays none of them and gives the same result
+    from transduct_attack import tables
+
+    calls: list[int] = []
+    real = tables.play_game
+    monkeypatch.setattr(tables, "play_game", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = E.run(models, data, cfg, store=store, progress=False)
+    assert calls == [] and again.to_dict() == res.to_dict()
 
 
 def test_audit_settings_are_checked_before_any_game(digits, mlp_std):
