@@ -145,6 +145,21 @@ def test_audit_preset_gives_the_functions_check_in_result_checks(shipped):
     assert ex.Result.from_dict({**res.to_dict(), "checks": []}).checks == ()
 
 
+def test_the_audit_reads_accuracy_when_the_tables_use_auroc(toy):
+    """A binary classifier scored by AUROC in the tables: the check still reads accuracy, against the
+    majority-class share (not AUROC's 0.5), and equals the function's."""
+    models, data = toy(n=60)
+    cfg = override(ex.preset("audit"), {"classification.n": None, "classification.metric": "auroc",
+                                        "seeds.n_resamples": 300, "attack.attacks": ["truncate", "visual"]})
+    res = ex.run(ex.Models(classifier=models.classifier), ex.Data(classification=data.classification), cfg,
+                 progress=False)
+    sp = data.classification
+    direct = noise_check(models.classifier, list(sp.x), sp.y, attacks=["truncate", "visual"], n_resamples=300,
+                         evidence=res.checks[0].evidence)
+    assert res.checks == (direct,)
+    assert f"chance {np.bincount(sp.y).max() / len(sp.y):.3f}" in direct.detail
+
+
 def test_audit_level_must_be_one_of_the_attack_levels():
     with pytest.raises((ConfigError, ValueError), match="audit.level"):
         override(ex.preset("audit"), {"audit.level": 0.5})

@@ -21,7 +21,8 @@ EVIDENCE = "zeroe_perturb section: table 'levels' and the per-sample records 'cl
 def audit_checks(task: Task | None, clean: Mapping[str, Any] | None, cells: Mapping[tuple, Mapping[str, Any]],
                  config: Config, seeds: Sequence[int]) -> tuple[Check, ...]:
     """``(zeroe-noise,)`` when ``config.audit.enabled`` (else ``()``): from the classification task's clean outputs
-    and its cells at ``audit.level``, one column per attacker (but full-shuffle) and attack seed."""
+    and its cells at ``audit.level``, one column per attacker (but full-shuffle) and attack seed. The check reads
+    accuracy whatever ``classification.metric`` the tables use."""
     a = config.audit
     if not a.enabled:
         return ()
@@ -35,6 +36,7 @@ def audit_checks(task: Task | None, clean: Mapping[str, Any] | None, cells: Mapp
     columns = [(x, s) for x in attacks for s in seeds]
     noisy = np.stack([np.asarray(cells[(x, a.level, s)]["logits"], dtype=np.float64).argmax(axis=1) == y
                       for x, s in columns], axis=1)
-    return (noise_check_from(right, noisy, [x for x, _ in columns], task.chance, level=a.level, max_drop=a.max_drop,
+    chance = float(np.bincount(y).max() / len(y))  # accuracy's chance (task.chance is 0.5 when the metric is AUROC)
+    return (noise_check_from(right, noisy, [x for x, _ in columns], chance, level=a.level, max_drop=a.max_drop,
                              confidence=config.seeds.level, n_resamples=config.seeds.n_resamples, seed=config.seed,
                              evidence=EVIDENCE),)
