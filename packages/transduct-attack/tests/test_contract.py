@@ -105,6 +105,9 @@ CATALOGUE = {
     "dent_table": (lambda m, x, y: ta.dent_table(m, x, y, eps=0.05, n=2, batch_size=2, T=0, pgd_steps=1,
                                                  n_untargeted=1, n_targeted=0), "x_test", "y_test"),
     "dent_adaptation": (lambda m, x, y: ta.dent_adaptation(ta.DENT(m, steps=1), _dent_table(), x), "x_test", None),
+    "transductive_gain_check": (lambda m, x, y: ta.transductive_gain_check(
+        ta.DENT(m, steps=1), x, y, eps=0.05, T=1, pgd_steps=1, n_untargeted=1, n_targeted=0, base_attack="pgd",
+        n_resamples=100), "x", "y"),
     "urejectron_figure": (lambda m, x, y: ta.urejectron_figure(m, _train()[0], x, y, eps=0.05, n=2, epochs=1,
                                                                thresholds=[0.5], T=0, pgd_steps=1), "x_test", "y_test"),
 }

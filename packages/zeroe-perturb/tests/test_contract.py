@@ -55,6 +55,7 @@ for label, bad in bad_texts().items():
     expect = (ValueError, "texts") if label == "empty" else (TypeError, "texts")
     case("evaluate", label, lambda m, b=bad: zp.evaluate(m, b, LABELS, attacks=["truncate"], levels=[0.5]), *expect)
     case("evaluate_seeds", label, lambda m, b=bad: zp.evaluate_seeds(m, b, LABELS, seeds=[0]), *expect)
+    case("noise_check", label, lambda m, b=bad: zp.noise_check(m, b, LABELS, attacks=["truncate"]), *expect)
     case("experiment.run", label, lambda m, b=bad: ex.run(
         ex.Models(classifier=m), ex.Data(classification=Split(b if b is not None else [], [] if b is None
                                                               else np.zeros(len(b), int))), ex.preset("demo")),
@@ -62,6 +63,8 @@ for label, bad in bad_texts().items():
         "data.classification" if label != "empty" else "data.classification")
 for label, bad in BAD_LABELS.items():
     case("evaluate", f"labels_{label}", lambda m, b=bad: zp.evaluate(m, TEXTS, b, attacks=["truncate"]),
+         (TypeError, ValueError), "labels")
+    case("noise_check", f"labels_{label}", lambda m, b=bad: zp.noise_check(m, TEXTS, b, attacks=["truncate"]),
          (TypeError, ValueError), "labels")
     if label != "wrong_length":  # chance_score has nothing to compare a length with
         case("chance_score", f"labels_{label}", lambda m, b=bad: zp.chance_score(b), (TypeError, ValueError),
@@ -71,6 +74,9 @@ for label, bad in BAD_LABELS.items():
 for text_case, bad in (("none", None), ("number", 3), ("list", ["a"])):
     case("perturb", text_case, lambda m, b=bad: zp.perturb(b, "truncate", 0.5), TypeError, "text")
     case("Attacker", text_case, lambda m, b=bad: zp.Truncate()(b, 0.5), TypeError, "text")
+case("noise_check", "model_not_callable", lambda m: zp.noise_check("roberta", TEXTS, LABELS), TypeError, "model")
+case("noise_check", "good", lambda m: zp.noise_check(m, TEXTS, LABELS, attacks=["truncate"], n_resamples=100), None,
+     None)
 case("evaluate_pairs", "bare_string", lambda m: zp.evaluate_pairs(m, "premise", LABELS[:1]), TypeError, "pairs")
 case("evaluate_pairs", "not_pairs", lambda m: zp.evaluate_pairs(m, ["a", "b"], LABELS[:2]), TypeError, "pairs")
 case("evaluate_pairs", "empty", lambda m: zp.evaluate_pairs(m, [], []), ValueError, "pairs")
@@ -129,7 +135,7 @@ EXEMPT = {
     "experiment.paper_reference": "takes nothing", "experiment.Result": "returned by run (from_dict: a saved result)",
     **{f"experiment.{c}": "a typed config group, validated on construction (test_experiment)" for c in (
         "Config", "AttackConfig", "SeedsConfig", "ClassificationConfig", "PairsConfig", "MultilabelConfig",
-        "TaggingConfig", "HeadlineConfig", "DefenseConfig")},
+        "TaggingConfig", "HeadlineConfig", "DefenseConfig", "AuditConfig")},
 }
 ATTACKER_CLASSES = ("Disemvowel", "FullShuffle", "InnerShuffle", "Intrude", "KeyboardTypo", "NaturalNoise",
                     "Phonetic", "Segment", "Truncate", "Visual")

@@ -60,7 +60,7 @@ def test_demo_preset_is_the_former_runner_defaults():
     paper = ex.preset("paper")
     assert paper.attack.levels == (0.2, 0.5, 0.8) and paper.defense.enabled and paper.classification.n is None
     assert paper.defense.one_one == paper.defense.leave_one_out == zp.ATTACKS
-    with pytest.raises(ValueError, match=r"preset must be one of \['demo', 'paper'\]"):
+    with pytest.raises(ValueError, match=r"preset must be one of \['audit', 'demo', 'paper'\]"):
         ex.preset("papr")
     from typing import get_args
 

@@ -9,6 +9,7 @@ attacks (:class:`TransferPGD`, :class:`TransferAutoAttack`, :class:`FPA`, :class
 from importlib.metadata import version as _version
 
 from .attacks import AdaptiveAutoAttack, Attack, NoAttack, TransferAutoAttack, TransferPGD
+from .audit import transductive_gain_check
 from .dann import DANN
 from .dent import DENT
 from .game import GameResult, RoundRecord, merge_games, play_game
@@ -109,4 +110,6 @@ __all__ = [
     "dent_adaptation",
     "URejectronFigure",
     "urejectron_figure",
+    # the verdict's lens (robustsuite audit): a test-time adaptive defense's gain under adaptive attacks
+    "transductive_gain_check",
 ]

@@ -23,6 +23,7 @@ from .attackers import (
     Truncate,
     Visual,
 )
+from .audit import noise_check
 from .benchmark import (
     BenchmarkResult,
     chance_score,
@@ -95,6 +96,7 @@ __all__ = [
     "load_lexicon",
     "load_natural_lexicon",
     "load_neighbours",
+    "noise_check",
     "parse_codespell",
     "parse_lexicon",
     "perturb",

@@ -19,19 +19,21 @@ Learned by Transduction* (ICLR 2022), Tables 1, 2, 3, 4, 6 and Figure 1, on the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
 from robustsuite_common.config import to_dict
 from robustsuite_common.experiment import DirStore, ExperimentResult, Figure, MemoryStore, Split, Store
+from robustsuite_common.verdict import Check
 
 from ._common import Out, fingerprint, paper_values
 from .config import (
     PRESETS,
     TABLES,
     AttackConfig,
+    AuditConfig,
     Config,
     DANNConfig,
     DENTConfig,
@@ -44,7 +46,7 @@ from .config import (
 )
 
 __all__ = ["Config", "ThreatConfig", "AttackConfig", "RobustnessConfig", "RMCConfig", "DENTConfig", "DANNConfig",
-           "TADVConfig", "URejectronConfig", "TABLES", "PRESETS", "preset", "Models", "Data", "Result", "run",
+           "TADVConfig", "URejectronConfig", "AuditConfig", "TABLES", "PRESETS", "preset", "Models", "Data", "Result", "run",
            "figures", "paper_values", "EXECUTION_FIELDS", "shard_count", "run_shard", "Store", "MemoryStore", "DirStore", "Split"]
 
 #: config paths that change how, not what, is computed
@@ -120,10 +122,27 @@ class Data:
     name: str = field(default="")
 
 
+@dataclass(frozen=True)
 class Result(ExperimentResult):
-    """What :func:`run` returns (an :class:`~robustsuite_common.experiment.ExperimentResult`)."""
+    """What :func:`run` returns (an :class:`~robustsuite_common.experiment.ExperimentResult`); ``checks`` holds the
+    verdict's checks the run computed (``audit.enabled``: the ``transductive-gain`` check), empty otherwise."""
 
     title = "Transductive defenses under adaptive attacks (RMC, DENT, DANN, TADV, URejectron vs FPA/GMSA)"
+    checks: tuple[Check, ...] = ()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        checks = tuple(self.checks)
+        if not all(isinstance(c, Check) for c in checks):
+            raise TypeError("checks must hold robustsuite_common.verdict.Check objects")
+        object.__setattr__(self, "checks", checks)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
+
+    @classmethod
+    def from_dict(cls, d: Any) -> Result:
+        return replace(super().from_dict(d), checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     def rows(self, table: str) -> list[dict[str, Any]]:
         """The rows of ``table`` as dicts."""
@@ -153,6 +172,11 @@ def _check(models: Any, data: Any, cfg: Any) -> None:
     n_test, n_train = data.test.x.shape[0], data.train.x.shape[0]
     used = {"rmc": ("rmc", "rmc_seeds"), "dann": ("dann",), "tadv": ("tadv",), "dent": ("dent",),
             "urejectron": ("urejectron",)}
+    if cfg.audit.enabled and cfg.audit.adaptive != "none" and cfg.audit.points > n_test:
+        raise ValueError(f"audit.points must be at most the number of test points ({n_test}), got {cfg.audit.points}")
+    from ._audit import check_audit
+
+    check_audit(cfg, models)
     for group, tables in used.items():
         if not set(tables) & set(cfg.tables):
             continue
@@ -178,7 +202,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     _check(models, data, config)
     cfg = config
     paper = paper_values()
-    from . import _dent, _retraining, _rmc, _urejectron
+    from . import _audit, _dent, _retraining, _rmc, _urejectron
 
     with evaluating(models.standard), evaluating(models.adversarial):
         xtr, ytr, xte, yte, data_fp, model_fp = _prepared(models, data)
@@ -197,13 +221,17 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         if "urejectron" in cfg.tables:
             _urejectron.urejectron(out, cfg, models, xtr, xte, yte, store=store, progress=progress,
                                    fp=(data_fp, model_fp["standard"]))
+        checks = _audit.audit(out, cfg, models, xte, yte, store=store, progress=progress,
+                              fp=(data_fp, model_fp["adversarial"])) if cfg.audit.enabled else ()
     seeds = cfg.rmc.seeds
-    out.notes.append(f"Budgets are scaled down from the paper (T={cfg.rmc.T} for RMC, {cfg.tadv.T} for TADV, "
-                     f"{cfg.dann.T} for DANN and {cfg.dent.T} for DENT instead of 9, PGD {cfg.attack.pgd_steps} "
-                     f"steps instead of 100–200, few epochs, {len(seeds)} seeds instead of 5); the game is naturally "
-                     "ordered and non-leaking, with private randomness per round. The paper's column is its MNIST "
-                     "row (eps 0.3) for Tables 1, 3, 4, 6 and its CIFAR-10 Wu et al. row (eps 8/255) for Table 2.")
-    if cfg.rmc.batch_size > 1:
+    if cfg.tables:
+            out.notes.append(f"Budgets are scaled down from the paper (T={cfg.rmc.T} for RMC, {cfg.tadv.T} for TADV, "
+                         f"{cfg.dann.T} for DANN and {cfg.dent.T} for DENT instead of 9, PGD {cfg.attack.pgd_steps} "
+                         f"steps instead of 100–200, few epochs, {len(seeds)} seeds instead of 5); the game is "
+                         "naturally ordered and non-leaking, with private randomness per round. The paper's column is "
+                         "its MNIST row (eps 0.3) for Tables 1, 3, 4, 6 and its CIFAR-10 Wu et al. row (eps 8/255) for "
+                         "Table 2.")
+    if cfg.rmc.batch_size > 1 and {"rmc", "rmc_seeds"} & set(cfg.tables):
         out.notes.append("RMC rounds carry several points (the paper adapts on one point per round) to fit the "
                          "demo budget.")
     out.notes += out.comparisons
@@ -212,7 +240,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     tables = {"headline": head, **out.tables} if head is not None else out.tables
     return Result(experiment="transduct_attack", config={**to_dict(cfg), "data": data.name},
                   tables=tables, metrics=out.metrics, summary=summary + ".", records=out.records,
-                  notes=tuple(out.notes), warnings=tuple(out.warnings))
+                  notes=tuple(out.notes), warnings=tuple(out.warnings), checks=checks)
 
 
 def _threat_warnings(out: Out, cfg: Config) -> None:

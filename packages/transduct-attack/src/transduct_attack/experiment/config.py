@@ -12,7 +12,7 @@ from typing import Literal
 from robustsuite_common.config import Bool, Float, Int, config, param
 
 __all__ = ["TABLES", "DEMO_V1", "ThreatConfig", "AttackConfig", "RobustnessConfig", "RMCConfig", "DENTConfig", "DANNConfig",
-           "TADVConfig", "URejectronConfig", "Config", "PRESETS", "preset"]
+           "TADVConfig", "URejectronConfig", "AuditConfig", "Config", "PRESETS", "preset"]
 
 #: the paper's tables this experiment reproduces, by key (Table 1, 6, 2, 3, 4 and Figure 1)
 TABLES = ("rmc", "dann", "tadv", "dent", "rmc_seeds", "urejectron")
@@ -181,13 +181,42 @@ class URejectronConfig:
 
 
 @config
+class AuditConfig:
+    """The verdict's ``transductive-gain`` check (``robustsuite audit``; :mod:`transduct_attack.audit`) of the
+    user's model (``models.adversarial``) at ``threat.eps``, PGD steps ``attack.pgd_steps``."""
+
+    enabled: Bool = param(False, unit="", paper="", doc="compute the check (Result.checks)")
+    adaptive: Literal["none", "dent"] = param(
+        "none", unit="", paper="§4 (Examples 1-2)",
+        doc="how the model adapts at test time, as its user declares it: 'dent' (DENT+ adapts its BatchNorm "
+            "affines on each test batch, A.3 settings); 'none': a static model (the check is not applicable)")
+    points: Int = param(100, ge=1, unit="test points", paper="A.3 (1,000)", doc="test points drawn from the seed")
+    batch_size: Int = param(100, ge=1, unit="points per round", paper="A.3 (128)", doc="the defense's batch size")
+    T: Int = param(1, ge=1, unit="iterations", paper="A.3 (9)", doc="FPA/GMSA iterations")
+    solver_untargeted: Int = param(1, ge=0, unit="runs", paper="A.3 (5)", doc="PGD ensemble: untargeted CW runs")
+    solver_targeted: Int = param(1, ge=0, unit="runs", paper="A.3 (9)", doc="PGD ensemble: targeted CW runs")
+    base_attack: Literal["pgd", "autoattack"] = param(
+        "pgd", unit="", paper="§6 (Table 2: static PGD, static AA)",
+        doc="the static base's attacks: white-box PGD with the attacks' solver ('pgd': the gain isolates the "
+            "adaptation) or PGD and standard AutoAttack ('autoattack', the 'autoattack' extra: the field's number "
+            "for the base, but stronger than the attacks Γ faces)")
+    transfer: Literal["pgd", "autoattack"] = param("pgd", unit="", paper="§5.1, Table 2 (PGD, AA)",
+                                                   doc="the non-adaptive attack whose gain is checked")
+
+    def __post_init__(self) -> None:
+        if self.solver_untargeted == 0 and self.solver_targeted == 0:
+            raise ValueError("audit: the PGD ensemble needs solver_untargeted or solver_targeted > 0")
+
+
+@config
 class Config:
     """Chen et al., ICLR 2022: transductive defenses under transfer and model-space attacks (§5, appendix A)."""
 
     seed: Int = param(0, ge=0, unit="", paper="", doc="the run's seed (points drawn, games, training)")
-    tables: tuple[Table, ...] = param(TABLES, min_length=1, unit="", paper="§5",
+    tables: tuple[Table, ...] = param(TABLES, min_length=0, unit="", paper="§5",
                                       doc="which tables to compute: rmc (Table 1), rmc_seeds (Table 6), dent "
-                                          "(Table 2), dann (Table 3), tadv (Table 4), urejectron (Figure 1)")
+                                          "(Table 2), dann (Table 3), tadv (Table 4), urejectron (Figure 1); "
+                                          "empty only with audit.enabled")
     threat: ThreatConfig = param(ThreatConfig(), doc="threat model and budgets", paper="§4, §5")
     attack: AttackConfig = param(AttackConfig(), doc="the attacks' inner solver", paper="A.1")
     robustness: RobustnessConfig = param(RobustnessConfig(), doc="the static models' own robustness rows",
@@ -197,10 +226,13 @@ class Config:
     dann: DANNConfig = param(DANNConfig(), doc="DANN (Table 3)", paper="A.4")
     tadv: TADVConfig = param(TADVConfig(), doc="TADV (Table 4)", paper="A.5")
     urejectron: URejectronConfig = param(URejectronConfig(), doc="URejectron (Figure 1)", paper="A.6")
+    audit: AuditConfig = param(AuditConfig(), doc="the verdict's transductive-gain check", paper="§5-6")
 
     def __post_init__(self) -> None:
         if len(set(self.tables)) != len(self.tables):
             raise ValueError(f"tables must not repeat a table, got {self.tables}")
+        if not self.tables and not self.audit.enabled:
+            raise ValueError("tables must name at least one table (or set audit.enabled)")
 
 
 #: the demo before issue 26 (the umbrella runner's DEFAULTS of that time): kept to show what moved
@@ -252,7 +284,13 @@ PAPER_CPU = Config(
     urejectron=URejectronConfig(points=500, train_points=2000, epochs=5, T=4),
 )
 
-PRESETS: dict[str, Config] = {"demo": DEMO, "paper": PAPER, "paper-cpu": PAPER_CPU}
+#: robustsuite audit: the transductive-gain check of the user's model alone (no table of the paper): 100 points at
+#: L∞ eps 0.1, FPA/GMSA with T = 1 over a 1 + 1 CW PGD ensemble of 10 steps, the base under the same PGD; set
+#: audit.adaptive = "dent" for a model declared test-time adaptive (else: not applicable)
+AUDIT = Config(tables=(), threat=ThreatConfig(eps=0.1, at_eps=0.1, at_model_eps=0.1),
+               audit=AuditConfig(enabled=True))
+
+PRESETS: dict[str, Config] = {"demo": DEMO, "paper": PAPER, "paper-cpu": PAPER_CPU, "audit": AUDIT}
 
 
 def preset(name: str) -> Config:

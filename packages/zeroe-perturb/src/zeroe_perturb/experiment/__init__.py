@@ -9,7 +9,8 @@ task type, with intervals over the items, the chance line and the paper's Table 
 
 - :class:`Config` groups the settings as the paper does (:class:`AttackConfig`, :class:`SeedsConfig`, the task
   types :class:`ClassificationConfig`, :class:`PairsConfig`, :class:`MultilabelConfig`, :class:`TaggingConfig`,
-  :class:`HeadlineConfig`, :class:`DefenseConfig`); :data:`PRESETS` holds ``"demo"`` and ``"paper"``.
+  :class:`HeadlineConfig`, :class:`DefenseConfig`, :class:`AuditConfig`); :data:`PRESETS` holds ``"demo"``, ``"paper"``
+  and ``"audit"`` (the verdict's ``zeroe-noise`` check alone, in ``Result.checks``).
 - :func:`run` takes :class:`Models` and :class:`Data` and returns a :class:`Result`; :func:`figures` draws it.
 - The paper's reported values are data: :func:`paper_reference` (``data/paper_reference.json``).
 """
@@ -19,6 +20,7 @@ from ._config import (
     EXECUTION_FIELDS,
     PRESETS,
     AttackConfig,
+    AuditConfig,
     ClassificationConfig,
     Config,
     DefenseConfig,
@@ -38,6 +40,7 @@ __all__ = [
     "EXECUTION_FIELDS",
     "PRESETS",
     "AttackConfig",
+    "AuditConfig",
     "ClassificationConfig",
     "Config",
     "Data",

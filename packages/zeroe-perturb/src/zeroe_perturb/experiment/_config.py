@@ -132,6 +132,19 @@ class DefenseConfig:
 
 
 @config
+class AuditConfig:
+    """The verdict's ``zeroe-noise`` check (``robustsuite audit``; :mod:`zeroe_perturb.audit`), read from the text
+    classification cells at one level: accuracy under the attackers of ``attack.attacks`` but full-shuffle (§3.2:
+    humans are not assumed to read through it) relative to the clean accuracy (Eq. 1)."""
+
+    enabled: Bool = param(False, doc="compute the check (Result.checks); needs a text classifier")
+    level: Float = param(0.3, gt=0, le=1, unit="probability per word", paper="§3.1",
+                         doc="perturbation level p of the check; one of attack.levels")
+    max_drop: Float = param(0.2, ge=0, le=1, unit="fraction of s(0)", paper="§4.2 (Eq. 1)",
+                            doc="warn when the interval of the relative drop 1 − s*(p) lies above this")
+
+
+@config
 class Config:
     """The Zéroe benchmark (Eger & Benz 2020): every attacker at every level on every task type, with intervals
     over the items, the paper's Table 5 ranking compared, and optionally adversarial training."""
@@ -145,11 +158,18 @@ class Config:
     tagging: TaggingConfig = param(TaggingConfig(), doc="token tagging (§4.1, POS)")
     headline: HeadlineConfig = param(HeadlineConfig(), doc="tasks the headline numbers may use")
     defense: DefenseConfig = param(DefenseConfig(), doc="adversarial training (§4.3)")
+    audit: AuditConfig = param(AuditConfig(), doc="the verdict's zeroe-noise check (robustsuite audit)")
     batch_size: Int = param(64, ge=1, le=65536, unit="texts", doc="texts per model call (how, not what)")
 
     def __post_init__(self) -> None:
         if self.defense.enabled and self.defense.leave_one_out and len(self.attack.attacks) < 2:
             raise ValueError("defense.leave_one_out needs at least two attackers in attack.attacks")
+        if self.audit.enabled:
+            if self.audit.level not in self.attack.levels:
+                raise ValueError(f"audit.level ({self.audit.level:g}) must be one of attack.levels "
+                                 f"{list(self.attack.levels)}")
+            if not set(self.attack.attacks) - {"full-shuffle"}:
+                raise ValueError("audit.enabled needs an attacker other than full-shuffle in attack.attacks")
 
 
 #: config paths that change how, not what, is computed (left out of a run's identity)
@@ -172,11 +192,21 @@ PRESETS: dict[str, Config] = {
         defense=DefenseConfig(enabled=True, n_train=None, one_one=ATTACKS, leave_one_out=ATTACKS, epochs=3,
                               lr=2e-5, max_length=128, clean_copies=False),
     ),
+    # robustsuite audit: the zeroe-noise check on the user's text classifier alone — the nine attackers humans read
+    # through (all but full-shuffle, §3.2) at p = 0.3, one attack draw, 200 texts, no other task type
+    "audit": Config(
+        attack=AttackConfig(attacks=tuple(a for a in ATTACKS if a != "full-shuffle"), levels=(0.3,)),
+        seeds=SeedsConfig(n_seeds=1),
+        pairs=PairsConfig(enabled=False),
+        multilabel=MultilabelConfig(enabled=False),
+        tagging=TaggingConfig(enabled=False),
+        audit=AuditConfig(enabled=True, level=0.3),
+    ),
 }
 
 
 def preset(name: str) -> Config:
-    """The named preset (``"demo"``, ``"paper"``); ``ValueError`` listing the names otherwise."""
+    """The named preset (``"demo"``, ``"paper"``, ``"audit"``); ``ValueError`` listing the names otherwise."""
     if name not in PRESETS:
         raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
     return PRESETS[name]

@@ -9,6 +9,7 @@ import numpy as np
 from robustsuite_common.config import config_hash, to_dict
 from robustsuite_common.experiment import JSON, Metric, Table, cached
 
+from ._audit import audit_checks
 from ._cells import Task, build_task, cell_outputs, clean_outputs, subset
 from ._config import Config
 from ._inputs import Data, Models, check_inputs
@@ -101,6 +102,7 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
     bar = _progress(sum(len(t.attacks) for t in tasks) * len(levels) * len(seeds) + len(tasks), progress)
     measures: list[TaskMeasure] = []
     recs: dict[str, list[dict[str, Any]]] = {}
+    audited: tuple = (None, None, {})  # the text-classification task, its clean outputs and cells (audit check)
     try:
         for task in tasks:
             clean = clean_outputs(task, store, config.batch_size)
@@ -114,6 +116,8 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
                         if bar is not None:
                             bar.update(1)
             measures.append(measure(task, clean, cells, config, seeds))
+            if task.key == "classification":
+                audited = (task, clean, cells)
             recs[RECORD_NAMES[task.key]] = records(task, clean, cells, seeds[0], levels)
     finally:
         if bar is not None:
@@ -134,10 +138,11 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
         tabs.update(dtabs)
         mets.update(dmets)
         notes.append(dnote)
-    return Result(experiment="zeroe_perturb", config=to_dict(config), tables=tabs, metrics=mets,
-                  summary=summary(measures, config, [s for s in skipped if "not given" not in s]), records=recs,
-                  notes=tuple(notes),
-                  warnings=tuple(warnings_of(measures, config)))
+    checks = audit_checks(*audited, config, seeds)
+    text = summary(measures, config, [s for s in skipped if "not given" not in s])
+    text += "".join(f" Check {c.id}: {c.status} ({c.detail.split('. ')[0]})." for c in checks)
+    return Result(experiment="zeroe_perturb", config=to_dict(config), tables=tabs, metrics=mets, summary=text,
+                  records=recs, notes=tuple(notes), warnings=tuple(warnings_of(measures, config)), checks=checks)
 
 
 def _defense(models: Models, data: Data, config: Config, store: Any, progress: bool):
