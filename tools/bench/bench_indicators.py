@@ -9,7 +9,6 @@ determinism) on the same points of the shipped adversarially trained CNN, measur
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import time
 

@@ -2,13 +2,14 @@
 
 Images: the robust-accuracy overview with the indicators (``certcal.overview`` + ``robustsuite_common.indicators``),
 and each method package's ``audit`` preset that applies to a vision model (the temperature illusion, uncertainty
-and calibration under attack); text: the overview's validity checks and the text lenses (the temperature illusion
-under text attacks, Zéroe noise); a model declared test-time adaptive: the transductive threat models. The verdict
+and calibration under attack); text: the overview's validity checks and Zéroe noise; ``--adaptive``: DENT played
+over the model against the static model under the transductive threat models. The verdict
 itself is assembled with the report (:mod:`robustsuite.report.verdicts`).
 """
 
 from __future__ import annotations
 
+import copy
 import importlib
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -31,21 +32,23 @@ class Lens:
     inputs: dict[str, Any]
     budget: dict[str, str] = field(default_factory=dict)
     adaptive: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+    norms: tuple[str, ...] = ("Linf", "L2")
 
 
 LENSES: tuple[Lens, ...] = (
     Lens("iortemp", "iortemp", ("vision",),
          {"model": "", "dataset": "", "vision_model": "{model}", "vision_dataset": "{data}"},
          {"eps": "audit.eps", "norm": "audit.norm"}),
-    Lens("iortemp", "iortemp", ("text",), {"model": "{model}", "dataset": "{data}", "vision_model": ""}),
     Lens("uncspan", "uncspan", ("vision",), {"model": "{model}", "dataset": "{data}", "compare": [], "osr_models": []},
          {"eps": "attack.eps", "norm": "attack.norm"}),
     Lens("certcal", "certcal", ("vision",), {"model": "{model}", "dataset": "{data}", "noise_models": []},
          {"eps": "ace.eps_{norm}", "norm": "ace.norms"}),
-    Lens("zeroe_perturb", "zeroe_perturb", ("text",),
-         {"model": "{model}", "dataset": "{data}", "pairs_model": "", "multilabel_model": "", "tagging_model": ""}),
-    Lens("transduct_attack", "transduct_attack", ("vision",), {"model": "{model}", "dataset": "{data}"},
-         adaptive=True),
+    Lens("zeroe_perturb", "zeroe_perturb", ("text",), {"model": "{model}", "dataset": "{data}"}),
+    # DENT played over the user's model (its BatchNorm layers adapt on each test batch), against the static model
+    Lens("transduct_attack", "transduct_attack", ("vision",),
+         {"model": "{model}", "at_model": "{model}", "dataset": "{data}"}, {"eps": "threat.eps"}, adaptive=True,
+         config={"audit": {"adaptive": "dent"}}, norms=("Linf",)),
 )
 
 
@@ -100,7 +103,14 @@ def audit_config(model: str, data: str, *, eps: float | None, norm: str = "Linf"
     for lens in LENSES:
         if kind not in lens.kinds or lens.adaptive and not adaptive or not _has_audit_preset(lens.package):
             continue
+        if norm not in lens.norms:
+            if lens.adaptive:
+                raise ConfigError(f"--adaptive plays the transductive games in {' or '.join(lens.norms)} only; "
+                                  f"got --norm {norm}")
+            continue
         entry: dict[str, Any] = {"preset": "audit", **{k: _fill(v, model, data) for k, v in lens.inputs.items()}}
+        if lens.config:
+            entry["config"] = copy.deepcopy(lens.config)
         for name, key in lens.budget.items():
             value = {"eps": eps, "norm": norm}[name]
             key = key.format(norm=norm.lower())

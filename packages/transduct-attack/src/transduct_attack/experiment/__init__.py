@@ -19,14 +19,13 @@ Learned by Transduction* (ICLR 2022), Tables 1, 2, 3, 4, 6 and Figure 1, on the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from robustsuite_common.config import to_dict
 from robustsuite_common.experiment import DirStore, ExperimentResult, Figure, MemoryStore, Split, Store
-from robustsuite_common.verdict import Check
 
 from ._common import Out, fingerprint, paper_values
 from .config import (
@@ -128,21 +127,6 @@ class Result(ExperimentResult):
     verdict's checks the run computed (``audit.enabled``: the ``transductive-gain`` check), empty otherwise."""
 
     title = "Transductive defenses under adaptive attacks (RMC, DENT, DANN, TADV, URejectron vs FPA/GMSA)"
-    checks: tuple[Check, ...] = ()
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        checks = tuple(self.checks)
-        if not all(isinstance(c, Check) for c in checks):
-            raise TypeError("checks must hold robustsuite_common.verdict.Check objects")
-        object.__setattr__(self, "checks", checks)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
-
-    @classmethod
-    def from_dict(cls, d: Any) -> Result:
-        return replace(super().from_dict(d), checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     def rows(self, table: str) -> list[dict[str, Any]]:
         """The rows of ``table`` as dicts."""

@@ -4,14 +4,13 @@ measured numbers."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from robustsuite_common.experiment import ExperimentResult, Metric, Split, Table, ci_of, headline
 from robustsuite_common.intervals import Interval
-from robustsuite_common.verdict import Check
 
 from .._outputs import softmax_confidence
 from ..ranking import _reference
@@ -29,22 +28,6 @@ class Result(ExperimentResult):
     accessors for the numbers readers ask for first. ``checks`` holds the verdict's checks the run computed
     (``audit.enabled``: the ``zeroe-noise`` check); empty otherwise."""
 
-    checks: tuple[Check, ...] = ()
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        checks = tuple(self.checks)
-        if not all(isinstance(c, Check) for c in checks):
-            raise TypeError("checks must hold robustsuite_common.verdict.Check objects")
-        object.__setattr__(self, "checks", checks)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**super().to_dict(), "checks": [c.to_dict() for c in self.checks]}
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Result:
-        base = super().from_dict(d)
-        return replace(base, checks=tuple(Check.from_dict(c) for c in d.get("checks", ())))
 
     @property
     def model_at_chance(self) -> bool:
