@@ -19,11 +19,13 @@ def test_combination_rule_takes_the_worst_status_in_the_fields_order():
     assert combine([*base, c("zero-gradients", status="fail"), c("x-warn", status="warn")])[0] == "not-supported"
     # a failed validity check wins over every other failure: the evaluation itself cannot be trusted
     assert combine([c("above-chance", "validity", "fail"), c("zero-gradients", status="fail")])[0] == "inconclusive"
-    # no robust accuracy measured (only validity and lens checks): nothing to support
-    assert combine([c("above-chance", "validity"), c("zeroe-noise", "lenses")])[0] == "inconclusive"
-    # not-applicable attack checks do not count as measured
-    assert combine([c("above-chance", "validity"), c("square-beats-white-box", status="not-applicable")])[0] \
-        == "inconclusive"
+    # only validity checks: nothing measured the robustness
+    assert combine([c("above-chance", "validity")])[0] == "inconclusive"
+    # not-applicable checks do not count as measured
+    assert combine([c("above-chance", "validity"), c("square-beats-white-box", status="not-applicable"),
+                    c("transductive-gain", "lenses", "not-applicable")])[0] == "inconclusive"
+    # a text model: validity and a lens (Zéroe noise), no AutoAttack
+    assert combine([c("above-chance", "validity"), c("zeroe-noise", "lenses")])[0] == "supported"
 
 
 def test_benjamini_hochberg_matches_a_hand_computation_and_sets_status_from_the_adjusted_p():

@@ -142,15 +142,15 @@ def apply_fdr(checks: Sequence[Check], *, rate: float = FDR) -> list[Check]:
 
 def combine(checks: Iterable[Check]) -> tuple[str, str]:
     """The model's status and the rule that gave it, from its checks' statuses (never an average):
-    ``inconclusive`` when a validity check fails or no check measured robust accuracy; else ``not-supported`` when
+    ``inconclusive`` when a validity check fails or only validity checks could run; else ``not-supported`` when
     any check fails; else ``supported-with-caveats`` when any warns; else ``supported``."""
     checks = list(checks)
     failed_validity = [c.id for c in checks if c.group == "validity" and c.status == "fail"]
     if failed_validity:
         return "inconclusive", f"a validity check failed ({', '.join(failed_validity)}): the evaluation itself " \
                                "cannot be trusted, whatever the attack numbers say"
-    if not any(c.group == "attack-strength" and c.status != "not-applicable" for c in checks):
-        return "inconclusive", "no attack-strength check could run (robust accuracy was not measured)"
+    if not any(c.group != "validity" and c.status != "not-applicable" for c in checks):
+        return "inconclusive", "no attack-strength or lens check could run: nothing measured the robustness"
     failed = [c.id for c in checks if c.status == "fail"]
     if failed:
         return "not-supported", f"{len(failed)} check(s) failed ({', '.join(failed)})"

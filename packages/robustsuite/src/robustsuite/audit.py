@@ -37,8 +37,7 @@ class Lens:
 
 
 LENSES: tuple[Lens, ...] = (
-    Lens("iortemp", "iortemp", ("vision",),
-         {"model": "", "dataset": "", "vision_model": "{model}", "vision_dataset": "{data}"},
+    Lens("iortemp", "iortemp", ("vision",), {"model": "{model}", "dataset": "{data}", "vision_model": ""},
          {"eps": "audit.eps", "norm": "audit.norm"}),
     Lens("uncspan", "uncspan", ("vision",), {"model": "{model}", "dataset": "{data}", "compare": [], "osr_models": []},
          {"eps": "attack.eps", "norm": "attack.norm"}),

@@ -18,7 +18,7 @@ class SpecInfo:
 def split_spec(spec: str, error: type[ValueError], known: Sequence[SpecInfo]) -> tuple[str, str]:
     """``(scheme, value)`` of ``spec``, else ``error`` listing the schemes of ``known``."""
     if not isinstance(spec, str) or ":" not in spec:
-        schemes = sorted({s.spec.split(":")[0] for s in known})
+        schemes = sorted({s.spec.split(":")[0] for s in known if not s.spec.startswith("<")})
         raise error(f"spec {spec!r} must look like '<scheme>:<value>' with scheme one of {schemes}")
     scheme, _, value = spec.partition(":")
     if not value:

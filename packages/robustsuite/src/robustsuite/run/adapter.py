@@ -158,7 +158,8 @@ class ExperimentRunner:
         result = self.experiment.run(models, data, cfg, store=self._store(ctx), progress=ctx.progress)
         from ..report.section import section_from_result
 
-        checked = getattr(specs, getattr(self.module, "CHECKS_MODEL", "model"), "")  # the spec the checks are about
+        about = getattr(self.module, "checks_model", None)  # the spec the checks are about (default: model)
+        checked = about(specs) if about is not None else specs.model
         if getattr(result, "checks", ()):
             result = dataclasses.replace(result, checks=tuple(c if c.model else dataclasses.replace(c, model=checked)
                                                               for c in result.checks))

@@ -13,7 +13,6 @@ NAME = "iortemp"
 TITLE = "Illusion of robustness: extreme confidence, adversary temperature scaling, DDi-AT"
 PAPER = "000"
 EXPERIMENT = "iortemp.experiment"
-CHECKS_MODEL = "vision_model"  # the temperature-illusion check is computed on the vision model
 
 
 @config
@@ -21,10 +20,11 @@ class Inputs:
     """The text classifier and its data (Tables 1-5), and the optional vision model and images (PGD beside
     AutoAttack; an empty ``vision_model`` skips that part)."""
 
-    model: Str = param("builtin:wordnet-roberta", doc="text classifier (DDi-AT needs a transformers model; '' skips "
-                       "the text part: the audit preset of an image model)", unit="model spec")
+    model: Str = param("builtin:wordnet-roberta", doc="text classifier (DDi-AT needs a transformers model); an image "
+                       "model with an image dataset and no vision_model: the vision part alone (the audit)",
+                       unit="model spec")
     dataset: Str = param("builtin:wordnet-topics", doc="text data: test and validation texts, training texts for "
-                                                        "DDi-AT", unit="dataset spec")
+                                                        "DDi-AT (images with an image model)", unit="dataset spec")
     vision_model: Str = param("builtin:fashion-cnn", doc="vision model ('' skips the vision part)", unit="model spec")
     vision_dataset: Str = param("builtin:fashion-mnist", doc="images for the vision part", unit="dataset spec")
 
@@ -35,16 +35,21 @@ def _named(ds):
             for s in (ds.train, ds.val, ds.test)]
 
 
+def checks_model(specs: Inputs) -> str:
+    """The spec the temperature-illusion check is about: the vision model (``model`` itself when it is one)."""
+    return specs.vision_model or specs.model
+
+
 def inputs(ctx, specs: Inputs, cfg):
     from iortemp.experiment import Data, Models
 
-    train = val = test = text = None
-    if specs.model:  # an empty text model: the vision part alone (the audit preset of an image model)
-        ds = ctx.dataset(specs.dataset)
-        if ds.modality != "text":
-            raise ConfigError(f"[methods.{NAME}] dataset must be a text dataset, got {specs.dataset} ({ds.modality})")
-        train, val, test = _named(ds)
-        text = ctx.model(specs.model)
+    ds = ctx.dataset(specs.dataset)
+    if ds.modality == "vision" and not specs.vision_model:  # an image model alone: the vision part (the audit)
+        _, vval, vtest = _named(ds)
+        return Models(vision=ctx.model(specs.model)), Data(vision_test=vtest, vision_val=vval)
+    if ds.modality != "text":
+        raise ConfigError(f"[methods.{NAME}] dataset must be a text dataset, got {specs.dataset} ({ds.modality})")
+    train, val, test = _named(ds)
     vision = vtest = vval = None
     if specs.vision_model:
         vds = ctx.dataset(specs.vision_dataset)
@@ -53,5 +58,5 @@ def inputs(ctx, specs: Inputs, cfg):
                               f"({vds.modality})")
         vision = ctx.model(specs.vision_model)
         _, vval, vtest = _named(vds)
-    models = Models(text=text, vision=vision)
+    models = Models(text=ctx.model(specs.model), vision=vision)
     return models, Data(test=test, val=val, train=train, vision_test=vtest, vision_val=vval)
