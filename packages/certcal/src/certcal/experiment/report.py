@@ -47,7 +47,8 @@ class Result(ExperimentResult):
 
     @property
     def model_at_chance(self) -> bool:
-        return bool(self.value("model_at_chance"))
+        """The at-chance flag (False for the audit preset, which measures no clean accuracy of its own)."""
+        return bool(self.value("model_at_chance")) if "model_at_chance" in self.metrics else False
 
 
 def paper_values() -> dict[str, Any]:

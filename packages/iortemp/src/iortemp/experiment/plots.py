@@ -33,6 +33,8 @@ def draw(result) -> list[Figure]:
     import matplotlib.pyplot as plt
 
     figs: list[Figure] = []
+    if "ior_table" not in result.tables:  # the audit preset: the check alone, nothing to draw
+        return figs
     t = result.tables["ior_table"]
     attacks = [c for c in t.columns if c + " over seeds" in t.columns]
     systems = list(dict.fromkeys(t.column("system")))

@@ -92,6 +92,17 @@ class RunContext:
             self._cache[key] = ds
         return self._cache[key]
 
+    def dataset_sizes(self, spec: str) -> dict[str, int]:
+        """Samples per split of the dataset ``spec`` as loaded, before ``limit`` cut it (what a leaderboard
+        evaluates)."""
+        self.dataset(spec)
+        raw = self._cache.get(f"dataset::{spec}")
+        if raw is None:  # the cut dataset came from a shared cache without the whole one
+            from ..loaders import load_dataset
+
+            raw = self._cache[f"dataset::{spec}"] = load_dataset(spec)
+        return {k: len(s) for k, s in raw.splits().items()}
+
     def figure(self, fig, name: str, caption: str) -> Figure:
         """Save a matplotlib figure as ``figures/<method>/<name>.png`` (atomically) and close it."""
         import matplotlib.pyplot as plt

@@ -51,5 +51,6 @@ def inputs(ctx, specs: Inputs, cfg):
     ds = ctx.dataset(specs.dataset)
     summary = ds.summary()
     models = Models(ctx.model(specs.model), name=specs.model, adversarial_eps=training_eps(specs.model))
-    data = Data(getattr(ds, cfg.split), name=specs.dataset, sizes=summary["sizes"], source=summary["source"] or "")
+    data = Data(getattr(ds, cfg.split), name=specs.dataset, sizes=ctx.dataset_sizes(specs.dataset),
+                source=summary["source"] or "")
     return models, data

@@ -33,6 +33,8 @@ def figures(result: Result) -> list[Figure]:
     from ..plots import plot_entropy_distributions, plot_reliability_diagrams
     from ..sweep import plot_eps_sweep
 
+    if "span" not in result.tables:  # the audit preset: the checks alone, nothing to draw
+        return []
     eps, norm = float(result.config["attack"]["eps"]), str(result.config["attack"]["norm"])
     n_bins = int(result.config["metrics"]["n_bins"])
     models = [r["model"] for r in result.tables["span"].records()]
