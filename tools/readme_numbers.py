@@ -344,7 +344,9 @@ def render_block(name: str, sources: dict[str, Callable[[], dict]], tables: dict
         raise NumbersError(f"unknown numbers block {name!r}; known: {sorted(tables)} (tools/readme_numbers.py TABLES)")
     spec = tables[name]
     try:
-        return spec.render(sources[spec.source]())
+        body = spec.render(sources[spec.source]())
+        meta = sources.get(f"{spec.source}-meta")
+        return body if meta is None or isinstance(spec, Sentence) else f"{body}\n\n{cite(meta())}"
     except NumbersError as e:
         raise NumbersError(f"README block {name!r}: {e} (renamed? update TABLES in tools/readme_numbers.py)") from None
 
@@ -364,6 +366,28 @@ def regenerate(text: str, sources: dict[str, Callable[[], dict]], tables: dict |
     return MARKER.sub(sub, text)
 
 
+def cite(meta: dict) -> str:
+    """The line under a generated table naming its record (a benchmark's ``meta.json``)."""
+    cpu = (f"{meta['cpu_hours']:g} CPU-hours" if meta.get("cpu_hours") is not None else "CPU time not logged")
+    return (f"*Record `{meta['name']}` (`{meta['dir']}/`): `{meta['command']}` at commit "
+            f"`{meta['code_commit'][:7]}`, {meta['machine']['cpus']} CPUs, {cpu}.*")
+
+
+def load_meta(report: Path) -> dict:
+    """The ``meta.json`` beside a recorded report (with ``dir``, its folder relative to the repository)."""
+    path = report.parent / "meta.json"
+    if not path.is_file():
+        raise NumbersError(f"no meta.json beside {report}: a recorded benchmark names its command, machine, "
+                           "code commit and CPU time there")
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    missing = [k for k in ("name", "command", "machine", "code_commit", "cpu_hours") if k not in meta]
+    if missing:
+        raise NumbersError(f"{path} has no {missing}")
+    rel = report.parent.resolve()
+    meta["dir"] = str(rel.relative_to(ROOT)) if rel.is_relative_to(ROOT) else str(rel)
+    return meta
+
+
 def default_files() -> list[Path]:
     return prose_files()
 
@@ -378,8 +402,12 @@ def make_sources(report: Path = DEFAULT_REPORT, manifest: Path = MANIFEST) -> di
             return cache[key]
         return get
 
+    def meta(path: Path) -> Callable[[], dict]:
+        return lambda: load_meta(path)
+
     return {"manifest": lazy("manifest", manifest, "build manifest"), "report": lazy("report", report, "demo report"),
-            "paper-cpu": lazy("paper-cpu", PAPER_CPU_REPORT, "paper-cpu benchmark report")}
+            "paper-cpu": lazy("paper-cpu", PAPER_CPU_REPORT, "paper-cpu benchmark report"),
+            "report-meta": meta(DEFAULT_REPORT), "paper-cpu-meta": meta(PAPER_CPU_REPORT)}
 
 
 # --- the prose check: every "x [lo, hi]" outside generated blocks is a recorded interval -------------
