@@ -219,6 +219,24 @@ class Cell:
         return r[self.column], r.get(f"{self.column}_ci_low"), r.get(f"{self.column}_ci_high")
 
 
+@dataclass(frozen=True)
+class Clause:
+    """The clause of a section's summary that starts with ``start`` (the summary's ``; ``-separated verdicts,
+    written by the method from its own numbers), quoted as it is."""
+
+    section: str
+    start: str
+    signed: bool = False
+
+    def get(self, report: dict) -> str:
+        summary = _section(report, self.section).get("summary") or ""
+        hits = [c.strip().rstrip(".") for c in summary.split("; ") if c.strip().startswith(self.start)]
+        if len(hits) != 1:
+            raise NumbersError(f"report section {self.section!r}: {len(hits)} summary clauses start with "
+                               f"{self.start!r} (need exactly one)")
+        return hits[0]
+
+
 FIELD = re.compile(r"\{(?P<name>\w+)(?:\.(?P<part>verdict|value))?\}")
 
 
@@ -226,10 +244,11 @@ FIELD = re.compile(r"\{(?P<name>\w+)(?:\.(?P<part>verdict|value))?\}")
 class Sentence:
     """A sentence stating a verdict, generated from a record: ``{name}`` is the field as ``x [lo, hi]``,
     ``{name.value}`` the number alone, ``{name.verdict}`` what its interval says about zero (``above zero``,
-    ``below zero``, ``not separated from zero``). Fields are :class:`Metric` or :class:`Cell`."""
+    ``below zero``, ``not separated from zero``). Fields are :class:`Metric`, :class:`Cell` or :class:`Clause` (a
+    verdict the method wrote in its summary, quoted)."""
 
     template: str
-    fields: tuple[tuple[str, Metric | Cell], ...]
+    fields: tuple[tuple[str, Metric | Cell | Clause], ...]
     decimals: int = 2
     source: str = "report"  # or "paper-cpu"
 
@@ -244,6 +263,8 @@ class Sentence:
             name, part = m.group("name"), m.group("part")
             if name not in fields:
                 raise NumbersError(f"sentence field {name!r} is not defined; defined: {sorted(fields)}")
+            if isinstance(got[name], str):
+                return got[name]
             (v, lo, hi), signed = got[name], fields[name].signed
             if part == "value":
                 return num(v, signed)
@@ -326,6 +347,12 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence] = {
     "paper-cpu-iortemp-vision": ReportTable("iortemp", "vision_ior", ("model", "clean", "plain PGD", "cal", "opt",
                                                                       "robust accuracy (AutoAttack)", "PGD fooled",
                                                                       "illusion"), source="paper-cpu"),
+    # verdict sentences: the section's own summary clauses, quoted (transduct-attack README)
+    **{f"paper-cpu-transduct-say-{key}": Sentence("{c}.", (("c", Clause("transduct_attack", start)),),
+                                                   source="paper-cpu")
+       for key, start in (("rmc-std", "RMC (standard): GMSA-MIN"), ("rmc-at", "RMC (adv. trained) under GMSA-MIN"),
+                          ("dann", "DANN (standard base)"), ("dent", "DENT-AA"), ("tadv", "TADV (AT MLP)"))},
+    "demo-transduct-say-dann": Sentence("{c}.", (("c", Clause("transduct_attack", "DANN (standard base)")),)),
 }
 
 

@@ -93,6 +93,15 @@ DIFF = {"schema_version": "2.0", "sections": {"demo": {
                 "rows": [["RMC", "FPA", 0.42, 0.2, 0.62], ["RMC", "GMSA", 0.39, 0.15, 0.63]]}]}}}
 
 
+def test_a_sentence_quotes_the_summary_clause_it_names():
+    rep = {"sections": {"demo": {"summary": "DANN: GMSA-MIN 0.47 is below PGD 0.75 (paired +0.28); TADV: tie.",
+                                 "metrics": {}, "tables": []}}}
+    assert rn.Sentence("Here {c}.", (("c", rn.Clause("demo", "DANN:")),)).render(rep) == \
+        "Here DANN: GMSA-MIN 0.47 is below PGD 0.75 (paired +0.28)."
+    with pytest.raises(rn.NumbersError, match="0 summary clauses start with 'FPA'"):
+        rn.Sentence("{c}", (("c", rn.Clause("demo", "FPA")),)).render(rep)
+
+
 def test_a_sentence_states_the_verdict_its_interval_supports():
     s = rn.Sentence("RMC gains {g} ({g.verdict}); the tie {t.value} is {t.verdict}; FPA leaves {a}.",
                     (("g", rn.Metric("demo", "gain", signed=True)), ("t", rn.Metric("demo", "tie", signed=True)),
