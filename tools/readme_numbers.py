@@ -221,7 +221,7 @@ class Cell:
 
 @dataclass(frozen=True)
 class Clause:
-    """The clause of a section's summary that starts with ``start`` (the summary's ``; ``-separated verdicts,
+    """The clause of a section's summary that starts with ``start`` (the summary's ``;``- or ``.``-separated verdicts,
     written by the method from its own numbers), quoted as it is."""
 
     section: str
@@ -230,7 +230,7 @@ class Clause:
 
     def get(self, report: dict) -> str:
         summary = _section(report, self.section).get("summary") or ""
-        hits = [c.strip().rstrip(".") for c in summary.split("; ") if c.strip().startswith(self.start)]
+        hits = [c.strip().rstrip(".") for c in re.split(r";\s+|\.\s+(?=[A-Z])", summary) if c.strip().startswith(self.start)]
         if len(hits) != 1:
             raise NumbersError(f"report section {self.section!r}: {len(hits)} summary clauses start with "
                                f"{self.start!r} (need exactly one)")
@@ -266,6 +266,8 @@ class Sentence:
             if isinstance(got[name], str):
                 return got[name]
             (v, lo, hi), signed = got[name], fields[name].signed
+            if not isinstance(v, int | float) or isinstance(v, bool):
+                return fmt(v)  # a text cell (a reason, a verdict word) or yes/no
             if part == "value":
                 return num(v, signed)
             if part == "verdict":
@@ -352,6 +354,42 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence] = {
                                                    source="paper-cpu")
        for key, start in (("rmc-std", "RMC (standard): GMSA-MIN"), ("rmc-at", "RMC (adv. trained) under GMSA-MIN"),
                           ("dann", "DANN (standard base)"), ("dent", "DENT-AA"), ("tadv", "TADV (AT MLP)"))},
+    "paper-cpu-iortemp-say-conf": Sentence(
+        "For ↓conf the calibrated adversary changes nothing: DeepWordBug leaves {dp} % plain and {dc} % calibrated "
+        "(paper: {pdp} and {pdc}); only the optimised temperature removes the illusion ({do} %, base {b} %; paper "
+        "{pdo}, base {pb}) — as the paper's §5 says, the low-confidence model needs *opt*. For ↑conf calibration "
+        "removes part of it ({uc} % from {up} %), where in the paper it removes nearly all of it ({puc} from {pup}), and the "
+        "optimised temperature removes all of it ({uo} %; paper {puo}).",
+        tuple((name, Cell("iortemp", "paper_comparison", (("system", system), ("adversary", adv),
+                                                          ("attack", "deepwordbug")), col))
+              for name, system, adv, col in (
+                  ("dp", "↓conf", "-", "this run"), ("dc", "↓conf", "cal", "this run"),
+                  ("do", "↓conf", "opt", "this run"), ("b", "base", "-", "this run"),
+                  ("up", "↑conf", "-", "this run"), ("uc", "↑conf", "cal", "this run"),
+                  ("uo", "↑conf", "opt", "this run"),
+                  ("pdp", "↓conf", "-", "paper"), ("pdc", "↓conf", "cal", "paper"), ("pdo", "↓conf", "opt", "paper"),
+                  ("pb", "base", "-", "paper"), ("pup", "↑conf", "-", "paper"), ("puc", "↑conf", "cal", "paper"),
+                  ("puo", "↑conf", "opt", "paper"))), source="paper-cpu"),
+    "paper-cpu-uncspan-say-span": Sentence(
+        "Adversarial training changes the mean span by {d} nats ({d.verdict}; the paper: “adversarial training reduces "
+        "the uncertainty span”, §IV and Fig. 1); PGD leaves {g} more of the adversarially trained model's points robust than "
+        "standard AutoAttack ({g.verdict}: PGD alone overstates its robustness).",
+        (("d", Metric("uncspan", "mus_diff_fashion_cnn_at_minus_fashion_cnn", signed=True)),
+         ("g", Metric("uncspan", "fashion_cnn_at_pgd_minus_autoattack", signed=True))), decimals=3, source="paper-cpu"),
+    "paper-cpu-uncspan-say-ood": Sentence(
+        "Under the attack the open-set AUROC changes by {o} ({o.verdict}) and the OOD AUROC by {d} ({d.verdict}): the "
+        "outliers pass as in-distribution, the deterioration Table V reports.",
+        (("o", Metric("uncspan", "fashion_osr_cnn_open_set_auroc_change", signed=True)),
+         ("d", Metric("uncspan", "fashion_osr_cnn_ood_auroc_change", signed=True))), decimals=3, source="paper-cpu"),
+    "paper-cpu-certcal-say-act": Sentence(
+        "ACCE-ACT's selected model has the lowest certified calibration error of the three methods at r = 0 to 0.75, "
+        "the paper's ordering (Table 7), but only at r = 0 is it separated from the start model's ({c0} against "
+        "{s0}); at r = 0.5 the record says: {c}. At r = 1 ACCE-ACT has no CCE: {why}.",
+        (("c0", Cell("certcal", "act", (("method", "ACCE-ACT"), ("radius", 0.0)), "CCE exact")),
+         ("s0", Cell("certcal", "act", (("method", "SmoothAdv start (not fine-tuned further)"), ("radius", 0.0)),
+                     "CCE exact")),
+         ("c", Clause("certcal", "ACT at r=0.5")),
+         ("why", Cell("certcal", "act", (("method", "ACCE-ACT"), ("radius", 1.0)), "why"))), source="paper-cpu"),
     "demo-transduct-say-dann": Sentence("{c}.", (("c", Clause("transduct_attack", "DANN (standard base)")),)),
 }
 
