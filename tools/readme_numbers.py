@@ -219,6 +219,18 @@ class Cell:
         return r[self.column], r.get(f"{self.column}_ci_low"), r.get(f"{self.column}_ci_high")
 
 
+def clauses(text: str) -> list[str]:
+    """``text`` split at ``; `` and at a sentence end (``. `` before a capital), outside parentheses."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([") - (ch in ")]")
+        nxt = text[i + 1:i + 3]
+        if depth == 0 and ((ch == ";" and nxt[:1] == " ") or (ch == "." and nxt[:1] == " " and nxt[1:].isupper())):
+            out.append(text[start:i])
+            start = i + 2
+    return [*out, text[start:]]
+
+
 @dataclass(frozen=True)
 class Clause:
     """The clause of a section's summary that starts with ``start`` (the summary's ``;``- or ``.``-separated verdicts,
@@ -230,7 +242,7 @@ class Clause:
 
     def get(self, report: dict) -> str:
         summary = _section(report, self.section).get("summary") or ""
-        hits = [c.strip().rstrip(".") for c in re.split(r";\s+|\.\s+(?=[A-Z])", summary) if c.strip().startswith(self.start)]
+        hits = [c.strip().rstrip(".") for c in clauses(summary) if c.strip().startswith(self.start)]
         if len(hits) != 1:
             raise NumbersError(f"report section {self.section!r}: {len(hits)} summary clauses start with "
                                f"{self.start!r} (need exactly one)")
@@ -390,6 +402,18 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence] = {
                      "CCE exact")),
          ("c", Clause("certcal", "ACT at r=0.5")),
          ("why", Cell("certcal", "act", (("method", "ACCE-ACT"), ("radius", 1.0)), "why"))), source="paper-cpu"),
+    "paper-cpu-zeroe-say-ends": Sentence(
+        "The ends of the ranking, each with its paired interval: {ends}. The paper's Table 5 (TC) ranks visual "
+        "first and intrude second (the `paper rank` column).",
+        (("ends", Clause("zeroe_perturb", "At p = 0.8 the most harmful")),),
+        source="paper-cpu"),
+    "paper-cpu-zeroe-say-pairs": Sentence(
+        "Sentence pairs: attacking both sentences leaves s*(0.8) = {both}, the hypothesis alone {hyp}; the intervals "
+        "overlap and the pair model is barely above chance, so no ordering is claimed (the paper makes no claim "
+        "comparing the two targets).",
+        (("both", Cell("zeroe_perturb", "task_summary", (("task", "pairs (both)"),), "mean s*(0.8)")),
+         ("hyp", Cell("zeroe_perturb", "task_summary", (("task", "pairs (hypothesis)"),), "mean s*(0.8)"))),
+        decimals=3, source="paper-cpu"),
     "demo-transduct-say-dann": Sentence("{c}.", (("c", Clause("transduct_attack", "DANN (standard base)")),)),
 }
 

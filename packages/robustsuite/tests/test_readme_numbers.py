@@ -98,6 +98,9 @@ def test_a_sentence_quotes_the_summary_clause_it_names():
                                  "metrics": {}, "tables": []}}}
     assert rn.Sentence("Here {c}.", (("c", rn.Clause("demo", "DANN:")),)).render(rep) == \
         "Here DANN: GMSA-MIN 0.47 is below PGD 0.75 (paired +0.28)."
+    assert rn.clauses("At p = 0.8 visual (s* = 0.17; not separated: +0.03 [-0.03, 0.09]). RMC (adv. trained) "
+                      "wins; e.g. x") == ["At p = 0.8 visual (s* = 0.17; not separated: +0.03 [-0.03, 0.09])",
+                                          "RMC (adv. trained) wins", "e.g. x"]
     with pytest.raises(rn.NumbersError, match="0 summary clauses start with 'FPA'"):
         rn.Sentence("{c}", (("c", rn.Clause("demo", "FPA")),)).render(rep)
 
