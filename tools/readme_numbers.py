@@ -298,6 +298,7 @@ SHIPPED = ("fashion-cnn", "fashion-cnn-at", "fashion-cnn-noise-0.25", "fashion-c
            "wordnet-roberta")
 TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence] = {
     "builtin-models": ManifestTable(SHIPPED),
+    "builtin-small-models": ManifestTable(("digits-cnn", "digits-cnn-at", "digits-osr-cnn", "text-tiny")),
     # the committed demo report (docs/demo/report.json), one block per headline table of the root README
     "demo-overview-fashion": ReportMetrics("overview:builtin:fashion-cnn", (
         ("clean accuracy", "accuracy"), ("ECE, debiased", "ece_debiased"), ("ECE, plug-in", "ece"),

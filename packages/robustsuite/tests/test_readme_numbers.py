@@ -28,7 +28,7 @@ def test_committed_readmes_agree_with_their_sources():
         text = path.read_text(encoding="utf-8")
         assert rn.regenerate(text, rn.make_sources(), where=str(path)) == text, \
             f"{path}: run `uv run python tools/readme_numbers.py`"
-    assert "<!-- numbers:builtin-models -->" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- numbers:builtin-models -->" in (ROOT / "packages/robustsuite/README.md").read_text(encoding="utf-8")
 
 
 def test_blocks_are_generated_with_intervals_and_everything_else_is_kept():
