@@ -16,6 +16,16 @@ the report no longer has (renamed, removed) is an error naming the README block 
     uv run python tools/readme_numbers.py                  # rewrite every marked block
     uv run python tools/readme_numbers.py --check          # exit 1 if a block disagrees with its source
     uv run python tools/readme_numbers.py --report runs/demo/report.json README.md
+    uv run python tools/readme_numbers.py --prose          # exit 1 if prose states an interval no record has
+
+Besides tables, a block can be a sentence (:class:`Sentence`): a template whose fields are a report metric or a
+table cell, each rendered ``x [lo, hi]``, and whose verdict fields say in words what the interval shows
+(``above zero`` / ``below zero`` / ``not separated from zero``).
+
+The prose check (:func:`unmatched_intervals`): every ``x [lo, hi]`` written in a README or a docs page outside
+the generated blocks must match, at the precision it is written, an interval recorded in ``docs/demo/report.json``
+or ``docs/benchmarks/*/report.json`` (a metric's interval, a table's ``_ci_low``/``_ci_high`` pair, or an
+interval written in a section's summary or notes), read when the check runs.
 """
 
 from __future__ import annotations
@@ -162,12 +172,133 @@ def _with_ci(rec: dict, key: str, digits: int) -> str:
     return s if lo is None or hi is None else f"{s} [{fmt(lo, digits)}, {fmt(hi, digits)}]"
 
 
+@dataclass(frozen=True)
+class Metric:
+    """A report metric (its value and, when recorded, its interval)."""
+
+    section: str
+    key: str
+    signed: bool = False  # a difference: written with its sign (+0.07)
+
+    def get(self, report: dict) -> tuple[float, float | None, float | None]:
+        sec = _section(report, self.section)
+        if self.key not in sec["metrics"]:
+            raise NumbersError(f"report section {self.section!r} has no metric {self.key!r}; has "
+                               f"{sorted(sec['metrics'])}")
+        m = sec["metrics"][self.key]
+        iv = m.get("interval") or {}
+        return m["value"], iv.get("low"), iv.get("high")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One cell of a report table: the row whose columns equal ``where``, column ``column`` (with its
+    ``_ci_low`` / ``_ci_high`` interval when the table has one)."""
+
+    section: str
+    table: str
+    where: tuple[tuple[str, object], ...]
+    column: str
+    signed: bool = False
+
+    def get(self, report: dict) -> tuple[float, float | None, float | None]:
+        sec = _section(report, self.section)
+        t = next((t for t in sec["tables"] if t["name"] == self.table), None)
+        if t is None:
+            raise NumbersError(f"report section {self.section!r} has no table {self.table!r}")
+        cols = list(t["columns"])
+        missing = [c for c in (self.column, *(k for k, _ in self.where)) if c not in cols]
+        if missing:
+            raise NumbersError(f"report table {self.section}/{self.table} has no column(s) {missing}; has {cols}")
+        rows = [dict(zip(cols, r, strict=True)) for r in t["rows"]]
+        hits = [r for r in rows if all(r[k] == v for k, v in self.where)]
+        if len(hits) != 1:
+            raise NumbersError(f"report table {self.section}/{self.table}: {len(hits)} rows match {dict(self.where)} "
+                               "(need exactly one)")
+        r = hits[0]
+        return r[self.column], r.get(f"{self.column}_ci_low"), r.get(f"{self.column}_ci_high")
+
+
+def clauses(text: str) -> list[str]:
+    """``text`` split at ``; `` and at a sentence end (``. `` before a capital), outside parentheses."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += (ch in "([") - (ch in ")]")
+        nxt = text[i + 1:i + 3]
+        if depth == 0 and ((ch == ";" and nxt[:1] == " ") or (ch == "." and nxt[:1] == " " and nxt[1:].isupper())):
+            out.append(text[start:i])
+            start = i + 2
+    return [*out, text[start:]]
+
+
+@dataclass(frozen=True)
+class Clause:
+    """The clause of a section's summary that starts with ``start`` (the summary's ``;``- or ``.``-separated verdicts,
+    written by the method from its own numbers), quoted as it is."""
+
+    section: str
+    start: str
+    signed: bool = False
+
+    def get(self, report: dict) -> str:
+        summary = _section(report, self.section).get("summary") or ""
+        hits = [c.strip().rstrip(".") for c in clauses(summary) if c.strip().startswith(self.start)]
+        if len(hits) != 1:
+            raise NumbersError(f"report section {self.section!r}: {len(hits)} summary clauses start with "
+                               f"{self.start!r} (need exactly one)")
+        return hits[0]
+
+
+FIELD = re.compile(r"\{(?P<name>\w+)(?:\.(?P<part>verdict|value))?\}")
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """A sentence stating a verdict, generated from a record: ``{name}`` is the field as ``x [lo, hi]``,
+    ``{name.value}`` the number alone, ``{name.verdict}`` what its interval says about zero (``above zero``,
+    ``below zero``, ``not separated from zero``). Fields are :class:`Metric`, :class:`Cell` or :class:`Clause` (a
+    verdict the method wrote in its summary, quoted)."""
+
+    template: str
+    fields: tuple[tuple[str, Metric | Cell | Clause], ...]
+    decimals: int = 2
+    source: str = "report"  # or "paper-cpu"
+
+    def render(self, report: dict) -> str:
+        fields = dict(self.fields)
+        got = {name: f.get(report) for name, f in fields.items()}
+
+        def num(v: float, signed: bool) -> str:
+            return f"{v:+.{self.decimals}f}" if signed else f"{v:.{self.decimals}f}"
+
+        def sub(m: re.Match) -> str:
+            name, part = m.group("name"), m.group("part")
+            if name not in fields:
+                raise NumbersError(f"sentence field {name!r} is not defined; defined: {sorted(fields)}")
+            if isinstance(got[name], str):
+                return got[name]
+            (v, lo, hi), signed = got[name], fields[name].signed
+            if not isinstance(v, int | float) or isinstance(v, bool):
+                return fmt(v)  # a text cell (a reason, a verdict word) or yes/no
+            if part == "value":
+                return num(v, signed)
+            if part == "verdict":
+                if lo is None or hi is None:
+                    raise NumbersError(f"sentence field {name!r} has no interval, so no verdict")
+                return "above zero" if lo > 0 else "below zero" if hi < 0 else "not separated from zero"
+            return num(v, signed) if lo is None or hi is None else \
+                f"{num(v, signed)} [{num(lo, signed)}, {num(hi, signed)}]"
+
+        return FIELD.sub(sub, self.template)
+
+
 # --- the one mapping: README block name -> numbers ------------------------------------------------
 
 SHIPPED = ("fashion-cnn", "fashion-cnn-at", "fashion-cnn-noise-0.25", "fashion-cnn-noise-0.5", "fashion-osr-cnn",
            "wordnet-roberta")
-TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics] = {
+TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence] = {
     "builtin-models": ManifestTable(SHIPPED),
+    "builtin-small-models": ManifestTable(("digits-cnn", "digits-cnn-at", "digits-osr-cnn", "text-tiny")),
     # the committed demo report (docs/demo/report.json), one block per headline table of the root README
     "demo-overview-fashion": ReportMetrics("overview:builtin:fashion-cnn", (
         ("clean accuracy", "accuracy"), ("ECE, debiased", "ece_debiased"), ("ECE, plug-in", "ece"),
@@ -231,6 +362,60 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics] = {
     "paper-cpu-iortemp-vision": ReportTable("iortemp", "vision_ior", ("model", "clean", "plain PGD", "cal", "opt",
                                                                       "robust accuracy (AutoAttack)", "PGD fooled",
                                                                       "illusion"), source="paper-cpu"),
+    # verdict sentences: the section's own summary clauses, quoted (transduct-attack README)
+    **{f"paper-cpu-transduct-say-{key}": Sentence("{c}.", (("c", Clause("transduct_attack", start)),),
+                                                   source="paper-cpu")
+       for key, start in (("rmc-std", "RMC (standard): GMSA-MIN"), ("rmc-at", "RMC (adv. trained) under GMSA-MIN"),
+                          ("dann", "DANN (standard base)"), ("dent", "DENT-AA"), ("tadv", "TADV (AT MLP)"))},
+    "paper-cpu-iortemp-say-conf": Sentence(
+        "For ↓conf the calibrated adversary changes nothing: DeepWordBug leaves {dp} % plain and {dc} % calibrated "
+        "(paper: {pdp} and {pdc}); only the optimised temperature removes the illusion ({do} %, base {b} %; paper "
+        "{pdo}, base {pb}) — as the paper's §5 says, the low-confidence model needs *opt*. For ↑conf calibration "
+        "removes part of it ({uc} % from {up} %), where in the paper it removes nearly all of it ({puc} from {pup}), and the "
+        "optimised temperature removes all of it ({uo} %; paper {puo}).",
+        tuple((name, Cell("iortemp", "paper_comparison", (("system", system), ("adversary", adv),
+                                                          ("attack", "deepwordbug")), col))
+              for name, system, adv, col in (
+                  ("dp", "↓conf", "-", "this run"), ("dc", "↓conf", "cal", "this run"),
+                  ("do", "↓conf", "opt", "this run"), ("b", "base", "-", "this run"),
+                  ("up", "↑conf", "-", "this run"), ("uc", "↑conf", "cal", "this run"),
+                  ("uo", "↑conf", "opt", "this run"),
+                  ("pdp", "↓conf", "-", "paper"), ("pdc", "↓conf", "cal", "paper"), ("pdo", "↓conf", "opt", "paper"),
+                  ("pb", "base", "-", "paper"), ("pup", "↑conf", "-", "paper"), ("puc", "↑conf", "cal", "paper"),
+                  ("puo", "↑conf", "opt", "paper"))), source="paper-cpu"),
+    "paper-cpu-uncspan-say-span": Sentence(
+        "Adversarial training changes the mean span by {d} nats ({d.verdict}; the paper: “adversarial training reduces "
+        "the uncertainty span”, §IV and Fig. 1); PGD leaves {g} more of the adversarially trained model's points robust than "
+        "standard AutoAttack ({g.verdict}: PGD alone overstates its robustness).",
+        (("d", Metric("uncspan", "mus_diff_fashion_cnn_at_minus_fashion_cnn", signed=True)),
+         ("g", Metric("uncspan", "fashion_cnn_at_pgd_minus_autoattack", signed=True))), decimals=3, source="paper-cpu"),
+    "paper-cpu-uncspan-say-ood": Sentence(
+        "Under the attack the open-set AUROC changes by {o} ({o.verdict}) and the OOD AUROC by {d} ({d.verdict}): the "
+        "outliers pass as in-distribution, the deterioration Table V reports.",
+        (("o", Metric("uncspan", "fashion_osr_cnn_open_set_auroc_change", signed=True)),
+         ("d", Metric("uncspan", "fashion_osr_cnn_ood_auroc_change", signed=True))), decimals=3, source="paper-cpu"),
+    "paper-cpu-certcal-say-act": Sentence(
+        "ACCE-ACT's selected model has the lowest certified calibration error of the three methods at r = 0 to 0.75, "
+        "the paper's ordering (Table 7), but only at r = 0 is it separated from the start model's ({c0} against "
+        "{s0}); at r = 0.5 the record says: {c}. At r = 1 ACCE-ACT has no CCE: {why}.",
+        (("c0", Cell("certcal", "act", (("method", "ACCE-ACT"), ("radius", 0.0)), "CCE exact")),
+         ("s0", Cell("certcal", "act", (("method", "SmoothAdv start (not fine-tuned further)"), ("radius", 0.0)),
+                     "CCE exact")),
+         ("c", Clause("certcal", "ACT at r=0.5")),
+         ("why", Cell("certcal", "act", (("method", "ACCE-ACT"), ("radius", 1.0)), "why"))), source="paper-cpu"),
+    "paper-cpu-zeroe-say-ends": Sentence(
+        "The ends of the ranking, each with its paired interval: {ends}. The paper's Table 5 (TC) ranks visual "
+        "first and intrude second (the `paper rank` column).",
+        (("ends", Clause("zeroe_perturb", "At p = 0.8 the most harmful")),),
+        source="paper-cpu"),
+    "paper-cpu-zeroe-say-pairs": Sentence(
+        "Sentence pairs: attacking both sentences leaves s*(0.8) = {both}, the hypothesis alone {hyp}; the intervals "
+        "overlap and the pair model is barely above chance, so no ordering is claimed (the paper makes no claim "
+        "comparing the two targets).",
+        (("both", Cell("zeroe_perturb", "task_summary", (("task", "pairs (both)"),), "mean s*(0.8)")),
+         ("hyp", Cell("zeroe_perturb", "task_summary", (("task", "pairs (hypothesis)"),), "mean s*(0.8)"))),
+        decimals=3, source="paper-cpu"),
+    "demo-transduct-say-dann": Sentence("{c}.", (("c", Clause("transduct_attack", "DANN (standard base)")),)),
 }
 
 
@@ -249,7 +434,9 @@ def render_block(name: str, sources: dict[str, Callable[[], dict]], tables: dict
         raise NumbersError(f"unknown numbers block {name!r}; known: {sorted(tables)} (tools/readme_numbers.py TABLES)")
     spec = tables[name]
     try:
-        return spec.render(sources[spec.source]())
+        body = spec.render(sources[spec.source]())
+        meta = sources.get(f"{spec.source}-meta")
+        return body if meta is None or isinstance(spec, Sentence) else f"{body}\n\n{cite(meta())}"
     except NumbersError as e:
         raise NumbersError(f"README block {name!r}: {e} (renamed? update TABLES in tools/readme_numbers.py)") from None
 
@@ -269,8 +456,30 @@ def regenerate(text: str, sources: dict[str, Callable[[], dict]], tables: dict |
     return MARKER.sub(sub, text)
 
 
+def cite(meta: dict) -> str:
+    """The line under a generated table naming its record (a benchmark's ``meta.json``)."""
+    cpu = (f"{meta['cpu_hours']:g} CPU-hours" if meta.get("cpu_hours") is not None else "CPU time not logged")
+    return (f"*Record `{meta['name']}` (`{meta['dir']}/`): `{meta['command']}` at commit "
+            f"`{meta['code_commit'][:7]}`, {meta['machine']['cpus']} CPUs, {cpu}.*")
+
+
+def load_meta(report: Path) -> dict:
+    """The ``meta.json`` beside a recorded report (with ``dir``, its folder relative to the repository)."""
+    path = report.parent / "meta.json"
+    if not path.is_file():
+        raise NumbersError(f"no meta.json beside {report}: a recorded benchmark names its command, machine, "
+                           "code commit and CPU time there")
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    missing = [k for k in ("name", "command", "machine", "code_commit", "cpu_hours") if k not in meta]
+    if missing:
+        raise NumbersError(f"{path} has no {missing}")
+    rel = report.parent.resolve()
+    meta["dir"] = str(rel.relative_to(ROOT)) if rel.is_relative_to(ROOT) else str(rel)
+    return meta
+
+
 def default_files() -> list[Path]:
-    return [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md"))]
+    return prose_files()
 
 
 def make_sources(report: Path = DEFAULT_REPORT, manifest: Path = MANIFEST) -> dict[str, Callable[[], dict]]:
@@ -283,8 +492,108 @@ def make_sources(report: Path = DEFAULT_REPORT, manifest: Path = MANIFEST) -> di
             return cache[key]
         return get
 
+    def meta(path: Path) -> Callable[[], dict]:
+        return lambda: load_meta(path)
+
     return {"manifest": lazy("manifest", manifest, "build manifest"), "report": lazy("report", report, "demo report"),
-            "paper-cpu": lazy("paper-cpu", PAPER_CPU_REPORT, "paper-cpu benchmark report")}
+            "paper-cpu": lazy("paper-cpu", PAPER_CPU_REPORT, "paper-cpu benchmark report"),
+            "report-meta": meta(DEFAULT_REPORT), "paper-cpu-meta": meta(PAPER_CPU_REPORT)}
+
+
+# --- the prose check: every "x [lo, hi]" outside generated blocks is a recorded interval -------------
+
+_NUM = r"[+\-−]?\d+(?:\.\d+)?"
+PROSE_INTERVAL = re.compile(rf"(?P<x>{_NUM})\s*(?P<pct>%)?\s*\[\s*(?P<lo>{_NUM})\s*%?\s*,\s*(?P<hi>{_NUM})\s*%?\s*\]")
+# in a record's own text (summaries, notes, string cells): "x [lo, hi]" or "x, 95% bootstrap [lo, hi]"
+RECORD_INTERVAL = re.compile(rf"(?P<x>{_NUM})(?:,?\s*95\s?%\s*[\w-]*(?: \w+)?)?\s*%?\s*\[\s*(?P<lo>{_NUM})\s*%?\s*,\s*"
+                             rf"(?P<hi>{_NUM})\s*%?\s*\]")
+
+
+def record_reports(root: Path = ROOT) -> list[Path]:
+    """The recorded reports prose may cite: the demo and every benchmark under docs/benchmarks/."""
+    return [p for p in [root / "docs/demo/report.json", *sorted(root.glob("docs/benchmarks/*/report.json"))]
+            if p.is_file()]
+
+
+def prose_files(root: Path = ROOT) -> list[Path]:
+    """README files and the documentation pages (docs/**/*.md)."""
+    docs = [p for p in sorted(root.glob("docs/**/*.md")) if p.name != "report.md"]  # report.md: a rendering
+    return [root / "README.md", *sorted(root.glob("packages/*/README.md")), *docs]
+
+
+def _f(s: str) -> float:
+    return float(s.replace("−", "-"))
+
+
+def record_intervals(report: dict) -> list[tuple[float, float, float]]:
+    """Every interval a report records: metric intervals, table ``X`` / ``X_ci_low`` / ``X_ci_high`` triples, and
+    intervals written in its text (summaries, notes, warnings, string cells)."""
+    out: list[tuple[float, float, float]] = []
+
+    def text(s: str) -> None:
+        out.extend((_f(m["x"]), _f(m["lo"]), _f(m["hi"])) for m in RECORD_INTERVAL.finditer(s))
+
+    def walk(o: object) -> None:
+        if isinstance(o, dict):
+            if isinstance(o.get("interval"), dict) and isinstance(o.get("value"), int | float):
+                iv = o["interval"]
+                if iv.get("low") is not None and iv.get("high") is not None:
+                    out.append((float(o["value"]), float(iv["low"]), float(iv["high"])))
+            if isinstance(o.get("columns"), list) and isinstance(o.get("rows"), list):
+                cols = o["columns"]
+                for row in o["rows"]:
+                    rec = dict(zip(cols, row, strict=False))
+                    for c in cols:
+                        lo, hi, v = rec.get(f"{c}_ci_low"), rec.get(f"{c}_ci_high"), rec.get(c)
+                        if all(isinstance(x, int | float) and not isinstance(x, bool) for x in (v, lo, hi)):
+                            out.append((float(v), float(lo), float(hi)))
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
+        elif isinstance(o, str) and "[" in o:
+            text(o)
+
+    walk(report)
+    return out
+
+
+def _decimals(s: str) -> int:
+    return len(s.split(".")[1]) if "." in s else 0
+
+
+def _close(shown: str, value: float, scale: float) -> bool:
+    return abs(_f(shown) - value * scale) <= 0.5 * 10 ** -_decimals(shown) + 1e-9
+
+
+def strip_generated(text: str) -> str:
+    """``text`` with every generated block's body blanked (its lines kept, so line numbers stay right)."""
+    return MARKER.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+
+
+def unmatched_intervals(text: str, recorded: Sequence[tuple[float, float, float]]) -> list[tuple[int, str]]:
+    """``(line, interval)`` for each ``x [lo, hi]`` in ``text`` outside generated blocks that matches no recorded
+    interval at the precision it is written (as a fraction, or as a percentage of one)."""
+    bad = []
+    body = strip_generated(text)
+    for m in PROSE_INTERVAL.finditer(body):
+        scales = (100.0,) if m["pct"] else (1.0, 100.0)
+        if not any(_close(m["x"], v, s) and _close(m["lo"], lo, s) and _close(m["hi"], hi, s)
+                   for v, lo, hi in recorded for s in scales):
+            bad.append((body.count("\n", 0, m.start()) + 1, " ".join(m.group(0).split())))
+    return bad
+
+
+def check_prose(files: Sequence[Path] | None = None, reports: Sequence[Path] | None = None) -> list[str]:
+    """``path:line: interval`` for every unmatched interval in the prose files (empty when all match)."""
+    recorded = [iv for p in (record_reports() if reports is None else reports)
+                for iv in record_intervals(json.loads(p.read_text(encoding="utf-8")))]
+    out = []
+    for path in prose_files() if files is None else files:
+        for line, iv in unmatched_intervals(path.read_text(encoding="utf-8"), recorded):
+            out.append(f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path}:{line}: {iv}")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -293,7 +602,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--report", type=Path, default=DEFAULT_REPORT, help="demo report.json")
     ap.add_argument("--manifest", type=Path, default=MANIFEST, help="shipped models' manifest.json")
     ap.add_argument("--check", action="store_true", help="report disagreeing blocks and exit 1; write nothing")
+    ap.add_argument("--prose", action="store_true",
+                    help="list intervals in README/docs prose that no recorded report has; exit 1 if any")
     args = ap.parse_args(argv)
+    if args.prose:
+        bad = check_prose(args.files or None)
+        print("\n".join(bad) or "every interval in prose is recorded")
+        return 1 if bad else 0
     sources = make_sources(args.report, args.manifest)
     stale = []
     for path in args.files or default_files():

@@ -28,7 +28,7 @@ def test_committed_readmes_agree_with_their_sources():
         text = path.read_text(encoding="utf-8")
         assert rn.regenerate(text, rn.make_sources(), where=str(path)) == text, \
             f"{path}: run `uv run python tools/readme_numbers.py`"
-    assert "<!-- numbers:builtin-models -->" in (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "<!-- numbers:builtin-models -->" in (ROOT / "packages/robustsuite/README.md").read_text(encoding="utf-8")
 
 
 def test_blocks_are_generated_with_intervals_and_everything_else_is_kept():
@@ -82,3 +82,72 @@ def test_a_1x_report_is_read_through_the_migration(tmp_path):
     assert rn.make_sources(report=path)["report"]()["schema_version"] == "2.0"
     out = rn.render_block("m", rn.make_sources(report=path), TABLES)
     assert "| accuracy | 0.5 [0.25, 0.75] |" in out and "| samples | 8 |" in out
+
+
+# --- sentences stating verdicts ----------------------------------------------------------------------
+
+DIFF = {"schema_version": "2.0", "sections": {"demo": {
+    "metrics": {"gain": {"value": 0.07, "label": "gain", "interval": {"low": 0.01, "high": 0.14}},
+                "tie": {"value": 0.02, "label": "tie", "interval": {"low": -0.03, "high": 0.08}}},
+    "tables": [{"name": "t", "columns": ["defense", "attack", "acc", "acc_ci_low", "acc_ci_high"],
+                "rows": [["RMC", "FPA", 0.42, 0.2, 0.62], ["RMC", "GMSA", 0.39, 0.15, 0.63]]}]}}}
+
+
+def test_a_sentence_quotes_the_summary_clause_it_names():
+    rep = {"sections": {"demo": {"summary": "DANN: GMSA-MIN 0.47 is below PGD 0.75 (paired +0.28); TADV: tie.",
+                                 "metrics": {}, "tables": []}}}
+    assert rn.Sentence("Here {c}.", (("c", rn.Clause("demo", "DANN:")),)).render(rep) == \
+        "Here DANN: GMSA-MIN 0.47 is below PGD 0.75 (paired +0.28)."
+    assert rn.clauses("At p = 0.8 visual (s* = 0.17; not separated: +0.03 [-0.03, 0.09]). RMC (adv. trained) "
+                      "wins; e.g. x") == ["At p = 0.8 visual (s* = 0.17; not separated: +0.03 [-0.03, 0.09])",
+                                          "RMC (adv. trained) wins", "e.g. x"]
+    with pytest.raises(rn.NumbersError, match="0 summary clauses start with 'FPA'"):
+        rn.Sentence("{c}", (("c", rn.Clause("demo", "FPA")),)).render(rep)
+
+
+def test_a_sentence_states_the_verdict_its_interval_supports():
+    s = rn.Sentence("RMC gains {g} ({g.verdict}); the tie {t.value} is {t.verdict}; FPA leaves {a}.",
+                    (("g", rn.Metric("demo", "gain", signed=True)), ("t", rn.Metric("demo", "tie", signed=True)),
+                     ("a", rn.Cell("demo", "t", (("defense", "RMC"), ("attack", "FPA")), "acc"))))
+    assert s.render(DIFF) == ("RMC gains +0.07 [+0.01, +0.14] (above zero); the tie +0.02 is not separated from "
+                              "zero; FPA leaves 0.42 [0.20, 0.62].")
+    for bad, match in ((rn.Sentence("{x}", (("x", rn.Metric("demo", "nope")),)), "no metric 'nope'"),
+                       (rn.Sentence("{x}", (("x", rn.Cell("demo", "t", (("defense", "RMC"),), "acc")),)),
+                        "2 rows match"),
+                       (rn.Sentence("{y}", (("x", rn.Metric("demo", "gain")),)), "field 'y' is not defined")):
+        with pytest.raises(rn.NumbersError, match=match):
+            bad.render(DIFF)
+
+
+# --- the prose check ---------------------------------------------------------------------------------
+
+RECORDED = rn.record_intervals(DIFF) + rn.record_intervals(REPORT)
+
+
+def test_record_intervals_come_from_metrics_tables_and_text():
+    rep = {"sections": {"s": {"summary": "FPA 0.08 vs PGD (paired difference +0.17, 95% bootstrap [+0.00, +0.49])",
+                              "metrics": {}, "tables": []}}}
+    assert (0.17, 0.0, 0.49) in rn.record_intervals(rep)
+    assert (0.07, 0.01, 0.14) in RECORDED and (0.42, 0.2, 0.62) in RECORDED and (0.9, 0.8, 0.95) in RECORDED
+
+
+@pytest.mark.parametrize("prose", ["gain +0.07 [0.01, 0.14]", "FPA 0.42 [0.20, 0.62]", "acc 42 % [20, 62]",
+                                   "acc 0.4 [0.2, 0.6]", "accuracy 0.5 [0.25, 0.75]", "a 90.0 % [80.0, 95.0]"])
+def test_recorded_intervals_in_prose_pass(prose):
+    assert rn.unmatched_intervals(f"text {prose} more\n", RECORDED) == []
+
+
+@pytest.mark.parametrize("prose", ["DENT-AA +0.13 [0.08, 0.20]", "FPA 0.42 [0.21, 0.62]", "acc 0.43 [0.2, 0.62]",
+                                   "acc 42.0 % [20.0, 62.5]", "gain 0.07\n[0.01, 0.15]"])
+def test_a_planted_unmatched_interval_is_found(prose):
+    text = f"line one\n{prose}\n<!-- numbers:m -->\n9.9 [1.1, 2.2]\n<!-- /numbers:m -->\n"
+    bad = rn.unmatched_intervals(text, RECORDED)
+    assert [line for line, _ in bad] == [2]  # the generated block's interval is not prose
+
+
+def test_check_prose_names_file_and_line(tmp_path):
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps(DIFF), encoding="utf-8")
+    readme = tmp_path / "README.md"
+    readme.write_text("ok 0.07 [0.01, 0.14]\n\nwrong 0.30 [0.22, 0.38]\n", encoding="utf-8")
+    assert rn.check_prose([readme], [report]) == [f"{readme}:3: 0.30 [0.22, 0.38]"]

@@ -73,6 +73,8 @@ def confidence_bounds(
 
     ``scores``: (N, n) Monte-Carlo scores in [0, 1] (e.g. ``certify(..., return_scores=True).scores``).
     ``radius``: scalar or 1-D array of radii (then the bounds have shape (N, R)).
+
+    Paper: the Standard and CDF bounds of Kumar et al. (2020), Eqs. 12–13.
     """
     s = as_float64("scores", scores, ndim=2)
     if s.size and (s.min() < 0 or s.max() > 1):

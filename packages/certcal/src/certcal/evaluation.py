@@ -104,6 +104,8 @@ def certified_calibration_curve(
     CA gets a Clopper-Pearson 95 % interval; with ``n_boot > 0`` CBS and the exact CCE get BCa bootstrap 95 %
     intervals over the certified inputs at that radius (robustsuite_common's ``bootstrap``; an interval the BCa
     method cannot place around its estimate is left out: ``cbs_ci`` None, ``"exact"`` missing from ``cce_ci``).
+
+    Paper: CA, CBS (Theorem 3.3) and CCE (Def. 3.4) across radii, as in §5 and App. C.
     """
     if not isinstance(certificate, CertifyResult):
         raise TypeError(f"certificate must be a CertifyResult, got {type(certificate).__name__}")
@@ -204,7 +206,10 @@ def common_set_curve(certificate: CertifyResult, labels: Any, radii: Sequence[fl
                      n_bins: int = 15, n_boot: int = 200, seed: int = 0) -> CommonSetCurve:
     """CBS and exact CCE across ``radii`` on the inputs certified at ``max(radii)``, with BCa bootstrap
     intervals (robustsuite_common) of each value and of the increase from the smallest to the largest radius
-    (the same resampled inputs for every radius: the increase is a paired difference)."""
+    (the same resampled inputs for every radius: the increase is a paired difference).
+
+    Paper: CBS (Theorem 3.3) and CCE (Def. 3.4) across radii on one input set (§5).
+    """
     if not isinstance(certificate, CertifyResult) or certificate.scores is None:
         raise TypeError("certificate must be a CertifyResult from certify(..., return_scores=True)")
     check_choice("bound", bound, BOUND_METHODS)

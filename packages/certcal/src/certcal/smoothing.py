@@ -396,6 +396,8 @@ def certify(
     (``outputs="probabilities"`` if it returns softmax probabilities). Refused before any noise is drawn:
     images outside [0, 1] (the observed range is named), non-finite or empty batches, a single image without
     batch dimension, and a model with fewer than two outputs (one forward pass on ``x[:1]`` reads them).
+
+    Paper: CERTIFY of Cohen et al. (2019), which the paper builds on (App. A.1).
     """
     _check_common(model, x, sigma, alpha, batch_size)
     check_int("n0", n0, ge=1)
@@ -472,7 +474,10 @@ def predict(
     outputs: str = "logits",
 ) -> PredictResult:
     """PREDICT: top-two counts n1, n2 of n draws; abstain unless the two-sided binomial test of n1 out of
-    n1 + n2 at p = 1/2 has p-value <= alpha (then the error probability is at most alpha)."""
+    n1 + n2 at p = 1/2 has p-value <= alpha (then the error probability is at most alpha).
+
+    Paper: PREDICT of Cohen et al. (2019), which the paper builds on (App. A.1).
+    """
     _check_common(model, x, sigma, alpha, batch_size)
     check_int("n", n, ge=1)
     check_outputs(outputs)

@@ -62,6 +62,8 @@ def fit_temperature(logits, labels, *, method: str = "exact", alpha: float = 0.0
     """:func:`calibrate_temperature` with the separable case detected and bounded (see :class:`TemperatureFit`).
 
     ``alpha`` sets the bound's confidence level; ``kwargs`` go to :func:`calibrate_temperature`'s GD options.
+
+    Paper: the adversary's calibrated temperature, §4.1, Eq. 9.
     """
     z, y = check_logits_labels(logits, labels)
     if not (0.0 < alpha < 1.0):

@@ -61,6 +61,8 @@ def paired_verdict(plain: Sequence[Sequence[bool]], best: Sequence[Sequence[bool
     over seeds), ``mcnemar`` (McNemar's exact test per seed; ``p_value`` the largest: every seed must reject),
     ``illusion`` (``drop > threshold``) and ``resolved`` (an illusion that the paired test resolves: largest
     p-value below ``1 - level`` and the paired interval above zero).
+
+    Paper: the illusion-of-robustness verdict behind Tables 2–3 (§5).
     """
     threshold = check_float("threshold", threshold, ge=0.0, lt=1.0)
     p = np.asarray(plain, dtype=bool)

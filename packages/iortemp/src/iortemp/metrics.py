@@ -47,6 +47,8 @@ def confidence_stats(logits, temperature: float = 1.0) -> ConfidenceStats:
     Pass float64 reporting logits (``iortemp.logits64``): a T_d = 2e6 binary model then reports
     0.5000007, not 0.5. NaN or infinite logits and a temperature that is not a finite number > 0 are refused
     (``ValueError`` naming ``logits`` / ``temperature``).
+
+    Paper: the confidence statistics of Table 1.
     """
     z = check_finite_array("logits", logits, ndim=2)
     if z.shape[0] == 0 or z.shape[1] < 2:

@@ -80,6 +80,8 @@ def search_temperature(
     consecutive evaluations without a new minimum (Q is a step function: refining inside a plateau
     rarely pays; ``None`` runs Brent to ``xatol``). ``floor`` is a known lower bound of Q (an adversarial
     accuracy cannot fall below 0): the search stops as soon as it is reached (``None``: no bound).
+
+    Paper: the adversary's optimised temperature, §4.2, Eqs. 10–11.
     """
     t0 = check_temperature(init_temperature, "init_temperature")
     lo, hi = (float(v) for v in log10_bounds)

@@ -35,6 +35,8 @@ class TemperatureScaledText:
     ``model`` is any callable ``list[str] -> np.ndarray (N, K)`` of logits. The TextAttack wrapper
     contract is met by duck typing: ``__call__(text_list)``, ``.model`` (the wrapped network, for
     TextAttack's compatibility check) and ``.tokenizer`` when the inner classifier has one.
+
+    Paper: a system served at the design temperature T_d, Eq. 8 (§3.1).
     """
 
     def __init__(self, model: Callable[[list[str]], np.ndarray], temperature: float):
@@ -65,7 +67,10 @@ class TemperatureScaledText:
 
 
 class TemperatureScaledModule(nn.Module):
-    """A vision model ``x -> model(x) / T``; served in the model's dtype, ``logits64`` for reporting."""
+    """A vision model ``x -> model(x) / T``; served in the model's dtype, ``logits64`` for reporting.
+
+    Paper: a system served at the design temperature T_d, Eq. 8 (§3.1).
+    """
 
     def __init__(self, model: nn.Module, temperature: float):
         super().__init__()

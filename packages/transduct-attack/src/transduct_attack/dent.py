@@ -78,6 +78,8 @@ class DENT(TransductiveDefense):
 
     ``betas`` = (β1, β2) and ``beta3`` are AdaMod's moment coefficients (``betas`` also serve Adam). One
     AdaMod step from fresh moments moves every parameter by (1 - β3)·lr·sign(g): 2.4e-3 with the defaults.
+
+    Paper: the test-time defense evaluated in Table 2 (with DENT-AA, AutoAttack through the adaptation).
     """
 
     name = "DENT"

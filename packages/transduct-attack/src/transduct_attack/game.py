@@ -116,6 +116,8 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
     ``defender_seed`` (default: an independent child of ``seed``) and are created after each attack
     returns, so the attacker's output can never depend on them. Inputs are not mutated. ``observer`` (if
     given) receives a :class:`RoundRecord` after each round (e.g. for threshold sweeps of a rejecting Γ).
+
+    Paper: the attacker-defender game of §4 (threat models for transductive defenses).
     """
     if not isinstance(attack, Attack):
         raise TypeError(f"attack must be a transduct_attack Attack, got {type(attack).__name__}")

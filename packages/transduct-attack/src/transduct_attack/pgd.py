@@ -122,6 +122,8 @@ class PGD:
     ``step_size=None`` means ``2.5 * eps / steps`` (``steps`` before any ``steps_scale``, which adds steps of
     the same size). ``restarts`` random restarts keep, per sample, the restart with the largest aggregated
     attack loss.
+
+    Paper: the solver of FPA and GMSA (Algorithms 1–2; step schedule of A.1.3).
     """
 
     def __init__(self, *, steps: int = 100, step_size: float | None = None, random_start: bool = True,

@@ -52,7 +52,10 @@ def repeat_game(attack: Attack, make_defense: Callable[[int], TransductiveDefens
                 y: torch.Tensor, *, eps: float, n: int, batch_size: int, seeds: Sequence[int],
                 threat_model: ThreatModel | None = None) -> SeededResult:
     """Play ``attack`` against ``make_defense(seed)`` on ``n`` points drawn (without replacement, from ``seed``) from
-    (x, y), once per seed; returns the spread over seeds (std with ddof=1, as a "± std" over runs)."""
+    (x, y), once per seed; returns the spread over seeds (std with ddof=1, as a "± std" over runs).
+
+    Paper: the RMC evaluation over seeds of Table 6.
+    """
     check_images("x", x)
     y = check_labels("y", y, x.shape[0], device=x.device)
     eps = check_eps(eps)

@@ -36,6 +36,8 @@ class TADV(TransductiveDefense):
     the target of transfer attacks and F^(0) of FPA/GMSA. ``make_model(generator)`` builds the
     architecture (default :class:`~transduct_attack.networks.SmallCNN` sized from ``train_x``).
     Paper (MNIST): eps 0.3, PGD 40 steps of 0.01, 100 epochs, Adam lr 1e-3, batch 128.
+
+    Paper: the transductive adversarial training evaluated in Table 4.
     """
 
     name = "TADV"

@@ -31,6 +31,8 @@ class URejectron(TransductiveDefense):
     ``make_discriminator(generator)`` builds h (two logits; default a :class:`SmallCNN` without
     BatchNorm). Minibatches are balanced between D and x̃ (x̃ is resampled with replacement), as the
     training set is much larger than a test batch.
+
+    Paper: the defense of Figure 1 (transductive selective classification).
     """
 
     rejects = True

@@ -144,6 +144,8 @@ class MCDropoutModel(_BMAModel):
     masks are reused on every call (``fixed_masks=True``), which makes the wrapper a deterministic function
     that gradient attacks can optimise against; with ``fixed_masks=False`` each call advances an internal
     counter (fresh masks, still reproducible).
+
+    Paper: the Bayesian predictive distribution of Eq. 2.
     """
 
     def __init__(self, model: nn.Module, *, n_samples: int = 16, seed: int = 0, fixed_masks: bool = True):

@@ -77,7 +77,10 @@ def _scores(v: object, name: str) -> np.ndarray:
 
 def detection_metrics(scores_in: object, scores_out: object, *, tpr: float = 0.95) -> DetectionMetrics:
     """Detection metrics for in-distribution vs outlier scores (higher score = more outlying), via
-    scikit-learn's ``roc_auc_score``, ``average_precision_score`` and ``roc_curve``."""
+    scikit-learn's ``roc_auc_score``, ``average_precision_score`` and ``roc_curve``.
+
+    Paper: the OOD and open-set detection metrics of Table V (§V-A).
+    """
     from sklearn.metrics import average_precision_score, roc_auc_score, roc_curve  # lazy: slow import
 
     s_in, s_out = _scores(scores_in, "scores_in"), _scores(scores_out, "scores_out")
@@ -129,7 +132,10 @@ def auroc_ci(scores_in: object, scores_out: object, *, seed: int = 0, n_boot: in
              level: float = 0.95) -> Interval:
     """The AUROC (outliers positive, higher score = more outlying) with its stratified bootstrap interval:
     in-distribution and outlier scores are resampled separately, so both classes are present in every resample
-    (BCa; percentile above :data:`BCA_MAX_SCORES` scores). Bounded to [0, 1]."""
+    (BCa; percentile above :data:`BCA_MAX_SCORES` scores). Bounded to [0, 1].
+
+    Paper: the AUROC of Table V (§V-A), with its interval.
+    """
     s_in, s_out = _scores(scores_in, "scores_in"), _scores(scores_out, "scores_out")
     n_boot = check_int("n_boot", n_boot, ge=1)
     return _stratified(s_in, (s_out,), _auroc_batched, seed=seed, n_boot=n_boot, level=level, bounds=(0.0, 1.0))

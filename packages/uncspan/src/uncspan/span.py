@@ -73,7 +73,10 @@ def msus(entropy_under: object, entropy_over: object) -> SpanStatistic:
 @dataclass(frozen=True)
 class UncertaintySpan:
     """Per-sample entropies (nats) clean, after the over- and after the under-confidence attack, with the
-    predictions and confidences (maximum softmax probability) behind them."""
+    predictions and confidences (maximum softmax probability) behind them.
+
+    Paper: the uncertainty span of §III, summarised by MUS and MSUS (Eqs. 12–13).
+    """
 
     eps: float
     norm: str

@@ -33,6 +33,8 @@ def get_attacker(attack: str | Attacker, **kwargs: Any) -> Attacker:
     """The attacker named ``attack`` (one of :data:`ATTACKS`), built with keyword hyper-parameters.
 
     Without keyword arguments the default instance is shared (its resources load once).
+
+    Paper: one of the ten attackers of §3.2 (Table 1).
     """
     if isinstance(attack, Attacker):
         if kwargs:
@@ -82,6 +84,8 @@ def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: 
     So an item's perturbation depends only on ``(seed, start + i)``, not on the rest of the batch:
     ``perturb_batch(texts, a, p, s)[i] == perturb(texts[i], a, p, seed=item_seed(s, start + i))``.
     ``seed=None`` draws fresh entropy once for the whole batch.
+
+    Paper: the attack protocol of §3.1 (each word attacked with probability p).
     """
     if isinstance(texts, str):
         raise TypeError("texts must be a sequence of str, got a single str (use perturb() for a single text)")

@@ -314,6 +314,8 @@ def evaluate(
     Same ``seed`` → same perturbed texts (each cell uses its own seed stream, each text its item seed).
     ``labels``: integer classes, or a 0/1 matrix (N, K) for multi-label with ``metric="auroc"``. ``outputs``:
     what the classifier returns (see :func:`predict_logits`).
+
+    Paper: the benchmark protocol of §4: s(0), s(p) and the relative score s*(p) = s(p)/s(0) (Eq. 1).
     """
     _check_classifier(classifier)
     y = _check_data(texts, labels)
@@ -356,7 +358,10 @@ def chance_score(labels: Any, metric: str | Metric = "accuracy") -> float:
 
 def evaluate_seeds(classifier: TextClassifier, texts: Sequence[str], labels: Any, *,
                    seeds: Sequence[int] = (0, 1, 2), **kwargs: Any) -> list[BenchmarkResult]:
-    """:func:`evaluate` once per attack seed (same texts, other perturbations), for intervals across seeds."""
+    """:func:`evaluate` once per attack seed (same texts, other perturbations), for intervals across seeds.
+
+    Paper: the protocol of §4 repeated over attack seeds.
+    """
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be non-empty and distinct; got {seeds}")

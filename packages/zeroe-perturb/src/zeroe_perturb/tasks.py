@@ -150,7 +150,12 @@ def attack_sentences(sentences: Sequence[Sequence[str]], attack: str | Attacker,
                      seed: int) -> list[list[str]]:
     """Perturb token lists for one tagging benchmark cell, exactly as :func:`evaluate_tagging` does under the
     same ``seed``: sentence i uses :func:`perturb_tokens` with ``item_seed(level_seed(seed, attack, p), i)``
-    (e.g. to log the perturbed sentences the benchmark scored)."""
+    (e.g. to log the perturbed sentences the benchmark scored).
+
+    Paper: the tagging task of §4.1.
+
+    Paper: the tagging task of §4.1.
+    """
     sentences = _check_sentences(sentences)
     att = resolve_attacks([attack])[0]
     base = level_seed(seed, att[0], p)

@@ -1,0 +1,30 @@
+"""Recorded benchmarks are data: each docs/benchmarks/<name>/ (and docs/demo/) holds meta.json beside its report,
+naming the command, the machine, the code commit and the CPU time, and agreeing with the report and cpu.log."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDS = [ROOT / "docs/demo", *sorted(p for p in (ROOT / "docs/benchmarks").iterdir() if p.is_dir())]
+
+
+@pytest.mark.parametrize("folder", RECORDS, ids=lambda p: p.name)
+def test_a_record_names_command_machine_commit_and_cpu_time(folder):
+    meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    report = json.loads((folder / meta["report"]).read_text(encoding="utf-8"))
+    assert meta["name"] == folder.name and meta["command"].strip()
+    assert {"cpus", "cpu", "memory_gib", "gpu", "torch"} <= meta["machine"].keys()
+    assert meta["code_commit"] == report["run"]["user_git"]["commit"]
+    assert meta["machine"]["torch"] == report["run"]["versions"]["torch"]
+    assert (ROOT / meta["benchmark"]).is_file()
+    if meta["cpu_log"]:  # the logged CPU time is the sum of user + system seconds of every process in the log
+        rows = [line.split() for line in (folder / meta["cpu_log"]).read_text().splitlines()]
+        logged = sum(float(f[-4]) + float(f[-3]) for f in rows if f and f[-1].startswith("rc="))
+        assert abs(logged / 3600 - meta["cpu_hours_logged"]) < 0.01
+        assert meta["cpu_hours"] >= meta["cpu_hours_logged"]
+    else:
+        assert meta["cpu_hours"] is None and meta["cpu_note"]
