@@ -33,7 +33,6 @@ def test_image_audit_opens_with_the_verdict_of_every_lens(tmp_path):
             "calibration-under-attack", "claim"} <= ids
     by = {c["id"]: c for c in v["checks"]}
     assert by["above-chance"]["status"] == "pass"
-    assert by["above-chance"]["status"] == "pass"
     assert by["claim"]["status"] == "fail" and v["status"] == "not-supported"  # 0.99 is beyond AutoAttack's bound
     assert by["standard-budget"]["status"] == "warn"  # 16 of the whole test split
     md = (out / "report.md").read_text()
