@@ -19,7 +19,7 @@ SMALL = {"n_boot": 200}
 
 
 def cfg(**more) -> overview.Config:
-    return override(overview.preset("demo"), {**SMALL, **more})
+    return override(overview.preset("demo"), {**SMALL, "indicators": False, **more})
 
 
 @pytest.fixture(scope="module")
@@ -46,12 +46,15 @@ class FakeAttack:
     def __init__(self) -> None:
         self.calls: list = []
 
-    def __call__(self, model, x, y, *, eps, version, seed, batch_size):
+    def __call__(self, model, x, y, *, eps, version, seed, batch_size, norm="Linf", attacks=None):
         from robustsuite_common.autoattack import AutoAttackResult
 
         self.calls.append((len(x), eps, version, seed))
-        return AutoAttackResult(x, torch.arange(len(x)) % 3 == 0, torch.ones(len(x), dtype=torch.bool),
-                                f"fake {version}, Linf eps={eps:g}, seed {seed}")
+        robust = torch.arange(len(x)) % 3 == 0
+        k = int(robust.sum())
+        return AutoAttackResult(x, robust, torch.ones(len(x), dtype=torch.bool),
+                                f"fake {version}, Linf eps={eps:g}, seed {seed}",
+                                {"clean": len(x), "apgd-ce": k, "square": k}, (), robust)
 
 
 @pytest.fixture
@@ -123,7 +126,7 @@ def test_autoattack_runs_in_resumable_batches_at_the_models_training_eps(plain_m
     res = overview.run(models, data, config, store=store, progress=False)
     assert fake_attack.calls == [(10, 0.1, "standard", 3), (10, 0.1, "standard", 3), (5, 0.1, "standard", 3)]
     # the umbrella runner's checkpoint keys, so its run directories resume
-    assert set(store.data) == {f"autoattack-{config_hash(0.1, 'standard', 3, a, b)}" for a, b in
+    assert set(store.data) == {f"autoattack-v2-{config_hash(0.1, 'standard', 3, a, b, 'Linf', None)}" for a, b in
                                ((0, 10), (10, 20), (20, 25))}
     rob = res.metric("robust_accuracy_autoattack")
     assert rob.value == pytest.approx((4 + 4 + 2) / 25) and rob.interval.method == "Clopper-Pearson"
@@ -207,3 +210,33 @@ def test_arguments_are_checked_before_any_work(plain_model, data):
         overview.Data((data.split.x, data.split.y))
     with pytest.raises(TypeError, match="data.sizes"):
         overview.Data(data.split, sizes={"test": -1})
+
+
+class ThreeClasses(torch.nn.Module):
+    """A tiny 3-class linear model on 8x8 digits (AutoAttack's targeted attacks need 4 classes)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.w = torch.nn.Parameter(torch.randn(64, 3, generator=g))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.flatten(1) @ self.w
+
+
+@pytest.mark.slow
+def test_fewer_than_four_classes_get_autoattacks_untargeted_attacks_and_the_indicators(data):
+    model = ThreeClasses()
+    split = data.split
+    keep = np.flatnonzero(np.asarray(split.y) < 3)[:12]
+    three = overview.Data(Split(split.x[keep], np.asarray(split.y)[keep]), name="digits-012")
+    res = overview.run(overview.Models(model, name="tiny3"), three,
+                       cfg(eps=0.05, robust_accuracy="always", indicators=True, indicator_iterations=3),
+                       progress=False)
+    assert "apgd-ce" in res.metric("robust_accuracy_autoattack").note and "square" in \
+        res.metric("robust_accuracy_autoattack").note and "apgd-t" not in res.metric("robust_accuracy_autoattack").note
+    assert any("targeted attacks need 4" in w for w in res.warnings)
+    ids = {c.id: c for c in res.checks}
+    assert ids["standard-budget"].status == "warn" and "custom" in ids["standard-budget"].detail
+    assert {"pgd-vs-autoattack", "epsilon-monotone", "unbounded-attack", "square-beats-white-box"} <= set(ids)
+    assert "epsilon_sweep" in res.tables and res.checks == overview.Result.from_dict(res.to_dict()).checks

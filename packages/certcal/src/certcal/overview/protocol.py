@@ -128,13 +128,16 @@ def robust_accuracy(model: torch.nn.Module, x: torch.Tensor, y: Any, *, eps: flo
         def compute(start=start, stop=stop) -> dict:
             r = autoattack(model, x[start:stop], y[start:stop], eps=eps, norm=norm, version=version, seed=seed,
                            attacks=attacks, batch_size=stop - start)
+            reported = None if r.reported_robust is None else r.reported_robust.tolist()
             return {"robust": r.robust.tolist(), "clean": r.clean_correct.tolist(), "attack": r.attack,
-                    "reported": r.reported_robust.tolist(), "robust_after": r.robust_after, "flags": list(r.flags)}
+                    "reported": reported, "robust_after": r.robust_after, "flags": list(r.flags)}
 
         key = config_hash(eps, version, seed, start, stop, norm, attacks)
         part = cached(store, f"autoattack-v2-{key}", compute, JSON)
-        for k in ("robust", "clean", "reported"):
+        for k in ("robust", "clean"):
             out[k] += part[k]
+        out["reported"] = None if out["reported"] is None or part["reported"] is None else \
+            out["reported"] + part["reported"]
         last = 0
         for attack, count in part["robust_after"].items():  # AutoAttack stops early when no point is left
             out["robust_after"][attack] = out["robust_after"].get(attack, 0) + count
@@ -209,7 +212,7 @@ def measure(models: Any, data: Any, config: Any, *, store: Store | None, progres
                                   attacks=attacks, store=store, progress=progress)
             outcome = AutoAttackOutcome([bool(v) for v in res["robust"]], [bool(v) for v in res["clean"]],
                                         res["attack"], version, res["robust_after"], tuple(res["flags"]),
-                                        [bool(v) for v in res["reported"]])
+                                        None if res["reported"] is None else [bool(v) for v in res["reported"]])
             probes = _probes(models, data, config, eps, m, store, progress) if config.indicators else None
             attacked = Attacked(eps, m, list(outcome.robust), list(outcome.clean), res["attack"], outcome, probes)
     return Measured(config, models, data, conf, pred, y, n_classes, cal, ada, attacked, reason, tuple(warnings))
