@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -34,6 +34,7 @@ __all__ = [
     "check_model",
     "as_logits_model",
     "LogProbabilities",
+    "normalized",
 ]  # and LogProbabilityModule, defined on first use (module __getattr__)
 
 OUTPUT_FORMS = ("logits", "probabilities", "log_probabilities")
@@ -231,3 +232,28 @@ def as_logits_model(model: Any) -> Any:
     import torch
 
     return _log_probability_module()(model) if isinstance(model, torch.nn.Module) else LogProbabilities(model)
+
+
+def normalized(model: Any, mean: Sequence[float], std: Sequence[float]) -> Any:
+    """``model``, which expects inputs normalised as ``(x - mean) / std`` per channel, as a model of [0, 1] images
+    (the contract): ε and every attack then stay in pixel space. One value for all channels, or one per channel."""
+    import torch
+
+    class Normalized(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = model
+            self.register_buffer("mean", torch.tensor(tuple(mean), dtype=torch.float32).view(1, -1, 1, 1))
+            self.register_buffer("std", torch.tensor(tuple(std), dtype=torch.float32).view(1, -1, 1, 1))
+
+        def forward(self, x: torch.Tensor) -> Any:
+            c = self.mean.shape[1]
+            if c != 1 and (x.ndim != 4 or x.shape[1] != c):
+                raise ValueError(f"mean and std declare {c} channels, but the images have shape {tuple(x.shape)} "
+                                 "(N, C, H, W): give one value per channel")
+            return self.model((x - self.mean.to(x.dtype)) / self.std.to(x.dtype))
+
+    if len(mean) != len(std) or not len(mean) or min(std) <= 0:
+        raise ValueError(f"mean and std must have the same length (one value per channel) and std > 0, got {mean} "
+                         f"and {std}")
+    return Normalized()

@@ -112,12 +112,12 @@ def load_model(spec: str, *, device="cpu", trust_checkpoint: bool = False, allow
     else:
         raise ModelSpecError(f"unknown model scheme {scheme!r} in {spec!r}; use builtin, hf, robustbench or torch")
     if mean is not None:
-        from .nets import Normalized
+        from robustsuite_common.models import normalized
 
         if modality(scheme + ":" + value) == "text":
             raise ModelSpecError(f"{spec}: ?mean=&std= declare the input normalisation of an image model; this is a "
                                  "text classifier")
-        model = Normalized(model, mean, std)
+        model = normalized(model, mean, std)
     model = model.to(device)
     if outputs == "probabilities":
         from robustsuite_common.models import as_logits_model

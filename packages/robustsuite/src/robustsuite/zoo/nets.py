@@ -53,23 +53,4 @@ class FashionCNN(nn.Module):
         return self.head(self.features((x - self.mean) / self.std))
 
 
-class Normalized(nn.Module):
-    """A user's model that expects normalised inputs (``(x - mean) / std`` per channel), seen as a model of [0, 1]
-    images: ε and every attack stay in pixel space (declared on a spec as ``?mean=0.49,0.48,0.45&std=0.25,0.24,0.26``).
-    """
-
-    def __init__(self, model: nn.Module, mean: tuple[float, ...], std: tuple[float, ...]):
-        super().__init__()
-        self.model = model
-        self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).view(1, -1, 1, 1))
-        self.register_buffer("std", torch.tensor(std, dtype=torch.float32).view(1, -1, 1, 1))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        c = self.mean.shape[1]
-        if c != 1 and (x.ndim != 4 or x.shape[1] != c):
-            raise ValueError(f"?mean=&std= declare {c} channels, but the images have shape {tuple(x.shape)} "
-                             f"(N, C, H, W): give one value per channel")
-        return self.model((x - self.mean.to(x.dtype)) / self.std.to(x.dtype))
-
-
 ARCHITECTURES: dict[str, Callable[..., nn.Module]] = {"digits-cnn": DigitsCNN, "fashion-cnn": FashionCNN}
