@@ -1,54 +1,23 @@
 """``robustsuite audit``: the run config that puts every lens that applies to a model on it, as ordinary units.
 
-Images: the robust-accuracy overview with the indicators (``certcal.overview`` + ``robustsuite_common.indicators``),
-and each method package's ``audit`` preset that applies to a vision model (the temperature illusion, uncertainty
-and calibration under attack); text: the overview's validity checks and Zéroe noise; ``--adaptive``: DENT played
-over the model against the static model under the transductive threat models. The verdict
-itself is assembled with the report (:mod:`robustsuite.report.verdicts`).
+The lenses are data: ``benchmarks/audit/vision.toml`` (the overview with the indicators, the temperature illusion,
+uncertainty and calibration under attack), ``adaptive.toml`` (added with ``--adaptive``: DENT over the model under
+the transductive threat models) and ``text.toml`` (validity and Zéroe noise), filled in with the user's model, data
+and budget. The verdict itself is assembled with the report (:mod:`robustsuite.report.verdicts`).
 """
 
 from __future__ import annotations
 
-import copy
-import importlib
-from dataclasses import dataclass, field
+import tomllib
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
 
-__all__ = ["LENSES", "audit_config", "parse_eps"]
+__all__ = ["TEMPLATES", "audit_config", "parse_eps"]
 
-@dataclass(frozen=True)
-class Lens:
-    """A lens of the audit: ``method`` (its runner), the ``package`` whose experiment holds the ``audit`` preset, the
-    model ``kinds`` it applies to, whether it needs a model declared ``adaptive``, its runner ``inputs``
-    (``{model}``/``{data}`` filled in) and where its config takes the budget (``budget``: ``{"eps": dotted key,
-    "norm": dotted key}``)."""
-
-    method: str
-    package: str
-    kinds: tuple[str, ...]
-    inputs: dict[str, Any]
-    budget: dict[str, str] = field(default_factory=dict)
-    adaptive: bool = False
-    config: dict[str, Any] = field(default_factory=dict)
-    norms: tuple[str, ...] = ("Linf", "L2")
-
-
-LENSES: tuple[Lens, ...] = (
-    Lens("iortemp", "iortemp", ("vision",), {"model": "{model}", "dataset": "{data}", "vision_model": ""},
-         {"eps": "audit.eps", "norm": "audit.norm"}),
-    Lens("uncspan", "uncspan", ("vision",), {"model": "{model}", "dataset": "{data}", "compare": [], "osr_models": []},
-         {"eps": "attack.eps", "norm": "attack.norm"}),
-    Lens("certcal", "certcal", ("vision",), {"model": "{model}", "dataset": "{data}", "noise_models": []},
-         {"eps": "ace.eps_{norm}", "norm": "ace.norms"}),
-    Lens("zeroe_perturb", "zeroe_perturb", ("text",), {"model": "{model}", "dataset": "{data}"}),
-    # DENT played over the user's model (its BatchNorm layers adapt on each test batch), against the static model
-    Lens("transduct_attack", "transduct_attack", ("vision",),
-         {"model": "{model}", "at_model": "{model}", "dataset": "{data}"}, {"eps": "threat.eps"}, adaptive=True,
-         config={"audit": {"adaptive": "dent"}}, norms=("Linf",)),
-)
+TEMPLATES = Path(__file__).parent / "benchmarks" / "audit"
 
 
 def parse_eps(text: str | float) -> float:
@@ -62,26 +31,23 @@ def parse_eps(text: str | float) -> float:
     return value
 
 
-def _has_audit_preset(package: str) -> bool:
-    try:
-        return "audit" in importlib.import_module(f"{package}.experiment").PRESETS
-    except ImportError:
-        return False
-
-
-def _fill(value: Any, model: str, data: str) -> Any:
-    if isinstance(value, str):
-        return value.format(model=model, data=data)
-    if isinstance(value, list):
-        return [_fill(v, model, data) for v in value]
-    return value
+def _fill(node: Any, values: dict[str, Any]) -> Any:
+    """The template with its placeholders replaced: a string that is exactly ``{name}`` takes the value itself (a
+    number stays a number), other strings and keys are formatted."""
+    if isinstance(node, dict):
+        return {k.format(**values): _fill(v, values) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_fill(v, values) for v in node]
+    if isinstance(node, str):
+        whole = node[1:-1] if node.startswith("{") and node.endswith("}") else None
+        return values[whole] if whole in values else node.format(**values)
+    return node
 
 
 def audit_config(model: str, data: str, *, eps: float | None, norm: str = "Linf", limit: int | None = 1000,
                  claim: float | None = None, adaptive: bool = False, seed: int = 0, device: str = "cpu") -> dict:
-    """The run config of ``robustsuite audit MODEL DATA``: the overview (AutoAttack at ``eps`` with the
-    indicators for an image model) and every lens whose package has an ``audit`` preset and applies to the model's
-    modality. ``limit``: first N samples of every split (``None``: all)."""
+    """The run config of ``robustsuite audit MODEL DATA`` (the templates filled in); ``limit``: first N samples of
+    every split (``None``: all). Bad options are a ``ConfigError`` naming them, before any work."""
     from .zoo import modality
 
     kind = modality(model)
@@ -93,34 +59,13 @@ def audit_config(model: str, data: str, *, eps: float | None, norm: str = "Linf"
         raise ConfigError(f"--eps must be <= 1 for the L∞ norm on images in [0, 1], got {eps}")
     if claim is not None and not 0 <= claim <= 1:
         raise ConfigError(f"--claim must be a robust accuracy in [0, 1], got {claim}")
-    overview: dict[str, Any] = {"preset": "demo", "targets": [[model, data]],
-                                "config": {"robust_accuracy": "always" if kind == "vision" else "never",
-                                           "autoattack_n": 0}}
-    if kind == "vision":
-        overview["config"] |= {"eps": float(eps), "norm": norm, "claim": float(claim or 0.0)}
-    methods: dict[str, Any] = {"overview": overview}
-    for lens in LENSES:
-        if kind not in lens.kinds or lens.adaptive and not adaptive or not _has_audit_preset(lens.package):
-            continue
-        if norm not in lens.norms:
-            if lens.adaptive:
-                raise ConfigError(f"--adaptive plays the transductive games in {' or '.join(lens.norms)} only; "
-                                  f"got --norm {norm}")
-            continue
-        entry: dict[str, Any] = {"preset": "audit", **{k: _fill(v, model, data) for k, v in lens.inputs.items()}}
-        if lens.config:
-            entry["config"] = copy.deepcopy(lens.config)
-        for name, key in lens.budget.items():
-            value = {"eps": eps, "norm": norm}[name]
-            key = key.format(norm=norm.lower())
-            value = [norm.lower()] if key == "ace.norms" else value  # certcal names its norms in lower case
-            if value is not None:
-                node = entry.setdefault("config", {})
-                *path, leaf = key.split(".")
-                for part in path:
-                    node = node.setdefault(part, {})
-                node[leaf] = value
-        methods[lens.method] = entry
+    if adaptive and (kind != "vision" or norm != "Linf"):
+        raise ConfigError("--adaptive plays the transductive games on an image model in L∞ only")
+    values = {"model": model, "data": data, "eps": eps, "norm": norm, "norm_lower": norm.lower(),
+              "claim": float(claim or 0.0)}
+    methods: dict[str, Any] = {}
+    for name in ("text",) if kind == "text" else ("vision", "adaptive") if adaptive else ("vision",):
+        methods |= _fill(tomllib.loads((TEMPLATES / f"{name}.toml").read_text(encoding="utf-8")), values)["methods"]
     config: dict[str, Any] = {"seed": seed, "device": device, "methods": methods}
     if limit:
         config["limit"] = int(limit)
