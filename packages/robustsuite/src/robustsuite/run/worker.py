@@ -143,7 +143,7 @@ def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", 
 
         if logits.ndim != 2:
             raise ConfigError(f"model {unit.model} returned shape {logits.shape}; expected (N, num_classes) logits")
-        if len(logits) > 1 and looks_like_probabilities(torch.as_tensor(logits)):
+        if looks_like_probabilities(torch.as_tensor(logits)):  # at any number of samples, one included
             raise ConfigError(f"model {unit.model} outputs probabilities (every row in [0, 1], summing to 1), not "
                               f"logits; scored as logits they give wrong confidences. Return logits, or declare it: "
                               f"model = \"{unit.model}{'&' if '?' in unit.model else '?'}outputs=probabilities\"")
