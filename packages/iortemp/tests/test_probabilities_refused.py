@@ -66,3 +66,13 @@ def test_metrics_refuse_probabilities_and_accept_their_log():
     with pytest.raises(ModelOutputError, match="logits look like probabilities"):
         iortemp.confidence_stats(p[:1])
     assert iortemp.calibration_error(np.log(p), y).ece == pytest.approx(iortemp.calibration_error(z, y).ece)
+
+
+@pytest.mark.parametrize("fn", ["confidence_stats", "calibration_error"])
+def test_a_temperature_that_overflows_the_logits_is_refused_by_name(fn):
+    z = np.array([[2.0, -1.0, 0.5], [0.1, 0.3, -2.0]])
+    args = (z,) if fn == "confidence_stats" else (z, [0, 1])
+    with pytest.raises(ValueError, match=r"^temperature .*1e-320"):
+        getattr(iortemp, fn)(*args, temperature=1e-320)
+    out = getattr(iortemp, fn)(*args, temperature=1e-3)  # the tested range's end: finite, confidence 1
+    assert out.mean_confidence == 1.0 if fn == "calibration_error" else out.mean == 1.0

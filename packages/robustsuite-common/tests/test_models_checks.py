@@ -174,3 +174,9 @@ def test_probabilities_refused_on_one_row_and_as_numpy():
         text_logits(lambda t: p.log().numpy().repeat(2, 0), ["a", "b"], batch_size=1)
     z = text_logits(lambda t: p.numpy().repeat(len(t), 0), ["a", "b"], outputs="probabilities")
     np.testing.assert_allclose(np.exp(z), p.numpy().repeat(2, 0).astype(np.float64), rtol=1e-6)
+
+
+def test_texts_with_lone_surrogates_are_refused_naming_the_item():
+    assert check_texts("texts", ["fine", "café ☕"]) == ["fine", "café ☕"]
+    with pytest.raises(ValueError, match=r"^texts\[1\] is not valid Unicode text: a lone surrogate '\\ud800'"):
+        check_texts("texts", ["fine", "bad \ud800 text"])

@@ -9,7 +9,7 @@ import numpy as np
 from robustsuite_common.models import refuse_probabilities
 
 from ._numerics import scaled_log_softmax64
-from ._validation import check_finite_array, check_int, check_logits_labels, check_temperature
+from ._validation import T_MAX, T_MIN, check_finite_array, check_int, check_logits_labels, check_temperature
 
 __all__ = ["CalibrationError", "ConfidenceStats", "calibration_error", "confidence_stats"]
 
@@ -43,6 +43,18 @@ class CalibrationError:
         return asdict(self)
 
 
+def _reporting_temperature(z: np.ndarray, temperature) -> float:
+    """``temperature`` checked (a finite number > 0) and small enough that ``z / temperature`` stays finite: a
+    subnormal T (1e-320) would overflow the logits to inf and every confidence to NaN."""
+    t = check_temperature(temperature)
+    with np.errstate(over="ignore"):
+        finite = bool(np.all(np.isfinite(z / t)))
+    if not finite:
+        raise ValueError(f"temperature must keep logits / temperature finite (the tested range is {T_MIN:g} to "
+                         f"{T_MAX:g}), got {temperature!r}: the largest |logit| {float(np.abs(z).max()):g} overflows")
+    return t
+
+
 def confidence_stats(logits, temperature: float = 1.0) -> ConfidenceStats:
     """Mean (and spread) of the predicted-class probability from ``logits / T`` computed in float64.
 
@@ -55,7 +67,7 @@ def confidence_stats(logits, temperature: float = 1.0) -> ConfidenceStats:
     if z.shape[0] == 0 or z.shape[1] < 2:
         raise ValueError(f"logits must have shape (N, K) with N >= 1, K >= 2, got {z.shape}")
     refuse_probabilities("logits", z)
-    conf = np.exp(scaled_log_softmax64(z, check_temperature(temperature)).max(axis=1))
+    conf = np.exp(scaled_log_softmax64(z, _reporting_temperature(z, temperature)).max(axis=1))
     return ConfidenceStats(
         float(conf.mean()), float(conf.std()), float(conf.min()), float(conf.max()), len(conf)
     )
@@ -71,7 +83,7 @@ def calibration_error(logits, labels, *, n_bins: int = 15, temperature: float = 
     z, y = check_logits_labels(logits, labels)
     refuse_probabilities("logits", z)
     check_int("n_bins", n_bins, ge=1)
-    lp = scaled_log_softmax64(z, check_temperature(temperature))
+    lp = scaled_log_softmax64(z, _reporting_temperature(z, temperature))
     pred = z.argmax(axis=1)
     conf = np.exp(lp[np.arange(len(y)), pred])
     correct = (pred == y).astype(np.float64)

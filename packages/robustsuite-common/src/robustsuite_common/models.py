@@ -50,10 +50,13 @@ def looks_like_probabilities(t: Any, *, atol: float = 1e-4) -> bool:
     """Whether the rows of a 2-D tensor or numpy array with at least 2 columns all lie in [0, 1] and sum to 1
     (within ``atol``): softmax outputs. Decided on any number of rows, one included (a method that sees one input
     at a time must refuse probabilities as one that sees many); logits of a trained model essentially never do."""
+    if isinstance(t, np.ndarray):  # numpy (text classifiers' outputs, logits as data): torch is not imported
+        if t.dtype.kind not in "fiu" or t.ndim != 2 or t.shape[1] < 2 or t.shape[0] == 0:
+            return False
+        v = t.astype(np.float64, copy=False)
+        return bool(((v >= -atol) & (v <= 1 + atol)).all() and (np.abs(v.sum(1) - 1) <= atol * t.shape[1]).all())
     import torch
 
-    if isinstance(t, np.ndarray) and t.dtype.kind in "fiu":
-        t = torch.from_numpy(t)
     if not isinstance(t, torch.Tensor) or t.ndim != 2 or t.shape[1] < 2 or t.shape[0] == 0:
         return False
     with torch.no_grad():
