@@ -155,3 +155,28 @@ def test_a_model_declared_to_output_probabilities_is_seen_through_log():
     z = text_model(texts)
     assert np.isfinite(z).all()  # a probability that underflows to 0 is clipped, not log(0)
     np.testing.assert_allclose(torch.softmax(torch.as_tensor(z), 1).numpy(), Probs()(texts), atol=1e-6)
+
+
+def test_probabilities_refused_on_one_row_and_as_numpy():
+    """Issue 36: one row is enough to refuse probabilities (a method seeing one input at a time), and numpy
+    arrays (text classifiers' outputs, logits passed as data) go through the same check."""
+    from robustsuite_common.models import refuse_probabilities, text_logits
+
+    p = torch.softmax(torch.randn(1, 3, generator=torch.Generator().manual_seed(0)), 1)
+    with pytest.raises(ModelOutputError, match="probabilities"):
+        logits_from(p)
+    with pytest.raises(ModelOutputError, match="^scores look like probabilities"):
+        refuse_probabilities("scores", p.numpy())
+    assert refuse_probabilities("scores", p.log().numpy()) is not None
+    with pytest.raises(ModelOutputError, match="probabilities"):
+        text_logits(lambda t: p.numpy().repeat(len(t), 0), ["a"])
+    with pytest.raises(ModelOutputError, match="2 rows of logits for a batch of 1"):
+        text_logits(lambda t: p.log().numpy().repeat(2, 0), ["a", "b"], batch_size=1)
+    z = text_logits(lambda t: p.numpy().repeat(len(t), 0), ["a", "b"], outputs="probabilities")
+    np.testing.assert_allclose(np.exp(z), p.numpy().repeat(2, 0).astype(np.float64), rtol=1e-6)
+
+
+def test_texts_with_lone_surrogates_are_refused_naming_the_item():
+    assert check_texts("texts", ["fine", "café ☕"]) == ["fine", "café ☕"]
+    with pytest.raises(ValueError, match=r"^texts\[1\] is not valid Unicode text: a lone surrogate '\\ud800'"):
+        check_texts("texts", ["fine", "bad \ud800 text"])

@@ -158,3 +158,12 @@ def test_importing_it_loads_neither_torch_nor_transformers():
             "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_a_text_with_a_lone_surrogate_is_refused_naming_it(tmp_path):
+    """Issue 36: a lone surrogate (a bad decode upstream) crashed the tokenizer; it is refused by name, before the
+    model runs, and the other texts still score."""
+    clf = HFTextClassifier(*tiny_bert(tmp_path))
+    with pytest.raises(ValueError, match=r"^texts\[1\] is not valid Unicode text: a lone surrogate"):
+        clf(["good film", "bad \udc80 plot"])
+    assert clf(["good film", "bad plot"]).shape == (2, 3)

@@ -17,11 +17,13 @@ import torch
 
 from robustsuite_common.checks import (
     check_choice,
+    check_device,
     check_finite_array,
     check_float,
     check_int,
     check_labels,
     check_probability,
+    check_seed,
 )
 from robustsuite_common.checks import check_images as _check_images
 from robustsuite_common.models import (
@@ -36,7 +38,7 @@ from robustsuite_common.models import (
 __all__ = [
     "OUTPUT_FORMS", "as_binary", "as_float64", "as_model_input", "as_unit_interval", "check_bounds", "check_choice",
     "check_float", "check_images", "check_int", "check_label_range", "check_labelled_images", "check_labels", "check_model",
-    "check_outputs", "check_probability", "evaluating", "logits_from", "make_generator", "model_device",
+    "check_outputs", "check_probability", "check_device", "check_seed", "evaluating", "logits_from", "make_generator", "model_device",
     "model_dtype", "model_logits", "num_classes",
 ]
 
@@ -154,8 +156,7 @@ def make_generator(seed: int | None, generator: torch.Generator | None, device: 
         return generator
     if seed is None:
         raise ValueError("seed must be an int when no generator is given")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
-        raise TypeError(f"seed must be an int, got {type(seed).__name__}")
+    seed = check_seed("seed", seed)
     g = torch.Generator(device=device)
-    g.manual_seed(int(seed))
+    g.manual_seed(seed)
     return g

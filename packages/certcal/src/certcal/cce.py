@@ -23,6 +23,7 @@ from ._validation import (
     as_unit_interval,
     check_bounds,
     check_choice,
+    check_device,
     check_float,
     check_int,
 )
@@ -199,7 +200,7 @@ def certified_calibration_error(
         raise TypeError(f"admm must be an ADMMConfig or a non-empty sequence of them, got {type(admm).__name__}")
     if dece is not None and not isinstance(dece, DECEConfig):
         raise TypeError(f"dece must be a DECEConfig, got {type(dece).__name__}")
-    dev = torch.device(device) if device is not None else torch.device("cpu")
+    dev = check_device("device", device) if device is not None else torch.device("cpu")
     prog = build_program(lo, up, c, n_bins)
     info: dict[str, Any] = {}
 

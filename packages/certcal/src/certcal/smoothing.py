@@ -36,6 +36,7 @@ from ._validation import (
     check_model,
     check_outputs,
     check_probability,
+    check_seed,
     evaluating,
     make_generator,
     model_device,
@@ -404,14 +405,16 @@ def certify(
     check_int("n", n, ge=1)
     check_outputs(outputs)
     check_choice("stream", stream, NOISE_STREAMS)
+    if seed is not None:
+        check_seed("seed", seed)  # [0, 2**63 - 1], before any forward pass
     if isinstance(first_index, bool) or not isinstance(first_index, int | np.integer) or first_index < 0:
         raise ValueError(f"first_index must be an integer >= 0, got {first_index!r}")
     if stream == "per_input":
         if generator is not None:
             raise ValueError("generator cannot be used with stream='per_input' (each input's noise is keyed by "
                              "seed and its index); pass seed instead")
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ValueError(f"seed must be an integer >= 0 with stream='per_input', got {seed!r}")
+        if seed is None:
+            raise ValueError("seed must be an integer >= 0 with stream='per_input', got None")
     elif first_index:
         raise ValueError("first_index only applies to stream='per_input' (the batch stream cannot start mid-way)")
     with evaluating(model):

@@ -20,7 +20,7 @@ import numpy as np
 from robustsuite_common.intervals import LEVEL, Interval, McNemar, mcnemar, paired_difference, proportion_of
 from robustsuite_common.intervals import seed_interval as _seed_interval
 
-from ._validation import check_choice, check_float, check_int, check_labels, check_temperature
+from ._validation import check_choice, check_float, check_int, check_labels, check_seed, check_temperature
 from .calibration import PlattScaler, TemperatureFit, fit_temperature
 from .metrics import confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature
@@ -479,7 +479,7 @@ def illusion_table(
 
 def _check_seeds(seeds: Sequence[int] | None, seed: int) -> tuple[int, ...]:
     if seeds is None:
-        return (check_int("seed", seed, ge=0),)
+        return (check_seed("seed", seed),)
     out = tuple(seeds) if not isinstance(seeds, str) else ()
     if not out:
         raise ValueError(f"seeds must be a non-empty sequence of integers, got {seeds!r}")

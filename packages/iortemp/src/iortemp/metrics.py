@@ -6,8 +6,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from robustsuite_common.models import refuse_probabilities
+
 from ._numerics import scaled_log_softmax64
-from ._validation import check_finite_array, check_int, check_logits_labels, check_temperature
+from ._validation import T_MAX, T_MIN, check_finite_array, check_int, check_logits_labels, check_temperature
 
 __all__ = ["CalibrationError", "ConfidenceStats", "calibration_error", "confidence_stats"]
 
@@ -41,11 +43,24 @@ class CalibrationError:
         return asdict(self)
 
 
+def _reporting_temperature(z: np.ndarray, temperature) -> float:
+    """``temperature`` checked (a finite number > 0) and small enough that ``z / temperature`` stays finite: a
+    subnormal T (1e-320) would overflow the logits to inf and every confidence to NaN."""
+    t = check_temperature(temperature)
+    with np.errstate(over="ignore"):
+        finite = bool(np.all(np.isfinite(z / t)))
+    if not finite:
+        raise ValueError(f"temperature must keep logits / temperature finite (the tested range is {T_MIN:g} to "
+                         f"{T_MAX:g}), got {temperature!r}: the largest |logit| {float(np.abs(z).max()):g} overflows")
+    return t
+
+
 def confidence_stats(logits, temperature: float = 1.0) -> ConfidenceStats:
     """Mean (and spread) of the predicted-class probability from ``logits / T`` computed in float64.
 
     Pass float64 reporting logits (``iortemp.logits64``): a T_d = 2e6 binary model then reports
-    0.5000007, not 0.5. NaN or infinite logits and a temperature that is not a finite number > 0 are refused
+    0.5000007, not 0.5. Probabilities (rows in [0, 1] summing to 1) are refused: pass ``numpy.log(p)``. NaN or
+    infinite logits and a temperature that is not a finite number > 0 are refused
     (``ValueError`` naming ``logits`` / ``temperature``).
 
     Paper: the confidence statistics of Table 1.
@@ -53,7 +68,8 @@ def confidence_stats(logits, temperature: float = 1.0) -> ConfidenceStats:
     z = check_finite_array("logits", logits, ndim=2)
     if z.shape[0] == 0 or z.shape[1] < 2:
         raise ValueError(f"logits must have shape (N, K) with N >= 1, K >= 2, got {z.shape}")
-    conf = np.exp(scaled_log_softmax64(z, check_temperature(temperature)).max(axis=1))
+    refuse_probabilities("logits", z)
+    conf = np.exp(scaled_log_softmax64(z, _reporting_temperature(z, temperature)).max(axis=1))
     return ConfidenceStats(
         float(conf.mean()), float(conf.std()), float(conf.min()), float(conf.max()), len(conf)
     )
@@ -67,8 +83,9 @@ def calibration_error(logits, labels, *, n_bins: int = 15, temperature: float = 
     and ECE = MCE = |accuracy - confidence|, the manual value the paper had to use (Table 11, "*").
     """
     z, y = check_logits_labels(logits, labels)
+    refuse_probabilities("logits", z)
     check_int("n_bins", n_bins, ge=1)
-    lp = scaled_log_softmax64(z, check_temperature(temperature))
+    lp = scaled_log_softmax64(z, _reporting_temperature(z, temperature))
     pred = z.argmax(axis=1)
     conf = np.exp(lp[np.arange(len(y)), pred])
     correct = (pred == y).astype(np.float64)

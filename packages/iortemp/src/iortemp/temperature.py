@@ -22,7 +22,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.models import as_model_input, evaluating, logits_from
+from robustsuite_common.models import as_model_input, evaluating, logits_from, text_logits
 
 from ._validation import check_images, check_int, check_temperature, check_texts
 
@@ -135,10 +135,7 @@ def logits64(model, inputs, *, batch_size: int = 256) -> np.ndarray:
     texts = check_texts("inputs", inputs, allow_empty=True)
     if hasattr(model, "logits64"):
         return np.asarray(model.logits64(texts), dtype=np.float64)
-    out = []
-    for i in range(0, len(texts), batch_size):
-        out.append(np.asarray(model(texts[i : i + batch_size]), dtype=np.float64))
-    return np.concatenate(out, axis=0) if out else np.zeros((0, 0))
+    return text_logits(model, texts, batch_size=batch_size)  # every batch: shape, rows, probabilities refused
 
 
 def _device_of(model: nn.Module) -> torch.device:

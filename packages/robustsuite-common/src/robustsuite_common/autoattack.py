@@ -83,7 +83,7 @@ def autoattack(model: Any, x: Any, y: Any, *, eps: float, norm: str = "Linf", ve
     """
     import torch
 
-    from .checks import check_images
+    from .checks import check_images, check_seed
 
     check_images("x", x)
     y_np = check_labels("y", y, length=x.shape[0])
@@ -92,7 +92,7 @@ def autoattack(model: Any, x: Any, y: Any, *, eps: float, norm: str = "Linf", ve
     version = check_choice("version", version, AUTOATTACK_VERSIONS)
     if norm == "Linf" and eps > 1:
         raise ValueError(f"eps must be <= 1 for Linf on inputs in [0, 1], got {eps}")
-    check_int("seed", seed, ge=0)
+    check_seed("seed", seed)
     check_int("batch_size", batch_size, ge=1)
     if version == "custom" and not attacks:
         raise ValueError("version='custom' needs attacks=[...] (e.g. ['apgd-ce', 'apgd-t'])")

@@ -20,10 +20,13 @@ __all__ = [
     "check_probability",
     "check_bool",
     "check_seed",
+    "check_device",
+    "SEED_MAX",
     "check_texts",
     "check_labels",
     "check_images",
     "check_same_length",
+    "check_same_setting",
     "check_finite_array",
 ]
 
@@ -88,13 +91,36 @@ def check_bool(name: str, value: Any) -> bool:
     return bool(value)
 
 
+SEED_MAX = 2**63 - 1  # torch.Generator.manual_seed overflows above it; numpy's SeedSequence takes it
+
+
 def check_seed(name: str, value: Any) -> int:
-    """A non-negative integer seed (``numpy``/``torch`` generators need one)."""
-    return check_int(name, value, ge=0)
+    """An integer seed in ``[0, 2**63 - 1]`` (what both ``numpy`` and ``torch`` generators take)."""
+    return check_int(name, value, ge=0, le=SEED_MAX)
+
+
+def check_device(name: str, value: Any) -> Any:
+    """A ``torch.device`` this machine has: a device string or object; ``"cuda"`` (or ``"cuda:i"``, ``"mps"``)
+    refused with the devices available when there is none, before any work (not the driver's message later)."""
+    import torch
+
+    try:
+        dev = torch.device(value)
+    except (TypeError, RuntimeError, ValueError):
+        raise ValueError(f"{name} must be a device such as 'cpu' or 'cuda', got {value!r}") from None
+    have = ["cpu"]
+    if torch.cuda.is_available():
+        have += ["cuda"] + [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        have.append("mps")
+    if dev.type not in ("cpu", "meta") and str(dev) not in have:
+        raise ValueError(f"{name}={str(dev)!r} is not available on this machine; devices here: {have}")
+    return dev
 
 
 def check_texts(name: str, texts: Any, *, allow_empty: bool = False) -> list[str]:
-    """A list of strings. A bare ``str`` is refused (it would be read as one text per character)."""
+    """A list of strings. A bare ``str`` is refused (it would be read as one text per character), and so is a text
+    that is not valid Unicode (lone surrogates, which no tokenizer or UTF-8 writer takes)."""
     if isinstance(texts, str | bytes):
         raise TypeError(f"{name} must be a list of strings, got a single {type(texts).__name__}: wrap it in a "
                         f"list ([{texts[:30]!r}...])")
@@ -107,6 +133,13 @@ def check_texts(name: str, texts: Any, *, allow_empty: bool = False) -> list[str
         raise TypeError(f"{name} must hold strings only, got {type(out[bad]).__name__} at position {bad}")
     if not out and not allow_empty:
         raise ValueError(f"{name} must hold at least one text, got an empty list")
+    for i, t in enumerate(out):
+        if not t.isascii():
+            try:
+                t.encode("utf-8")
+            except UnicodeEncodeError as e:  # lone surrogates (a bad decode upstream): no tokenizer takes them
+                raise ValueError(f"{name}[{i}] is not valid Unicode text: a lone surrogate {t[e.start]!r} at position "
+                                 f"{e.start} (decode the source with errors='replace', or drop that text)") from None
     return out
 
 
@@ -134,7 +167,8 @@ def check_labels(name: str, y: Any, *, n_classes: int | None = None, length: int
 def check_images(name: str, x: Any, *, low: float | None = 0.0, high: float | None = 1.0,
                  allow_empty: bool = False, tolerance: float = 1e-6) -> Any:
     """A floating ``(N, C, H, W)`` tensor of finite values within ``[low, high]`` (the inputs' box; ``None``
-    skips a side). Refuses a single image without batch dimension, integer pixels and images in [0, 255]
+    skips a side). Refuses a single image without batch dimension, a channels-last batch (N, H, W, C) with C in
+    {1, 3} and H >= 8, integer pixels and images in [0, 255]
     with the observed range in the message. One reduction each, no copy."""
     if not _is_tensor(x):
         raise TypeError(f"{name} must be a torch.Tensor of shape (N, C, H, W), got {type(x).__name__}")
@@ -145,6 +179,9 @@ def check_images(name: str, x: Any, *, low: float | None = 0.0, high: float | No
                          f"dimension ({name}.unsqueeze(0))")
     if x.ndim != 4:
         raise ValueError(f"{name} must have shape (N, C, H, W), got {tuple(x.shape)}")
+    if x.shape[-1] in (1, 3) and x.shape[1] >= 8:  # (N, H, W, C): a 28x28 grey or 32x32 RGB batch, channels last
+        raise ValueError(f"{name} must have shape (N, C, H, W) (channels first), got {tuple(x.shape)}, which looks "
+                         f"like channels last (N, H, W, C): pass {name}.permute(0, 3, 1, 2)")
     if not torch.is_floating_point(x):
         raise TypeError(f"{name} must be a floating tensor with values in [{low}, {high}], got dtype {x.dtype}")
     if x.shape[0] == 0:
@@ -168,6 +205,21 @@ def check_same_length(**arrays: Any) -> int:
     if len(set(lengths.values())) > 1:
         raise ValueError("must have the same length: " + ", ".join(f"{k} has {n}" for k, n in lengths.items()))
     return next(iter(lengths.values()), 0)
+
+
+def check_same_setting(items: dict[str, Any], fields: Sequence[str]) -> None:
+    """Results one function combines (a paired difference, a merge) must share ``fields`` (the budget, the model,
+    the data): ``ValueError`` naming the first field that differs and the two arguments, e.g.
+    ``"games[1] has eps=0.3 but games[0] has eps=0.05: results at different ... cannot be combined"``."""
+    named = list(items.items())
+    for field in fields:
+        first_name, first = named[0]
+        ref = getattr(first, field)
+        for name, item in named[1:]:
+            value = getattr(item, field)
+            if value != ref:
+                raise ValueError(f"{name} has {field}={value!r} but {first_name} has {field}={ref!r}: results with "
+                                 f"a different {field} cannot be combined")
 
 
 def check_finite_array(name: str, value: Any, *, ndim: int | None = None, dtype: Any = np.float64) -> np.ndarray:

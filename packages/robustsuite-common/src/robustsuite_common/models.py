@@ -26,12 +26,15 @@ __all__ = [
     "ModelOutputError",
     "logits_from",
     "looks_like_probabilities",
+    "refuse_probabilities",
+    "text_logits",
     "evaluating",
     "model_device",
     "model_dtype",
     "as_model_input",
     "forward_logits",
     "check_model",
+    "output_classes",
     "as_logits_model",
     "LogProbabilities",
     "normalized",
@@ -45,8 +48,14 @@ class ModelOutputError(ValueError):
 
 
 def looks_like_probabilities(t: Any, *, atol: float = 1e-4) -> bool:
-    """Whether the rows of a 2-D tensor with at least 2 columns all lie in [0, 1] and sum to 1 (within
-    ``atol``): softmax outputs. Random logits essentially never do."""
+    """Whether the rows of a 2-D tensor or numpy array with at least 2 columns all lie in [0, 1] and sum to 1
+    (within ``atol``): softmax outputs. Decided on any number of rows, one included (a method that sees one input
+    at a time must refuse probabilities as one that sees many); logits of a trained model essentially never do."""
+    if isinstance(t, np.ndarray):  # numpy (text classifiers' outputs, logits as data): torch is not imported
+        if t.dtype.kind not in "fiu" or t.ndim != 2 or t.shape[1] < 2 or t.shape[0] == 0:
+            return False
+        v = t.astype(np.float64, copy=False)
+        return bool(((v >= -atol) & (v <= 1 + atol)).all() and (np.abs(v.sum(1) - 1) <= atol * t.shape[1]).all())
     import torch
 
     if not isinstance(t, torch.Tensor) or t.ndim != 2 or t.shape[1] < 2 or t.shape[0] == 0:
@@ -54,6 +63,18 @@ def looks_like_probabilities(t: Any, *, atol: float = 1e-4) -> bool:
     with torch.no_grad():
         v = t.detach().double()
         return bool(((v >= -atol) & (v <= 1 + atol)).all() and ((v.sum(1) - 1).abs() <= atol * t.shape[1]).all())
+
+
+def refuse_probabilities(name: str, values: Any) -> Any:
+    """``values`` (an (N, K) tensor or array of logits), else :class:`ModelOutputError` naming ``name`` when
+    they look like probabilities (:func:`looks_like_probabilities`, at any N). The one probabilities check:
+    :func:`logits_from`, :func:`text_logits` and functions taking logits as data all go through it."""
+    if looks_like_probabilities(values):
+        raise ModelOutputError(
+            f"{name} look like probabilities (every row in [0, 1] and summing to 1), not logits; scoring them as "
+            "logits gives wrong confidences. Pass logits (or log-probabilities, e.g. numpy.log(p)), or declare the "
+            "model's outputs with outputs='probabilities'")
+    return values
 
 
 def logits_from(output: Any, *, outputs: str = "logits", n: int | None = None) -> Any:
@@ -82,11 +103,7 @@ def logits_from(output: Any, *, outputs: str = "logits", n: int | None = None) -
     if n is not None and out.shape[0] != n:
         raise ModelOutputError(f"model returned {out.shape[0]} rows of logits for a batch of {n} inputs")
     if outputs == "logits":
-        if looks_like_probabilities(out) and out.shape[0] > 1:
-            raise ModelOutputError(
-                "model outputs look like probabilities (every row in [0, 1] and summing to 1), not logits; scoring "
-                "them as logits gives wrong confidences. Return logits, or pass outputs='probabilities'")
-        return out
+        return refuse_probabilities("model outputs", out)
     if outputs == "probabilities":
         return torch.log(out.clamp_min(torch.finfo(out.dtype).tiny))
     return out  # log-probabilities are logits (softmax is invariant to the row's constant)
@@ -180,6 +197,51 @@ def forward_logits(model: Callable[[Any], Any], x: Any, *, outputs: str = "logit
             chunks.append(logits_from(model(xb), outputs=outputs, n=xb.shape[0]))
     out = torch.cat(chunks) if chunks else torch.empty(0, 0)
     return out if dtype is None else out.to(dtype)
+
+
+def text_logits(model: Callable[[list[str]], Any], texts: list[str], *, outputs: str = "logits",
+                batch_size: int | None = None) -> np.ndarray:
+    """Float64 ``(N, K)`` logits of a text classifier (``list[str] -> (N, K)``) on ``texts``, every batch checked
+    as :func:`logits_from` checks a vision model's output (shape, one row per text, probabilities refused unless
+    ``outputs`` declares them) and the column count the same in every batch."""
+    import torch
+
+    if outputs not in OUTPUT_FORMS:
+        raise ValueError(f"outputs must be one of {list(OUTPUT_FORMS)}, got {outputs!r}")
+    step = len(texts) if batch_size is None else batch_size
+    chunks: list[np.ndarray] = []
+    for i in range(0, len(texts), max(step, 1)):
+        items = list(texts[i : i + max(step, 1)])
+        raw = model(items)
+        if not isinstance(raw, torch.Tensor):
+            try:
+                raw = torch.as_tensor(np.asarray(raw, dtype=np.float64))
+            except (TypeError, ValueError):
+                raise ModelOutputError("text classifier must return an (N, K) array of logits, got "
+                                       f"{type(raw).__name__}") from None
+        z = logits_from(raw.detach().cpu().double(), outputs=outputs, n=len(items))
+        if chunks and z.shape[1] != chunks[0].shape[1]:
+            raise ModelOutputError(f"text classifier returned {chunks[0].shape[1]} columns for one batch and "
+                                   f"{z.shape[1]} for another: the class count must not change between calls")
+        chunks.append(z.numpy())
+    return np.concatenate(chunks, axis=0) if chunks else np.zeros((0, 0))
+
+
+def output_classes(model: Callable[[Any], Any], x: Any, *, outputs: str = "logits", rows: int = 1) -> int:
+    """The number of classes ``model`` actually returns, read from one forward pass on ``x[:rows]`` (eval mode,
+    the model given back as it came; ``rows=None`` for the whole batch). Refuses fewer than two classes (a
+    single-output scorer would make every prediction class 0 and every label-0 input "correct"), non-finite
+    logits and, with ``outputs="logits"``, probabilities. Cheap enough to run before any expensive work."""
+    import torch
+
+    z = forward_logits(model, x if rows is None else x[:rows], outputs=outputs)
+    k = int(z.shape[1])
+    if k < 2:
+        raise ModelOutputError(f"model must return logits for at least 2 classes, got {k}: a single-output scorer "
+                               "s can be passed as two logits, torch.cat([torch.zeros_like(s), s], 1)")
+    if not bool(torch.isfinite(z).all()):
+        raise ModelOutputError("model returned non-finite logits (NaN or inf): nothing can be computed from them")
+    return k
 
 
 class LogProbabilities:

@@ -178,6 +178,15 @@ def _deterministic(record: dict) -> bool:
         getattr(runners.get(record["unit"]["method"]), "SEEDED", True) is False
 
 
+def failed_unit_warnings(records: list[dict]) -> list[dict[str, str]]:
+    """One top-level warning per failed unit (its section is missing from the report, and a reader of the Warnings
+    must not take the report for complete)."""
+    return [{"section": r["unit"]["id"],
+             "message": f"unit failed, so its section is missing from this report: {r.get('error') or 'no message'} "
+                        f"(traceback in units/{r['unit']['id']}.failed.json; the next run retries it)"}
+            for r in records if r["status"] == "failed"]
+
+
 def assemble(records: list[dict], *, config: dict, seed: int, device: str, created: str, provenance: dict,
              run_dir: Path | None = None) -> dict:
     """The report dict (see :data:`robustsuite.report.REPORT_SCHEMA`) from unit records; units that differ only
@@ -211,7 +220,7 @@ def assemble(records: list[dict], *, config: dict, seed: int, device: str, creat
 
     return {
         "schema_version": SCHEMA_VERSION,
-        "warnings": top_warnings(sections),
+        "warnings": top_warnings(sections) + failed_unit_warnings(records),
         "verdicts": build_verdicts(sections),
         "run": {"id": provenance["id"],
                 "created": created, "finished": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from .errors import ConfigError, SpecError
+from .errors import ConfigError
 
 # rich_markup_mode=None: typer renders help and usage errors as plain click text instead of importing rich,
 # markdown-it and pygments (about 3/4 of the time `robustsuite --help` took); commands still print with rich.
@@ -136,13 +136,28 @@ def _locked_message(out: Path, unit) -> str:
 
 
 def _guard(fn):
+    """Run a command body: a user's mistake (:mod:`.errors`, a file that cannot be read or written) prints one line
+    naming the input and exits 2; any other error is internal: one line and exit 1, its traceback with --verbose."""
+    from .errors import user_error_message
+
     try:
         return fn()
-    except (ConfigError, SpecError) as e:
+    except (typer.Exit, KeyboardInterrupt):
+        raise
+    except Exception as e:
         from rich.markup import escape
 
-        _console().print(f"[red]error:[/red] {escape(str(e))}")
-        raise typer.Exit(2) from None
+        message = user_error_message(e)
+        if message is not None:
+            _console().print(f"[red]error:[/red] {escape(message)}")
+            raise typer.Exit(2) from None
+        import logging
+
+        if logging.getLogger("robustsuite").isEnabledFor(logging.INFO):  # --verbose
+            raise
+        _console().print(f"[red]internal error:[/red] {escape(f'{type(e).__name__}: {e}')} (run with --verbose for "
+                         "the traceback)")
+        raise typer.Exit(1) from None
 
 
 SEEDS = typer.Option(None, "--seeds", min=1, help="repeat every unit with seeds SEED..SEED+N-1; report mean ± 95 % interval")
@@ -245,7 +260,8 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
         cfg = _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples, sets=sets)
         cache: dict = {}
         units = _run.plan(cfg, cache=cache)
-        _run.check_inputs(units, cache=cache, limit=cfg.get("limit"))
+        _run.check_inputs(units, cache=cache, limit=cfg.get("limit"),
+                          device=_run.resolve_device(str(cfg.get("device", "cpu"))))  # as `run` resolves it
         fmt = _run.log_format(cfg)
         hits = [out is not None and _run.cached_record(out, u, fmt) is not None for u in units]
         _print_table(f"{len(units)} units", ("unit", "method", "model", "dataset", "seed", "shards", "state"),

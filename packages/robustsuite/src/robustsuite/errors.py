@@ -15,3 +15,16 @@ class DatasetSpecError(SpecError):
 
 class ConfigError(ValueError):
     """A run configuration that is invalid (unknown method, bad parameter, ...)."""
+
+
+def user_error_message(e: BaseException) -> str | None:
+    """The one line a user sees for ``e`` when it is their mistake (a bad config, spec or input file, a run directory
+    that cannot be written), else ``None`` (an internal error: the CLI shows its traceback with --verbose)."""
+    if isinstance(e, ConfigError | SpecError):
+        return str(e)
+    if isinstance(e, UnicodeError):
+        return f"{getattr(e, 'filename', None) or 'input'}: not UTF-8 ({e})"
+    if isinstance(e, OSError) and (e.filename is not None or e.strerror):
+        where = e.filename if e.filename2 is None else f"{e.filename} -> {e.filename2}"
+        return f"{where}: {e.strerror or e}"
+    return None

@@ -10,12 +10,12 @@ def predict_logits(model, x, *, batch_size: int = 256, device: torch.device | st
                    outputs: str = "logits") -> np.ndarray:
     """Logits (N, K) as float64 numpy for a vision ``nn.Module`` (tensor x; evaluated in eval mode, its mode restored,
     outputs read by :func:`robustsuite_common.models.logits_from` as ``outputs``: with "logits", probabilities are
-    refused) or a text classifier (list x). ``device`` is kept for callers; inputs follow the model's device."""
-    from robustsuite_common.models import forward_logits
+    refused) or a text classifier (list x; every batch checked the same way). ``device`` is kept for callers; inputs follow the model's device."""
+    from robustsuite_common.models import forward_logits, text_logits
 
     if isinstance(model, torch.nn.Module):
         if not isinstance(x, torch.Tensor):
             raise TypeError("a vision model needs a tensor input")
         return forward_logits(model, x, batch_size=batch_size, outputs=outputs, dtype=torch.float64).cpu().numpy()
-    return np.asarray(model(list(x)), dtype=np.float64)
+    return text_logits(model, list(x), outputs=outputs, batch_size=batch_size)
 

@@ -9,11 +9,19 @@ from typing import Any
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_bool, check_choice, check_float, check_images, check_int
+from robustsuite_common.checks import (
+    check_bool,
+    check_choice,
+    check_device,
+    check_float,
+    check_images,
+    check_int,
+    check_seed,
+)
 from robustsuite_common.checks import check_labels as _check_labels
-from robustsuite_common.models import check_model, logits_from, model_device, model_dtype
+from robustsuite_common.models import check_model, logits_from, model_device, model_dtype, output_classes
 
-__all__ = ["check_bool", "check_choice", "check_float", "check_images", "check_int", "check_model", "check_eps", "check_labels",
+__all__ = ["check_bool", "check_choice", "check_device", "check_seed", "check_float", "check_images", "check_int", "check_model", "check_eps", "check_labels",
            "check_generator", "check_positive", "model_device", "model_dtype", "LogitsModel", "logits_model",
            "n_classes", "as_input"]
 
@@ -27,9 +35,14 @@ def check_positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
     return check_float(name, value, ge=0.0) if allow_zero else check_float(name, value, gt=0.0)
 
 
-def check_labels(name: str, y: Any, n: int, *, device: Any = None, n_classes: int | None = None) -> torch.Tensor:
-    """Integer labels, one per input, each in ``[0, n_classes)``, as an int64 tensor on ``device``."""
+def check_labels(name: str, y: Any, n: int, *, device: Any = None, n_classes: int | None = None,
+                 model: nn.Module | None = None, x: torch.Tensor | None = None) -> torch.Tensor:
+    """Integer labels, one per input, each in ``[0, n_classes)``, as an int64 tensor on ``device``. With ``model``
+    (and its inputs ``x``) the class count is read from the model's output (:func:`n_classes`), after the checks
+    that need no forward pass."""
     arr = _check_labels(name, y, n_classes=n_classes, length=n)
+    if model is not None:
+        arr = _check_labels(name, arr, n_classes=n_classes_of(model, x), length=n)
     return torch.as_tensor(arr, dtype=torch.int64, device=device)
 
 
@@ -82,20 +95,18 @@ def logits_model(name: str, model: Any) -> LogitsModel:
     return wrapped
 
 
-def n_classes(model: nn.Module) -> int | None:
-    """The classes a classifier outputs, read without a forward pass: its ``n_classes`` attribute when it has one
-    (this package's networks do), else the ``out_features`` of its last ``nn.Linear`` (``None`` without one: the
-    labels are then only checked to be non-negative integers)."""
+def n_classes(model: nn.Module, x: torch.Tensor) -> int:
+    """The classes a classifier actually outputs, read from one forward pass on ``x[:1]`` (the whole ``x`` for a
+    position-aware model such as DENT's per-sample affines), in eval mode with the model given back as it came.
+    Refuses single-output models, non-finite outputs and probabilities
+    (:func:`robustsuite_common.models.output_classes`)."""
+    position_aware = getattr(model, "position_aware", False)
     while isinstance(model, LogitsModel):
         model = model.inner
-    declared = getattr(model, "n_classes", None)
-    if isinstance(declared, int) and not isinstance(declared, bool):
-        return declared
-    last = None
-    for m in model.modules():
-        if isinstance(m, nn.Linear):
-            last = m
-    return None if last is None else int(last.out_features)
+    return output_classes(model, x, rows=None if position_aware else 1)
+
+
+n_classes_of = n_classes  # check_labels' keyword ``n_classes`` shadows the function there
 
 
 def as_input(model: nn.Module, x: torch.Tensor) -> torch.Tensor:

@@ -24,7 +24,6 @@ from ._validate import (
     check_images,
     check_int,
     check_labels,
-    n_classes,
 )
 from .pgd import PGD, PGDEnsemble
 from .threat_model import AttackResult, TransductiveDefense
@@ -45,7 +44,7 @@ class Attack(ABC):
         if not isinstance(defense, TransductiveDefense):
             raise TypeError(f"defense must be a TransductiveDefense, got {type(defense).__name__}")
         check_images("x", x)
-        y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(defense.base_model))
+        y = check_labels("y", y, x.shape[0], device=x.device, model=defense.base_model, x=x)
         eps = check_eps(eps)
         check_generator(generator)
         if state is None and defense.stateful:

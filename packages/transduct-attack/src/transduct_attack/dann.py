@@ -31,7 +31,6 @@ from ._validate import (
     check_labels,
     check_positive,
     logits_model,
-    n_classes,
 )
 from .networks import DomainAdversarialNet, build
 from .threat_model import Adaptation, TransductiveDefense
@@ -67,7 +66,7 @@ class DANN(TransductiveDefense):
         self._base = logits_model("base_model", base_model)
         check_images("train_x", train_x)
         self.train_y = check_labels("train_y", train_y, train_x.shape[0], device=train_x.device,
-                                    n_classes=n_classes(self._base))
+                                    model=self._base, x=train_x)
         self.train_x = train_x
         self.epochs = check_int("epochs", epochs, ge=1)
         self.lr = check_positive("lr", lr)

@@ -18,7 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import as_input, check_eps, check_images, check_int, check_labels, n_classes
+from robustsuite_common.checks import check_same_setting
+
+from ._validate import as_input, check_eps, check_images, check_int, check_labels, check_seed
 from .attacks import Attack
 from .referee import RoundScore, score_round
 from .threat_model import Adaptation, ThreatModel, TransductiveDefense
@@ -124,7 +126,7 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
     if not isinstance(defense, TransductiveDefense):
         raise TypeError(f"defense must be a TransductiveDefense, got {type(defense).__name__}")
     check_images("x", x)
-    y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(defense.base_model))
+    y = check_labels("y", y, x.shape[0], device=x.device, model=defense.base_model, x=x)
     eps = check_eps(eps)
     batch_size = check_int("batch_size", batch_size, ge=1)
     x = as_input(defense.base_model, x)
@@ -132,7 +134,8 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
     threat_model = ThreatModel() if threat_model is None else threat_model
     if not isinstance(threat_model, ThreatModel):
         raise TypeError("threat_model must be a ThreatModel")
-    check_int("seed", seed)
+    seed = check_seed("seed", seed)
+    defender_seed = None if defender_seed is None else check_seed("defender_seed", defender_seed)
 
     device = x.device
     attacker_seeds, derived_defender = np.random.SeedSequence(seed).spawn(2)
@@ -202,6 +205,9 @@ def merge_games(games: list[GameResult]) -> GameResult:
     stream (rounds renumbered in play order, per-sample records in stream order, pooled values by batch size)."""
     if not games:
         raise ValueError("games must hold at least one GameResult")
+    if not all(isinstance(g, GameResult) for g in games):
+        raise TypeError("games must hold GameResult objects only")
+    check_same_setting({f"games[{i}]": g for i, g in enumerate(games)}, ("eps", "attack", "defense", "threat_model"))
     if len(games) == 1:
         return games[0]
     rounds, order, selected, offset = [], [], [], 0

@@ -30,7 +30,6 @@ from ._validate import (
     check_labels,
     check_positive,
     logits_model,
-    n_classes,
 )
 
 Aggregate = Literal["avg", "min"]
@@ -147,7 +146,7 @@ class PGD:
         """Return x' in the eps-ball of ``x`` (clipped to [0, 1]) maximising the aggregated loss."""
         models = _check_models(models)
         check_images("x", x)
-        y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(models[0]))
+        y = check_labels("y", y, x.shape[0], device=x.device, model=models[0], x=x)
         x = as_input(models[0], x)
         y = y.to(x.device)
         eps = check_eps(eps)
@@ -221,7 +220,7 @@ class PGDEnsemble:
         """Run all subroutines and keep, per sample, the candidate with the largest selection loss."""
         models = _check_models(models)
         check_images("x", x)
-        y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(models[0]))
+        y = check_labels("y", y, x.shape[0], device=x.device, model=models[0], x=x)
         x = as_input(models[0], x)
         y = y.to(x.device)
         eps = check_eps(eps)

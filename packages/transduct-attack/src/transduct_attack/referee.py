@@ -55,12 +55,12 @@ class RoundScore:
 def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, x_clean: torch.Tensor | None = None,
                 *, rejects: bool = False, round_index: int = 0) -> RoundScore:
     """Score F* = ``adaptation.model`` on (U', y); with ``rejects`` also Eq. 1 (needs ``x_clean``)."""
-    from ._validate import check_images, check_labels, n_classes
+    from ._validate import check_images, check_labels
 
     if not isinstance(adaptation, Adaptation):
         raise TypeError(f"adaptation must be an Adaptation, got {type(adaptation).__name__}")
     check_images("x_adv", x_adv)
-    y = check_labels("y", y, x_adv.shape[0], device=x_adv.device, n_classes=n_classes(adaptation.model))
+    y = check_labels("y", y, x_adv.shape[0], device=x_adv.device, model=adaptation.model, x=x_adv)
     if x_clean is not None:
         check_images("x_clean", x_clean)
     pred = adaptation.predict(x_adv)

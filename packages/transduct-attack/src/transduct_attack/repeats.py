@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import check_eps, check_images, check_int, check_labels
+from ._validate import check_device, check_eps, check_images, check_int, check_labels, check_seed
 from .attacks import Attack
 from .game import GameResult, play_game
 from .threat_model import ThreatModel, TransductiveDefense
@@ -20,8 +20,13 @@ __all__ = ["SeededResult", "repeat_game", "draw_points"]
 
 def draw_points(n_total: int, n: int, seed: int, device: torch.device | str = "cpu") -> torch.Tensor:
     """The ``n`` test indices a seeded run plays (a permutation of ``n_total`` from ``seed``, its first ``n``):
-    the draw of :func:`repeat_game` and of the seeded tables (Table 6: each run its own test sequence)."""
-    return torch.randperm(int(n_total), generator=torch.Generator().manual_seed(int(seed)))[:int(n)].to(device)
+    the draw of :func:`repeat_game` and of the seeded tables (Table 6: each run its own test sequence).
+    ``1 <= n <= n_total``, ``seed`` in ``[0, 2**63 - 1]`` and a ``device`` this machine has, else ``ValueError``."""
+    n_total = check_int("n_total", n_total, ge=1)
+    n = check_int("n", n, ge=1, le=n_total)
+    seed = check_seed("seed", seed)
+    device = check_device("device", device)
+    return torch.randperm(n_total, generator=torch.Generator().manual_seed(seed))[:n].to(device)
 
 
 @dataclass(frozen=True)

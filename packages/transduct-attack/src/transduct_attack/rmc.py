@@ -37,9 +37,9 @@ from ._validate import (
     check_int,
     check_labels,
     check_positive,
+    check_seed,
     logits_model,
     model_device,
-    n_classes,
 )
 from .networks import penultimate_features
 from .pgd import PGD
@@ -76,7 +76,7 @@ class RMC(TransductiveDefense):
         base_model = logits_model("base_model", base_model)
         check_images("train_x", train_x)
         self.train_y = check_labels("train_y", train_y, train_x.shape[0], device=train_x.device,
-                                    n_classes=n_classes(base_model))
+                                    model=base_model, x=train_x)
         self.k = check_int("k", k, ge=1)
         self.aug_eps = check_eps(aug_eps, "aug_eps")
         self.aug_steps = check_int("aug_steps", aug_steps, ge=1)
@@ -97,7 +97,7 @@ class RMC(TransductiveDefense):
         self._augmented: tuple[torch.Tensor, torch.Tensor] | None = None
         self._augmented_features: torch.Tensor | None = None
         self._initial: nn.Module = self._base
-        self._seed = check_int("seed", seed)
+        self._seed = check_seed("seed", seed)
 
     @property
     def base_model(self) -> nn.Module:
@@ -112,7 +112,7 @@ class RMC(TransductiveDefense):
         calibration) from the base model, and make the result the initial state of every later game."""
         check_images("x", x)
         batch_size = check_int("batch_size", batch_size, ge=1)
-        check_int("seed", seed)
+        check_seed("seed", seed)
         x = as_input(self._base, x)
         g = torch.Generator(device=x.device if x.device.type == "cuda" else "cpu").manual_seed(seed)
         state: nn.Module = self._base

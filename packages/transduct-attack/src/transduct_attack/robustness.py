@@ -10,7 +10,15 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import as_input, check_eps, check_images, check_int, check_labels, logits_model, n_classes
+from ._validate import (
+    as_input,
+    check_eps,
+    check_images,
+    check_int,
+    check_labels,
+    check_seed,
+    logits_model,
+)
 from .attacks import Attack, TransferAutoAttack, TransferPGD
 from .pgd import PGD
 
@@ -67,9 +75,9 @@ def robust_accuracy(model: nn.Module, x: torch.Tensor, y: Any, *, eps: float, at
     """
     model = logits_model("model", model)
     check_images("x", x)
-    yt = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(model))
+    yt = check_labels("y", y, x.shape[0], device=x.device, model=model, x=x)
     eps = check_eps(eps)
-    check_int("seed", seed, ge=0)
+    check_seed("seed", seed)
     check_int("pgd_steps", pgd_steps, ge=1)
     check_int("batch_size", batch_size, ge=1)
     if isinstance(attack, str):

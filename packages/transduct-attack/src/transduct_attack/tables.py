@@ -244,14 +244,18 @@ def _check_data(model: nn.Module | None, **named: torch.Tensor) -> None:
     model's classes; before any work."""
     if model is not None:
         model = logits_model("model", model)
-    k = None if model is None else n_classes(model)
     xs = {name: v for name, v in named.items() if name.startswith("x")}
     for name, v in xs.items():
         check_images(name, v)
+    ys = {}
     for name, v in named.items():
         if name.startswith("y"):
             x = xs.get("x" + name[1:])
-            check_labels(name, v, x.shape[0] if x is not None else len(v), n_classes=k)
+            ys[name] = check_labels(name, v, x.shape[0] if x is not None else len(v))
+    if model is not None and xs and ys:
+        k = n_classes(model, next(iter(xs.values())))  # one forward pass, after the checks that need none
+        for name, v in ys.items():
+            check_labels(name, v, len(v), n_classes=k)
 
 
 def _check_seeds(seeds: Sequence[int]) -> tuple[int, ...]:
@@ -285,7 +289,7 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
     reference = static_model if static_model is not None else (
         defense.base_model if isinstance(defense, TransductiveDefense) else None)
     y = check_labels("y", y, x.shape[0], device=x.device,
-                     n_classes=None if reference is None else n_classes(reference))
+                     model=reference, x=x)
     if reference is not None:
         x = as_input(reference, x)
         y = y.to(x.device)

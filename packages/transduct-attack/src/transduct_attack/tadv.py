@@ -22,7 +22,6 @@ from ._validate import (
     check_int,
     check_labels,
     logits_model,
-    n_classes,
 )
 from .networks import SmallCNN, build
 from .threat_model import Adaptation, TransductiveDefense
@@ -49,7 +48,7 @@ class TADV(TransductiveDefense):
         self._base = logits_model("base_model", base_model)
         check_images("train_x", train_x)
         self.train_y = check_labels("train_y", train_y, train_x.shape[0], device=train_x.device,
-                                    n_classes=n_classes(self._base))
+                                    model=self._base, x=train_x)
         self.train_x = train_x
         self.eps = check_eps(eps)
         self.epochs = check_int("epochs", epochs, ge=1)
@@ -78,5 +77,6 @@ class TADV(TransductiveDefense):
         model = self.make_model(generator)
         train_classifier(model, self.train_x, self.train_y, epochs=self.epochs, generator=generator, lr=self.lr,
                          batch_size=self.batch_size, adversarial_eps=self.eps, adv_steps=self.adv_steps,
-                         adv_step_size=self.adv_step_size, clean_fraction=self.clean_fraction)
+                         adv_step_size=self.adv_step_size, clean_fraction=self.clean_fraction,
+                         in_place=True)  # a fresh model of its own: no copy needed
         return Adaptation(model=model)

@@ -7,6 +7,8 @@ starts) comes from the given generator.
 
 from __future__ import annotations
 
+import copy
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -15,6 +17,7 @@ from robustsuite_common.models import logits_from
 
 from ._validate import (
     as_input,
+    check_bool,
     check_eps,
     check_generator,
     check_images,
@@ -22,7 +25,6 @@ from ._validate import (
     check_labels,
     check_model,
     check_positive,
-    n_classes,
 )
 from .pgd import PGD
 
@@ -32,8 +34,10 @@ __all__ = ["train_classifier"]
 def train_classifier(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epochs: int,
                      generator: torch.Generator, lr: float = 1e-3, batch_size: int = 128,
                      weight_decay: float = 0.0, adversarial_eps: float = 0.0, adv_steps: int = 10,
-                     adv_step_size: float | None = None, clean_fraction: float = 0.5) -> nn.Module:
-    """Train ``model`` in place with Adam on (x, y) and return it in eval mode.
+                     adv_step_size: float | None = None, clean_fraction: float = 0.5,
+                     in_place: bool = False) -> nn.Module:
+    """Train a copy of ``model`` with Adam on (x, y) and return it in eval mode; the caller's model is not changed
+    (``in_place=True`` trains ``model`` itself and returns it). No ``.grad`` is left on the returned parameters.
 
     With ``adversarial_eps > 0`` each minibatch keeps a ``clean_fraction`` share clean and replaces
     the rest by L∞ PGD examples (``adv_steps`` steps, random start) — "50% clean and 50% adversarial
@@ -41,7 +45,7 @@ def train_classifier(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epoc
     """
     check_model("model", model)
     check_images("x", x)
-    y = check_labels("y", y, x.shape[0], device=x.device, n_classes=n_classes(model))
+    y = check_labels("y", y, x.shape[0], device=x.device, model=model, x=x)
     epochs = check_int("epochs", epochs, ge=0)
     check_generator(generator)
     lr = check_positive("lr", lr)
@@ -49,6 +53,9 @@ def train_classifier(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epoc
     adversarial_eps = check_eps(adversarial_eps)
     if not 0.0 <= clean_fraction <= 1.0:
         raise ValueError(f"clean_fraction must be in [0, 1], got {clean_fraction!r}")
+    in_place = check_bool("in_place", in_place)
+    if not in_place:
+        model = copy.deepcopy(model)
     x = as_input(model, x)
     y = y.to(x.device)
     device = x.device
@@ -70,5 +77,6 @@ def train_classifier(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, epoc
             opt.zero_grad(set_to_none=True)
             F.cross_entropy(logits_from(model(xb), n=xb.shape[0]), yb).backward()
             opt.step()
+    opt.zero_grad(set_to_none=True)
     model.eval()
     return model

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from robustsuite_common.checks import check_labels
+from robustsuite_common.checks import check_labels, check_same_setting
 from robustsuite_common.intervals import Interval
 from robustsuite_common.intervals import paired_difference as _paired_difference
 
@@ -105,6 +105,7 @@ def mus_difference(span_a: UncertaintySpan, span_b: UncertaintySpan, *, seed: in
     """``MUS(a) − MUS(b)`` (Eq. 12) paired over the same test points, with its bootstrap interval: the sharper
     comparison of two models than their separate MUS intervals."""
     a, b = _span(span_a, "span_a"), _span(span_b, "span_b")
+    check_same_setting({"span_a": a, "span_b": b}, ("eps", "norm"))  # one budget, or the pairing means nothing
     n_boot = check_int("n_boot", n_boot, ge=1)
     return paired_difference(a.span, b.span, seed=seed, n_boot=n_boot)
 

@@ -225,4 +225,8 @@ class DeepEnsemble(_BMAModel):
             else:
                 with evaluating(m):
                     outs.append(F.log_softmax(logits_from(m(x), n=x.shape[0]), dim=-1))
+            if outs[-1].shape[1] != outs[0].shape[1]:
+                raise ValueError(f"members[{len(outs) - 1}] returns {outs[-1].shape[1]} classes but members[0] returns "
+                                 f"{outs[0].shape[1]}: an ensemble averages the members' class probabilities, so "
+                                 "every member must output the same classes")
         return torch.stack(outs)

@@ -60,10 +60,15 @@ class KnownClassesModel(nn.Module):
             raise ValueError("classes must be at least two distinct non-negative class indices")
         self.model = model
         self.register_buffer("index", torch.tensor(classes, dtype=torch.long))
+        self._top = max(classes)  # checked against the model's class count on the first forward pass
         self.train(model.training)  # follow the wrapped model's mode
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return logits_from(self.model(x), n=x.shape[0]).index_select(-1, self.index)
+        logits = logits_from(self.model(x), n=x.shape[0])
+        if self._top >= logits.shape[1]:
+            raise ValueError(f"classes must be class indices below the model's {logits.shape[1]} classes, got "
+                             f"{self._top}")
+        return logits.index_select(-1, self.index)
 
 
 def _scores(v: object, name: str) -> np.ndarray:

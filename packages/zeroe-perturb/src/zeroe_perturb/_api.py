@@ -7,7 +7,7 @@ from typing import Any, Literal, overload
 
 import numpy as np
 
-from robustsuite_common.checks import check_texts
+from robustsuite_common.checks import check_int, check_texts
 
 from .attackers import ATTACKER_CLASSES, Attacker
 from .protocol import Perturbation, SeedLike, check_p
@@ -93,8 +93,9 @@ def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: 
     p = check_p(p)
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int | np.integer)):
         raise TypeError(f"seed must be an int or None for a batch, got {type(seed).__name__}")
+    start = check_int("start", start, ge=0)
     attacker = get_attacker(attack)
     base = int(np.random.SeedSequence().entropy) if seed is None else int(seed)
     # = [attacker(t, p, seed=item_seed(base, start + i)) for i, t in enumerate(texts)], state for state
-    results = attacker._batch(texts, p, base, int(start))
+    results = attacker._batch(texts, p, base, start)
     return results if report else [r.perturbed for r in results]

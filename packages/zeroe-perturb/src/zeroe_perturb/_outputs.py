@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.models import looks_like_probabilities  # the one check, at any number of rows
+
 OUTPUT_FORMS = ("logits", "probabilities", "log_probabilities")
 
 
@@ -30,13 +32,6 @@ def check_outputs(outputs: str) -> str:
     if outputs not in OUTPUT_FORMS:
         raise ValueError(f"outputs must be one of {list(OUTPUT_FORMS)}, got {outputs!r}")
     return outputs
-
-
-def looks_like_probabilities(z: np.ndarray, atol: float = 1e-4) -> bool:
-    """Rows all in [0, 1] summing to 1 (softmax outputs; logits essentially never are), for N > 1, K > 1."""
-    if z.ndim != 2 or z.shape[0] < 2 or z.shape[1] < 2:
-        return False
-    return bool(((z >= -atol) & (z <= 1 + atol)).all() and (np.abs(z.sum(axis=1) - 1) <= atol * z.shape[1]).all())
 
 
 def as_logits(output: Any, n: int, what: str = "classifier", *, outputs: str = "logits",
@@ -68,6 +63,9 @@ def as_logits(output: Any, n: int, what: str = "classifier", *, outputs: str = "
         bad = int(np.flatnonzero(~np.isfinite(z).all(axis=1))[0])
         where = f", first for item {bad}" + (f": {first_text(bad)!r}" if first_text is not None else "")
         raise ValueError(f"{what} returned non-finite logits (NaN or inf){where}")
+    if z.shape[1] < 2 and not multilabel:
+        raise ValueError(f"{what} must return logits for at least 2 classes, got {z.shape[1]}: a single-output "
+                         "scorer s can be passed as two logits, np.stack([np.zeros_like(s), s], 1)")
     if outputs == "logits" or multilabel:
         if not multilabel and looks_like_probabilities(z):
             raise ValueError(f"{what} outputs look like probabilities (every row in [0, 1] and summing to 1), not "

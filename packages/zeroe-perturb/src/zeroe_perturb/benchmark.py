@@ -105,6 +105,9 @@ def predict_logits(classifier: TextClassifier, texts: Sequence[str], *, batch_si
         out.append(as_logits(call_model(classifier, chunk), len(chunk), "classifier", outputs=outputs,
                              multilabel=multilabel,
                              first_text=lambda i, s=s: texts[s + i]))
+        if out[-1].shape[1] != out[0].shape[1]:
+            raise ValueError(f"classifier returned {out[0].shape[1]} columns for texts[0:{batch_size}] and "
+                             f"{out[-1].shape[1]} for texts[{s}:{s + len(chunk)}]: the class count must not change")
     return np.concatenate(out) if out else np.zeros((0, 0))
 
 
@@ -168,7 +171,9 @@ class BenchmarkResult:
         for s in self.scores:
             if s.attack == attack and abs(s.p - p) < 1e-9:
                 return s.relative
-        raise KeyError(f"no score for attack={attack!r} at p={p}")
+        if attack not in self.attacks:
+            raise ValueError(f"attack must be one of the attackers run {list(self.attacks)}, got {attack!r}")
+        raise ValueError(f"p must be one of the levels run {sorted({s.p for s in self.scores})}, got {p!r}")
 
     @property
     def attacks(self) -> tuple[str, ...]:
@@ -296,6 +301,15 @@ def resolve_attacks(attacks: Sequence[str | Attacker]) -> list[tuple[str, Attack
     return out
 
 
+def _check_auroc_labels(y: np.ndarray) -> None:
+    """AUROC is defined only with both outcomes present (in some column of a multi-label matrix): refused before
+    any query instead of a NaN score."""
+    cols = y[:, None] if y.ndim == 1 else y
+    if not any(len(np.unique(cols[:, k])) == 2 for k in range(cols.shape[1])):
+        raise ValueError(f"labels must hold both classes for metric='auroc' (it is undefined otherwise), got only "
+                         f"{sorted(int(v) for v in np.unique(y))}")
+
+
 def evaluate(
     classifier: TextClassifier,
     texts: Sequence[str],
@@ -323,6 +337,8 @@ def evaluate(
     resolved = resolve_attacks(attacks)
     levels = _check_levels(levels)
     name, fn = resolve_metric(metric)
+    if name == "auroc":
+        _check_auroc_labels(y)
     batch_size = check_int("batch_size", batch_size, ge=1)
     check_outputs(outputs)
     pred = dict(batch_size=batch_size, outputs=outputs, multilabel=y.ndim == 2)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import csv
 import functools
+import io
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -45,14 +46,25 @@ def parse_options(spec_value: str, allowed: Sequence[str], scheme: str) -> tuple
     return _parse_options(spec_value, allowed, scheme, DatasetSpecError)
 
 
+MAX_CLASSES = 1_000_000  # integer labels at or above it cannot be class indices of any model's outputs
+
+
+def _huge(v) -> bool:
+    return abs(int(v)) >= 2**62
+
+
 def _labels_to_index(raw: Sequence, where: str) -> tuple[np.ndarray, list[str], LabelKind]:
     """Integer labels stay indices; string labels keep their names (indices are provisional until aligned)."""
     if len(raw) == 0:
         raise DatasetSpecError(f"{where}: no labels")
     if all(isinstance(v, int | np.integer) or (isinstance(v, str) and v.strip().lstrip("-").isdigit()) for v in raw):
-        ints = np.asarray([int(v) for v in raw], dtype=np.int64)
+        ints = np.asarray([int(v) for v in raw], dtype=object if any(_huge(v) for v in raw) else np.int64)
         if ints.min() < 0:
             raise DatasetSpecError(f"{where}: integer labels must be >= 0 class indices, found {int(ints.min())}")
+        if ints.max() >= MAX_CLASSES:  # before building one name per class (10**9 names: MemoryError)
+            row = int(np.argmax(ints >= MAX_CLASSES))
+            raise DatasetSpecError(f"{where}: row {row + 1} has label {int(ints[row])}: integer labels must be class "
+                                   f"indices of the model's outputs (below {MAX_CLASSES:,})")
         return ints, [str(i) for i in range(int(ints.max()) + 1)], "index"
     if any(isinstance(v, float) for v in raw):
         raise DatasetSpecError(f"{where}: labels must be integers or names, found floats")
@@ -101,22 +113,34 @@ def _existing_file(path_s: str, scheme: str) -> Path:
     return path
 
 
+def _read_utf8(path: Path) -> str:
+    """The file's text as UTF-8, a byte-order mark dropped (spreadsheets write one); any other encoding is refused
+    with the first offending line and how to convert it, not a UnicodeDecodeError."""
+    raw = path.read_bytes()
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[: e.start].count(b"\n") + 1
+        raise DatasetSpecError(f"{path}:{line}: not UTF-8 (byte 0x{raw[e.start]:02x} at offset {e.start}); save "
+                               f"the file as UTF-8, e.g. `iconv -f latin1 -t utf-8 {path.name} > utf8.csv`") from None
+
+
 def _load_table(value: str | Path, scheme: str) -> UserDataset:
     """``csv:`` / ``jsonl:``: a text and a label column (``?text=COL&label=COL``), optionally a split column
     holding train/val/test (``?split=COL``)."""
     path_s, opts = parse_options(str(value), ("text", "label", "split"), scheme)
     path = _existing_file(path_s, scheme)
     text_col, label_col, split_col = (opts.get(k, k) for k in ("text", "label", "split"))
-    with open(path, newline="", encoding="utf-8") as f:
-        if scheme == "csv":
-            records = list(csv.DictReader(f))
-        else:
-            records = []
-            for lineno, line in enumerate(f, 1):
-                try:
-                    records += [json.loads(line)] if line.strip() else []
-                except json.JSONDecodeError as e:
-                    raise DatasetSpecError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
+    f = io.StringIO(_read_utf8(path), newline="")
+    if scheme == "csv":
+        records = list(csv.DictReader(f))
+    else:
+        records = []
+        for lineno, line in enumerate(f, 1):
+            try:
+                records += [json.loads(line)] if line.strip() else []
+            except json.JSONDecodeError as e:
+                raise DatasetSpecError(f"{path}:{lineno}: not valid JSON ({e.msg})") from e
     if not records:
         raise DatasetSpecError(f"{path} holds no records")
     missing = {text_col, label_col} - set(records[0])

@@ -57,7 +57,16 @@ def read_report(run_dir: Path) -> dict:
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ReportVersionError(f"{path} is not valid JSON ({e}); recompute it with `robustsuite collect "
                                  f"{run_dir}`") from None
-    return migrate(report)
+    try:
+        return migrate(report)
+    except ReportVersionError:
+        raise
+    except (TypeError, KeyError, AttributeError, ValueError) as e:  # a 1.x report this reader cannot follow
+        version = report.get("schema_version") if isinstance(report, dict) else None
+        raise ReportVersionError(
+            f"{path} has report schema {version!r}, which could not be read as schema {SCHEMA_VERSION} "
+            f"({type(e).__name__}: {e}); rebuild it from the unit records with `robustsuite collect {run_dir}`, or "
+            f"recompute the run with this version (`robustsuite run CONFIG --out {run_dir}`)") from None
 
 
 def rerender(run_dir: Path) -> dict[str, Path]:

@@ -8,7 +8,7 @@ machine be dispatched to Ray or to batch jobs instead of a home-made scheduler.
 """
 
 from .batch import PLAN_FILE, collect, load_planned_unit, run_planned_shard, run_planned_unit, write_plan
-from .execute import execute
+from .execute import execute, forget_units
 from .units import Unit, benchmarks, demo_config, load_config, log_format, plan, shard_count, unit_identity
 from .worker import (
                      cached_record,
@@ -22,6 +22,6 @@ from .worker import (
 )
 
 __all__ = ["PLAN_FILE", "Unit", "benchmarks", "cached_record", "check_inputs", "collect", "compute_shard",
-           "compute_unit", "demo_config", "execute", "failed_path", "load_config", "load_planned_unit", "lock_path",
+           "compute_unit", "demo_config", "execute", "forget_units", "failed_path", "load_config", "load_planned_unit", "lock_path",
            "log_format", "plan", "resolve_device", "run_planned_shard", "run_planned_unit", "shard_count",
            "unit_identity", "unit_path", "write_plan"]

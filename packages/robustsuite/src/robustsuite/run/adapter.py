@@ -126,6 +126,14 @@ class ExperimentRunner:
     def check_params(self, params: dict[str, Any]) -> None:
         self.resolve(params)
 
+    def check_classes(self, params: dict[str, Any], n_classes: int) -> None:
+        """What the runner needs of the model's class count (its module's ``check_classes(specs, config, k)``, if it
+        has one), checked by ``plan`` as by ``run`` before any unit starts: :class:`ConfigError` saying what to set."""
+        check = getattr(self.module, "check_classes", None)
+        if check is not None:
+            specs, cfg = self.resolve(params)
+            check(specs, cfg, int(n_classes))
+
     def resolve_params(self, params: dict[str, Any]) -> dict[str, Any]:
         """What a unit's identity hashes: its parameters with ``config`` replaced by the complete resolved config,
         minus the seed (the unit's own) and the experiment's ``EXECUTION_FIELDS``."""

@@ -19,6 +19,7 @@ from .worker import (
     failed_path,
     read_record,
     resolve_device,
+    unit_path,
 )
 
 PLAN_FILE = "plan.json"
@@ -146,6 +147,15 @@ def collect(run_dir: Path, *, command: str = "") -> tuple[dict, list[str]]:
                       "error": None, "samples": []}
         record.pop("traceback", None)
         records.append(record)
+    rejected = [u for u in units if u.id in missing and unit_path(run_dir, u).is_file()
+                and read_record(unit_path(run_dir, u), u) is None]
+    if rejected:  # a record is there but not usable (edited, another unit's, corrupt): never reported, never ignored
+        u = rejected[0]
+        raise ConfigError(f"{unit_path(run_dir, u)} is not a valid record of unit {u.id} (edited after it was written, "
+                          "or damaged; the warning above says how), so it is not reported; recompute it with "
+                          f"`robustsuite run CONFIG --out {run_dir}` (which replaces it) or `robustsuite run-unit "
+                          f"{run_dir} {u.id}`"
+                          + (f" ({len(rejected) - 1} more such records)" if len(rejected) > 1 else ""))
     stale = _finished_before(run_dir, units, missing)
     if stale:
         raise ConfigError(f"collect would turn {len(stale)} finished unit(s) of {run_dir / 'report.json'} into pending "

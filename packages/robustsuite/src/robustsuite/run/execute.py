@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from .provenance import prepare_dir, write_run_report
+from .provenance import check_run_dir, prepare_dir, write_run_report
 from .units import Unit, log_format, plan
-from .worker import cached_record, check_inputs, failed_path, lock_path, read_record
+from .worker import cached_record, check_inputs, failed_path, lock_path, read_record, unit_path
 
 log = logging.getLogger("robustsuite")
 
@@ -29,6 +29,30 @@ def _failed_since(run_dir: Path, unit: Unit, since: float) -> dict | None:
     if record is not None:
         record.pop("traceback", None)
     return record
+
+
+def forget_units(config: dict, run_dir: Path, unit_ids: Iterable[str], *, cache: dict[str, Any] | None = None
+                 ) -> list[str]:
+    """Remove the records of ``unit_ids`` (units of ``config``) from ``run_dir``, so the next run recomputes them:
+    forces a unit to be computed again (an edited or damaged record is recomputed anyway). An id that is not a unit
+    of the config is refused (:class:`ConfigError`, with the closest id), before anything is removed."""
+    import difflib
+
+    from ..errors import ConfigError
+
+    wanted = list(unit_ids)
+    if not wanted:
+        return []
+    units = {u.id: u for u in plan(config, cache=cache)}
+    for uid in wanted:
+        if uid not in units:
+            close = difflib.get_close_matches(uid, list(units), n=1, cutoff=0.5)
+            raise ConfigError(f"unit {uid} is not a unit of this config" + (f"; did you mean {close[0]}?" if close
+                              else f" (its units: {', '.join(units)})"))
+    for uid in wanted:
+        for path in (unit_path(run_dir, units[uid]), failed_path(run_dir, units[uid])):
+            Path(path).unlink(missing_ok=True)
+    return wanted
 
 
 def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str = "",
@@ -49,6 +73,7 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
     from .executors import LocalExecutor
     from .lock import wait_released
 
+    check_run_dir(run_dir)  # a file in the way, a folder that cannot be written: before any work
     shared_cache: dict[str, Any] = {} if cache is None else cache
     units = plan(config, cache=shared_cache)
     executor = LocalExecutor() if executor is None else executor

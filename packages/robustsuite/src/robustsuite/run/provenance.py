@@ -56,6 +56,25 @@ def provenance(config: dict, command: str) -> dict:
             "command": command or " ".join(sys.argv), "platform": platform.platform()}
 
 
+def check_run_dir(run_dir: Path) -> Path:
+    """``run_dir`` if it is, or can be created as, a writable directory; else :class:`ConfigError` naming the part
+    in the way (a regular file on the path, a folder that cannot be written). Nothing is created: a cheap check
+    before any unit is planned."""
+    import os
+
+    from ..errors import ConfigError
+
+    run_dir = Path(run_dir)
+    for q in (run_dir, *run_dir.absolute().parents):
+        if q.exists():
+            if not q.is_dir():
+                raise ConfigError(f"--out {run_dir}: {q} is a file, not a directory; choose another run directory")
+            if not os.access(q, os.W_OK | os.X_OK):
+                raise ConfigError(f"--out {run_dir}: {q} is not writable; choose another run directory")
+            return run_dir
+    return run_dir
+
+
 def prepare_dir(config: dict, run_dir: Path) -> str:
     """Create the run directory and ``run.json`` (keeping the first ``created``); returns ``created``."""
     run_dir = Path(run_dir)

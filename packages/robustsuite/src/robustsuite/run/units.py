@@ -157,11 +157,40 @@ def load_config(path: Path | str) -> dict:
         path = benchmarks()[str(path)]
     try:
         with open(path, "rb") as f:
-            return tomllib.load(f)
+            config = tomllib.load(f)
     except FileNotFoundError as e:
         raise ConfigError(f"config file not found: {path} (shipped benchmarks: {', '.join(benchmarks())})") from e
+    except IsADirectoryError as e:
+        raise ConfigError(f"config must be a TOML file, got the directory {path}") from e
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: invalid TOML ({e})") from e
+    except UnicodeDecodeError as e:
+        raise ConfigError(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save the config as UTF-8") from e
+    if isinstance(config.get("methods"), dict):
+        config["methods"] = _relative_to(config["methods"], path.parent)
+    return config
+
+
+#: spec schemes whose value is a local path; ``hf:`` only when it starts with ``./`` or ``../``
+_PATH_SCHEMES = {"torch", "csv", "jsonl", "npz", "imagefolder", "idx", "hf-disk"}
+
+
+def _relative_to(obj: Any, base: Path) -> Any:
+    """``obj`` (a config's methods) with each spec's relative local path resolved against ``base`` (the config
+    file's folder), not the current directory: ``csv:data/reviews.csv`` beside the config is found from anywhere."""
+    if isinstance(obj, dict):
+        return {k: _relative_to(v, base) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_relative_to(v, base) for v in obj]
+    if not isinstance(obj, str) or ":" not in obj:
+        return obj
+    scheme, _, value = obj.partition(":")
+    if not (scheme in _PATH_SCHEMES or (scheme == "hf" and value.startswith(("./", "../")))):
+        return obj
+    path, sep, query = value.partition("?")
+    if not path or Path(path).is_absolute() or path.startswith("~"):
+        return obj
+    return f"{scheme}:{base / path}{sep}{query}"
 
 
 def demo_config(methods: Iterable[str] | None = None, seed: int = 0, device: str = "cpu") -> dict:
@@ -194,6 +223,7 @@ def _method_params(name: str, mod, overrides: dict) -> dict:
 def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
     """Validate ``config`` and expand it into units (method × target × seed), each with its identity (datasets
     are loaded into ``cache`` for it, so a bad spec fails here)."""
+    from ..zoo import missing_path
     from .resources import check_resources
 
     unknown = set(config) - RUN_KEYS
@@ -203,6 +233,9 @@ def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
     if not isinstance(methods, dict) or not methods:
         raise ConfigError("config needs a [methods.<name>] table for at least one method")
     check_resources(config)  # where units run (executors.unit_resources), not part of any unit's identity
+    from .worker import resolve_device
+
+    resolve_device(str(config.get("device", "cpu")), here=False)  # its syntax; availability: check_inputs
     seed = _check_int(config, "seed", 0) or 0
     n_seeds = _check_int(config, "seeds", 1) or 1
     limit = _check_int(config, "limit", 1)
@@ -227,9 +260,17 @@ def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
             params.pop("targets", None)
             targets = [[m, params.get("dataset")] for m in params.pop("models", None) or [params.get("model")]]
         deterministic = not mod.SEEDED
+        seen_targets: set[tuple[str, str]] = set()
         for target in targets:
             if not (isinstance(target, list | tuple) and len(target) == 2 and all(isinstance(t, str) for t in target)):
                 raise ConfigError(f"[methods.{name}]: each target must be [model_spec, dataset_spec], got {target!r}")
+            if tuple(target) in seen_targets:
+                raise ConfigError(f"[methods.{name}]: target {list(target)!r} is listed twice (it would run twice as "
+                                  "two identical units); list it once")
+            seen_targets.add(tuple(target))
+            missing = missing_path(target[0])
+            if missing is not None:  # before any dataset is loaded for the identity
+                raise ConfigError(f"[methods.{name}] model {target[0]}: {missing} does not exist")
             unit_params = {**params, "model": target[0], "dataset": target[1]}
             if labels is not None:
                 unit_params["labels"] = [str(v) for v in labels]

@@ -79,7 +79,23 @@ def read_record(path: Path, unit: Unit, status: str = "done") -> dict | None:
     if record.get("status") != status or (status == "done" and not isinstance(record.get("section"), dict)):
         log.warning("%s is not a %s unit record: recomputing unit %s", path, status, unit.id)
         return None
+    if status == "done" and record.get("digest") != record_digest(record):
+        log.warning("%s: its content does not match its digest (edited after it was written, or written before "
+                    "records carried one): not used; `robustsuite run` recomputes unit %s and replaces it", path,
+                    unit.id)
+        return None
     return record
+
+
+def record_digest(record: dict) -> str:
+    """SHA-256 of a unit record's whole content (every field but ``digest``): any edit of a metric, an interval or
+    a table after the record was written changes it, so a tampered record is never reported."""
+    return stable_hash({k: v for k, v in record.items() if k != "digest"}, length=64)
+
+
+def seal(record: dict) -> dict:
+    """``record`` with its :func:`record_digest`, as it is written."""
+    return {**record, "digest": record_digest(record)}
 
 
 def cached_record(run_dir: Path, unit: Unit, log_format: str | None = None) -> dict | None:
@@ -107,6 +123,15 @@ def _runner_params(unit: Unit) -> dict[str, Any]:
     return {k: v for k, v in unit.params.items() if k != "labels"}  # labels ride on the context
 
 
+LOCAL_SCHEMES = ("csv", "jsonl", "npz", "imagefolder", "idx", "hf-disk")  # dataset specs naming a local path
+
+
+def torch_device_type() -> type:
+    import torch
+
+    return torch.device
+
+
 def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", limit: int | None = None) -> None:
     """Before any unit starts: every local model path exists; each unit's model and dataset load, the labels map
     onto the model's classes (explicit ``labels`` may not contradict its ``id2label``), and one forward pass on a
@@ -114,16 +139,22 @@ def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", 
     refused unless the spec declares ``?outputs=probabilities``. Raises :class:`ConfigError` / ``SpecError``."""
     from robustsuite_common.models import looks_like_probabilities
 
-    from ..data import is_dataset_spec
+    from ..data import is_dataset_spec, local_path
     from ..predict import predict_logits
     from ..zoo import missing_path
 
-    seen = set()
-    for unit in units:
+    units = list(units)
+    if device is not None and not isinstance(device, torch_device_type()):
+        resolve_device(str(device))  # "cuda" without CUDA: refused here, as `run` refuses it
+    for unit in units:  # every file first: nothing is loaded before a missing path is reported
         for spec in strings(unit.params):
             path = None if is_dataset_spec(spec) else missing_path(spec)
             if path is not None:
                 raise ConfigError(f"[methods.{unit.method}] model {spec}: {path} does not exist")
+            if spec.partition(":")[0] in LOCAL_SCHEMES and local_path(spec) is None:
+                raise ConfigError(f"[methods.{unit.method}] dataset {spec}: file not found")
+    seen = set()
+    for unit in units:
         key = (unit.method, unit.model, unit.dataset, str(unit.params.get("labels")))
         if key in seen:
             continue
@@ -143,10 +174,11 @@ def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", 
 
         if logits.ndim != 2:
             raise ConfigError(f"model {unit.model} returned shape {logits.shape}; expected (N, num_classes) logits")
-        if len(logits) > 1 and looks_like_probabilities(torch.as_tensor(logits)):
+        if looks_like_probabilities(torch.as_tensor(logits)):  # at any number of samples, one included
             raise ConfigError(f"model {unit.model} outputs probabilities (every row in [0, 1], summing to 1), not "
                               f"logits; scored as logits they give wrong confidences. Return logits, or declare it: "
                               f"model = \"{unit.model}{'&' if '?' in unit.model else '?'}outputs=probabilities\"")
+        runners.get(unit.method).check_classes(_runner_params(unit), logits.shape[1])  # e.g. AutoAttack's >= 4
         top = max((int(s.y.max()) for s in (ds.train, ds.val, ds.test) if len(s)), default=-1)
         if top >= logits.shape[1]:
             raise ConfigError(f"dataset {unit.dataset} has class index {top} but model {unit.model} outputs "
@@ -183,6 +215,7 @@ def compute_unit(unit: Unit, run_dir: Path, *, device, log_format: str | None, l
                                     "does not depend on the seed)."]
             record = {"unit": unit.to_dict(), "status": "done", "seconds": time.perf_counter() - t0,
                       "section": section, "error": None, "samples": list(ctx.samples)}
+            record = seal(json.loads(json.dumps(record, default=str)))  # the digest of what is read back
             write_json(unit_path(run_dir, unit), record)
             failed_path(run_dir, unit).unlink(missing_ok=True)
             log.info("unit %s: done in %.1f s", unit.id, record["seconds"])

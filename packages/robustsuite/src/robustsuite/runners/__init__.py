@@ -34,5 +34,9 @@ def available() -> dict[str, Any]:
 def get(name: str) -> Any:
     runners = available()
     if name not in runners:
-        raise ConfigError(f"unknown method {name!r}; available: {sorted(runners)}")
+        import difflib
+
+        close = difflib.get_close_matches(str(name).replace("-", "_"), list(runners), n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ConfigError(f"unknown method {name!r}{hint} (available: {sorted(runners)})")
     return runners[name]

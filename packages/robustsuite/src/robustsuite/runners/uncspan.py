@@ -31,6 +31,18 @@ class Inputs:
                              "whose test split is the OOD set (resized to the in-distribution shape)")
 
 
+def check_classes(specs: Inputs, cfg, n_classes: int) -> None:
+    """Standard (and plus) AutoAttack runs targeted attacks over the 3 runner-up classes at least: a model with fewer
+    than 4 classes is refused before any unit starts, with the setting that avoids it."""
+    from ..errors import ConfigError
+
+    lb = cfg.leaderboard
+    if lb.robust_attack == "autoattack" and lb.autoattack_version in ("standard", "plus") and n_classes < 4:
+        raise ConfigError(f"[methods.uncspan] model {specs.model} has {n_classes} classes: the robust-accuracy column's "
+                          f"AutoAttack ({lb.autoattack_version!r}) needs at least 4; set "
+                          "config.leaderboard.robust_attack = \"pgd\"")
+
+
 def _vision(ctx, spec: str, field: str):
     ds = ctx.dataset(spec)
     if ds.modality != "vision":

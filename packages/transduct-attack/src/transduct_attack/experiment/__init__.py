@@ -152,7 +152,7 @@ def _check(models: Any, data: Any, cfg: Any) -> None:
         if not isinstance(split, Split):
             raise TypeError(f"data.{name} must be a Split, got {type(split).__name__}")
         check_images(f"data.{name}.x", split.x)
-        check_labels(f"data.{name}.y", split.y, length=split.x.shape[0], n_classes=n_classes(models.standard))
+        check_labels(f"data.{name}.y", split.y, length=split.x.shape[0])
     n_test, n_train = data.test.x.shape[0], data.train.x.shape[0]
     used = {"rmc": ("rmc", "rmc_seeds"), "dann": ("dann",), "tadv": ("tadv",), "dent": ("dent",),
             "urejectron": ("urejectron",)}
@@ -172,6 +172,9 @@ def _check(models: Any, data: Any, cfg: Any) -> None:
         if g.train_points > n_train:
             raise ValueError(f"{group}.train_points must be at most the number of training points ({n_train}), "
                              f"got {g.train_points}")
+    k = n_classes(models.standard, data.test.x)  # last: the one check that runs the model (one input)
+    for name in ("train", "test"):
+        check_labels(f"data.{name}.y", getattr(data, name).y, n_classes=k)
 
 
 def run(models: Models, data: Data, config: Config, *, store: Store | None = None, progress: bool = True) -> Result:
