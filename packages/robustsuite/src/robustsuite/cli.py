@@ -56,6 +56,10 @@ def main(version: bool = typer.Option(False, "--version", callback=_version_call
     """Evaluate what adversarial robustness numbers hide: one report over five methods."""
     import logging
 
+    from robustsuite_common.threads import use_threads
+
+    use_threads()  # before torch is imported: one intra-op thread per process unless ROBUSTSUITE_THREADS says otherwise
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
     log = logging.getLogger("robustsuite")

@@ -41,9 +41,18 @@ class _Executor:
 
 
 class LocalExecutor(_Executor):
-    """Compute the units one after another in this process (the default)."""
+    """Compute the units one after another in this process (the default), with ``threads`` torch intra-op threads
+    (default: one, or ``ROBUSTSUITE_THREADS``; the caller's count is restored afterwards). One thread is the
+    default because results depend on the thread count (reductions sum in another order) and because several
+    threads wait for each other at every small operator on a busy machine; parallelism comes from processes
+    (``--workers``)."""
 
     name = "local"
+
+    def __init__(self, threads: int | None = None) -> None:
+        from robustsuite_common.threads import requested_threads
+
+        self.threads = requested_threads() if threads is None else threads
 
     def resolve_device(self, spec: str):
         from .worker import resolve_device
@@ -55,14 +64,17 @@ class LocalExecutor(_Executor):
                 on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
         """Yield ``(index, record, status)`` per unit of ``jobs`` as it finishes; status "locked" (record
         ``None``) when another live process holds the unit's lock."""
+        from robustsuite_common.threads import limited_threads
+
         from .lock import UnitLocked
         from .worker import compute_unit
 
         for k, unit in enumerate(jobs):
             try:
-                record, status = compute_unit(unit, run_dir, device=device, log_format=log_format, limit=limit,
-                                              progress=progress, cache=cache,
-                                              on_start=(lambda u=unit: on_start(u)) if on_start else None)
+                with limited_threads(self.threads):
+                    record, status = compute_unit(unit, run_dir, device=device, log_format=log_format, limit=limit,
+                                                  progress=progress, cache=cache,
+                                                  on_start=(lambda u=unit: on_start(u)) if on_start else None)
             except UnitLocked:
                 record, status = None, "locked"
             yield k, record, status
