@@ -265,12 +265,22 @@ class RayExecutor(_Executor):
         self._started = False
 
 
-def make_executor(name: str, address: str | None = None, *, num_cpus: int | None = None):
-    """The executor named by ``--executor`` (``local`` or ``ray``); ``--address`` only with ``ray``."""
+def make_executor(name: str, address: str | None = None, *, num_cpus: int | None = None, workers: int = 1):
+    """The executor named by ``--executor`` (``local`` or ``ray``); ``--address`` only with ``ray``; ``--workers N``
+    (local only) computes the units in N processes (:class:`robustsuite.run.pool.ProcessExecutor`)."""
     if name not in EXECUTORS:
         raise ConfigError(f"--executor must be one of {list(EXECUTORS)}, got {name!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ConfigError(f"--workers must be a positive integer, got {workers!r}")
     if name == "local":
         if address is not None:
             raise ConfigError("--address needs --executor ray (it is the address of a Ray cluster)")
+        if workers > 1:
+            from .pool import ProcessExecutor
+
+            return ProcessExecutor(workers)
         return LocalExecutor()
+    if workers > 1:
+        raise ConfigError("--workers is for the local executor; with --executor ray the cluster's CPUs decide "
+                          "(resources.num_cpus per unit)")
     return RayExecutor(address, num_cpus=num_cpus)
