@@ -71,7 +71,8 @@ class Tally:
         if not self.computed_size:
             return None
         left = sum(self.size[u.id] for u in self.units if u.id not in self.ended)
-        return self.compute_seconds / self.computed_size * left
+        since = self.elapsed() - self.compute_seconds  # counts down between two ends
+        return max(0.0, self.compute_seconds / self.computed_size * left - since) if left else 0.0
 
     def finished(self) -> list[str]:
         return [uid for uid, s in self.ended.items() if s in ("done", "skip")]
@@ -233,7 +234,7 @@ class _Live:
             if status != "start":
                 self.console.print(escape(plain_line(self.tally, unit, status, seconds)))
         left = self.tally.remaining()
-        self.bar.update(self.task, description=f"unit {len(self.tally.ended)}/{self.tally.total}",
+        self.bar.update(self.task, description="units",
                         left="" if left is None else f"≈ {_clock(left)} left")
         self.live.update(self._renderable())
 
