@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import resource
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -85,7 +86,7 @@ def main() -> None:
     record = {
         "what": "cold run (fresh run directory) of " + (f"`robustsuite demo --methods {a.methods}`" if a.methods
                                                         else f"the `{a.benchmark}` benchmark"),
-        "command": "uv run python tools/bench/bench_demo.py " + " ".join(sys.argv[1:]),
+        "command": shlex.join(["uv", "run", "python", "tools/bench/bench_demo.py", *sys.argv[1:]]),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
                     "threads": os.environ.get("ROBUSTSUITE_THREADS", "1 (default)"), "note": a.note},
         "commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),

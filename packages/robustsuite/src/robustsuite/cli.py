@@ -94,12 +94,12 @@ def _run_options(config: dict, *, seeds: int | None, limit: int | None, log_samp
 
 def _execute(config: dict, out: Path, progress: bool, executor: str = "local", address: str | None = None,
              workers: int = 1) -> int:
-    """Run ``config`` into ``out`` with the progress display of :mod:`robustsuite.run.progress` (live on a terminal,
-    one line per unit otherwise; Ctrl-C keeps the finished units and prints how to resume: exit 130)."""
+    """Run ``config`` into ``out`` with the display of :mod:`robustsuite.run.progress`."""
+    from .run.executors import make_executor
     from .run.progress import run_with_display
 
-    return run_with_display(config, out, progress=progress, executor=executor, address=address, workers=workers,
-                            locked_message=lambda unit: _locked_message(out, unit))
+    return run_with_display(config, out, progress=progress, locked_message=lambda unit: _locked_message(out, unit),
+                            make_executor=lambda: make_executor(executor, address, workers=workers))
 
 
 def _locked_message(out: Path, unit) -> str:

@@ -18,7 +18,6 @@ from .dataset import Dataset, from_arrays, read_json_xz
 
 if TYPE_CHECKING:
     import torch
-
 CORPORA_FILE = Path(__file__).parents[1] / "resources" / "sentiment_corpora.json.xz"
 
 
@@ -63,7 +62,6 @@ def ood_patches(n: int = 360, seed: int = 0) -> torch.Tensor:
 
 def _ood(x: torch.Tensor) -> Split:
     import torch
-
     return Split(x, torch.full((len(x),), -1, dtype=torch.int64), tuple(range(len(x))))
 
 
@@ -73,7 +71,6 @@ def digits_osr(known: int = 8) -> Dataset:
     ``extras["ood"]`` holds photograph patches (:func:`ood_patches`) with label -1.
     """
     import torch
-
     x, y = _digits_arrays()
     keep = y < known
     classes = [str(i) for i in range(10)]
@@ -122,7 +119,6 @@ def fashion_mnist(root: str | Path | None = None, *, full: bool | None = None) -
 
 def _upsampled_digits(size: int = 28) -> torch.Tensor:
     import torch
-
     x, _ = _digits_arrays()
     return torch.nn.functional.interpolate(x, size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)
 
