@@ -27,7 +27,8 @@ def test_time_left_weighs_the_sizes_of_the_jobs_still_to_run(clock):
     assert t.remaining() == 30  # 10 s per size unit, sizes 2 + 1 left
     assert t.line("a", "done", "A", 10) == "[1/3] done A in 10.0 s (elapsed 0:00:10, about 0:00:30 left)"
     assert t.end("c", "skip") is None  # reused: takes no time, and is no longer to run
-    assert t.remaining() == 20 and t.line("c", "skip", "C") == "[3/3] reused C: finished by an earlier run"
+    assert t.remaining() == 20 and t.line("c", "skip", "C") == (
+        "[3/3] reused C: already finished (by an earlier run, or another process on this run)")
     clock[0] += 5
     assert t.remaining() == 15  # counts down between two ends
     t.start("b")

@@ -126,7 +126,7 @@ def test_plain_progress_lines_name_each_unit_start_and_end_and_reuse(runs):
                            capture_output=True, text=True, env=_env(), timeout=600)
     assert again.returncode == 0, again.stderr
     reused = [x for x in again.stderr.splitlines() if x.startswith("[")]
-    assert len(reused) == 3 and all(" reused " in x and "finished by an earlier run" in x for x in reused), reused
+    assert len(reused) == 3 and all(" reused " in x and "already finished (by an earlier run" in x for x in reused), reused
 
 
 @pytest.mark.slow

@@ -51,12 +51,12 @@ class Tally:
 
     def line(self, job: str, status: str, label: str, seconds: float | None = None) -> str:
         """``[2/5] done LABEL in 12.3 s (elapsed 0:01:02, about 0:03:10 left)``; ``start``, ``reused`` (status
-        "skip": finished by an earlier run) and ``waiting`` lines name the job only."""
+        "skip": finished before, by an earlier run or another process) and ``waiting`` lines name the job only."""
         head = f"[{self.index[job]}/{self.total}]"
         if status in ("start", "waiting"):
             return f"{head} {status} {label}"
         if status == "skip":
-            return f"{head} reused {label}: finished by an earlier run"
+            return f"{head} reused {label}: already finished (by an earlier run, or another process on this run)"
         took = "" if seconds is None else f" in {seconds:.1f} s"
         return f"{head} {status} {label}{took} (elapsed {clock(self.elapsed())}, about {clock(self.remaining())} left)"
 
