@@ -48,15 +48,12 @@ def _cmd_cce(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    import torch
-
     from robustsuite_common.config import override, parse_sets
     from robustsuite_common.experiment import DirStore
 
     from . import experiment
 
     cfg = override(experiment.preset(args.preset), parse_sets(args.set, example="certify.n=1000"), seed=args.seed)
-    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     models, data = experiment.digits(cfg, seed=args.seed)
     store = DirStore(args.checkpoints) if args.checkpoints else None
     res = experiment.run(models, data, cfg, store=store, progress=not args.quiet)
@@ -73,12 +70,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _cmd_act(args: argparse.Namespace) -> int:
-    import torch
-
     from . import act_comparison
     from ._demo import load_digits_split, train_digits_cnn
 
-    torch.set_num_threads(max(1, min(2, torch.get_num_threads())))
     xtr, ytr, xte, yte = load_digits_split(0)
     base = train_digits_cnn(xtr, ytr, args.sigma, seed=0)
     res = act_comparison(base, xtr, ytr, xte[: args.n_test], yte[: args.n_test], methods=args.methods,
@@ -143,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from robustsuite_common.threads import use_threads
+
+    use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
     args = build_parser().parse_args(argv)
     if args.command == "cce" and not args.method:
         args.method = ["exact"]

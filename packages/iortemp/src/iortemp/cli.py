@@ -134,6 +134,9 @@ def _calibrate(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from robustsuite_common.threads import use_threads
+
+    use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
     ap = argparse.ArgumentParser(prog="iortemp", description="Illusion of robustness: temperature scaling tools")
     sub = ap.add_subparsers(dest="cmd", required=True)
     e = sub.add_parser("experiment", help="the paper's experiment (iortemp.experiment.run) on the offline toy data")

@@ -57,6 +57,10 @@ def main(version: bool = typer.Option(False, "--version", callback=_version_call
     """Evaluate what adversarial robustness numbers hide: one report over five methods."""
     import logging
 
+    from robustsuite_common.threads import use_threads
+
+    use_threads()  # before torch is imported: one intra-op thread per process unless ROBUSTSUITE_THREADS says otherwise
+
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%H:%M:%S"))
     log = logging.getLogger("robustsuite")
@@ -89,43 +93,14 @@ def _run_options(config: dict, *, seeds: int | None, limit: int | None, log_samp
     return config
 
 
-def _execute(config: dict, out: Path, progress: bool, executor: str = "local", address: str | None = None) -> int:
-    from rich.markup import escape
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from . import run as _run
+def _execute(config: dict, out: Path, progress: bool, executor: str = "local", address: str | None = None,
+             workers: int = 1) -> int:
+    """Run ``config`` into ``out`` with the display of :mod:`robustsuite.run.progress`."""
     from .run.executors import make_executor
+    from .run.progress import run_with_display
 
-    console = _console()
-    cache: dict = {}
-    units = _run.plan(config, cache=cache)
-    engine = make_executor(executor, address)  # bad --executor / --address, or Ray missing: before any work
-    failed = []
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
-                  TimeElapsedColumn(), console=console, disable=not progress) as bar:
-        task = bar.add_task("units", total=len(units))
-
-        def on_unit(unit, status):
-            if status == "start":
-                bar.update(task, description=escape(f"{unit.method} · {unit.model} · seed {unit.seed}"))
-            elif status == "waiting":
-                console.print(f"[yellow]{escape(_locked_message(out, unit))}[/yellow]; waiting for it after the "
-                              "other units")
-            else:
-                bar.advance(task)
-                if status == "failed":
-                    failed.append(unit.id)
-
-        with engine:
-            report = _run.execute(config, out, progress=progress, command=" ".join(["robustsuite", *sys.argv[1:]]),
-                                  on_unit=on_unit, executor=engine, cache=cache)
-    for u in report["units"]:
-        if u["status"] == "failed":
-            console.print(f"[red]unit failed:[/red] {escape(u['id'])}: {escape(u['error'] or '')} "
-                          f"(traceback: {escape(str(out / 'units' / (u['id'] + '.failed.json')))})")
-    console.print(f"report written: {escape(str(out / 'report.html'))}, {escape(str(out / 'report.md'))}, "
-                  f"{escape(str(out / 'report.json'))}")
-    return 1 if failed else 0
+    return run_with_display(config, out, progress=progress, locked_message=lambda unit: _locked_message(out, unit),
+                            make_executor=lambda: make_executor(executor, address, workers=workers))
 
 
 def _locked_message(out: Path, unit) -> str:
@@ -166,6 +141,8 @@ LOG = typer.Option(None, "--log-samples", help="write per-sample records per uni
 SET = typer.Option([], "--set", help="override a config value: --set methods.certcal.config.certify.n=500 (JSON or TOML values)")
 EXECUTOR = typer.Option("local", "--executor", help="local (this process) or ray (one Ray task per unit; "
                         "needs robustsuite[ray])")
+WORKERS = typer.Option(1, "--workers", "-j", min=1, help="compute independent units, and the shards of sharded "
+                       "units, in N local processes (one torch thread each); same records as a serial run")
 ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing Ray cluster (auto, HOST:6379, "
                        "ray://HOST:10001); default: start a local Ray")
 
@@ -175,7 +152,7 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
          methods: str = typer.Option("", help="comma-separated subset of methods (default: all)"),
          seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
          seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
-         sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
+         sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS, workers: int = WORKERS,
          progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Run the shipped `demo` benchmark (every method on the embedded models and data, offline; see `robustsuite
     benchmarks`) and write the report to OUT (default runs/demo): `robustsuite run demo` with a default OUT."""
@@ -183,7 +160,7 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
 
     config = _guard(lambda: _run_options(_run.demo_config([m for m in methods.split(",") if m] or None, seed, device),
                                          seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
-    raise typer.Exit(_guard(lambda: _execute(config, out, progress, executor, address)))
+    raise typer.Exit(_guard(lambda: _execute(config, out, progress, executor, address, workers)))
 
 
 @app.command("run")
@@ -192,13 +169,13 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
                out: Path = typer.Option(..., "--out", "-o", help="run directory (resumes if it exists)"),
                seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
                sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
-               progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
+               workers: int = WORKERS, progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Run the methods of CONFIG; finished units in OUT are not redone."""
     from . import run as _run
 
     cfg = _guard(lambda: _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples,
                                       sets=sets))
-    raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address)))
+    raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address, workers)))
 
 
 @app.command(short_help="Verdict: is this model's robustness real? Every lens that applies, one report.")

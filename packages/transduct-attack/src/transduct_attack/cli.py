@@ -12,7 +12,6 @@ applies the paper's attack budgets (A.2–A.5).
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 PRESETS = {
@@ -109,6 +108,10 @@ def _experiment(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; a bad argument or input prints an error and exits with status 2 (no traceback)."""
+    from robustsuite_common.threads import use_threads
+
+    use_threads()  # one intra-op thread (ROBUSTSUITE_THREADS): torch is imported already, so
+    # setting OMP_NUM_THREADS here (as this CLI did) had no effect; use_threads calls torch.set_num_threads
     parser = argparse.ArgumentParser(prog="transduct-attack", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -138,7 +141,6 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--json", default=None, help="write the results as JSON to this path")
     args = parser.parse_args(argv)
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     try:
         if args.command == "experiment":
             return _experiment(args)

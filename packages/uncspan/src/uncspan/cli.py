@@ -181,6 +181,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from robustsuite_common.threads import use_threads
+
+    use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
     args = _parser().parse_args(argv)  # argparse itself exits 2 on unknown options
     try:
         if args.command == "leaderboard":

@@ -49,6 +49,9 @@ def _fail(message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from robustsuite_common.threads import use_threads
+
+    use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
     try:
         return _main(argv)
     except _InputError as e:

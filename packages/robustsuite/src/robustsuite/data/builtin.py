@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from robustsuite_common.experiment import Split
 
 from .dataset import Dataset, from_arrays, read_json_xz
 
+if TYPE_CHECKING:
+    import torch
 CORPORA_FILE = Path(__file__).parents[1] / "resources" / "sentiment_corpora.json.xz"
 
 
 def _digits_arrays() -> tuple[torch.Tensor, np.ndarray]:
+    import torch
     from sklearn.datasets import load_digits
 
     d = load_digits()
@@ -39,6 +42,7 @@ def ood_patches(n: int = 360, seed: int = 0) -> torch.Tensor:
     Patches of 16–48 pixels are cut from ``china.jpg`` and ``flower.jpg`` (bundled in the scikit-learn
     wheel), converted to grey, area-resized to 8×8 and min-max scaled to [0, 1] like the digits.
     """
+    import torch
     from sklearn.datasets import load_sample_images
 
     rng = np.random.default_rng(seed)
@@ -57,6 +61,7 @@ def ood_patches(n: int = 360, seed: int = 0) -> torch.Tensor:
 
 
 def _ood(x: torch.Tensor) -> Split:
+    import torch
     return Split(x, torch.full((len(x),), -1, dtype=torch.int64), tuple(range(len(x))))
 
 
@@ -65,6 +70,7 @@ def digits_osr(known: int = 8) -> Dataset:
 
     ``extras["ood"]`` holds photograph patches (:func:`ood_patches`) with label -1.
     """
+    import torch
     x, y = _digits_arrays()
     keep = y < known
     classes = [str(i) for i in range(10)]
@@ -101,6 +107,8 @@ def fashion_mnist(root: str | Path | None = None, *, full: bool | None = None) -
     ``split.head(n)`` is identical either way. ``full=False`` forces the subset, ``full=True`` requires the
     files. ``Dataset.source`` says which was used; ids are indices in the official files.
     """
+    import torch
+
     from .fashion import CLASSES, load_arrays
 
     arrays, source = load_arrays(root, full=full)
@@ -110,6 +118,7 @@ def fashion_mnist(root: str | Path | None = None, *, full: bool | None = None) -
 
 
 def _upsampled_digits(size: int = 28) -> torch.Tensor:
+    import torch
     x, _ = _digits_arrays()
     return torch.nn.functional.interpolate(x, size=(size, size), mode="bilinear", align_corners=False).clamp(0, 1)
 
@@ -139,6 +148,8 @@ def wordnet_topics() -> Dataset:
     """WordNet 3.0 noun glosses (definition + example sentences, cased) labelled by 8 lexicographer files
     (artifact, person, plant, animal, act, communication, location, food); balanced 14,000/1,000/2,000
     train/val/test split shipped in the package (WordNet 3.0 licence); ids are synset offsets."""
+    import torch
+
     from .wordnet import topics
 
     t = topics()

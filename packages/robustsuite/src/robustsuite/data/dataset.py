@@ -17,12 +17,14 @@ import lzma
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
-import torch
 
 from robustsuite_common.experiment import Split
+
+if TYPE_CHECKING:
+    pass
 
 Modality = Literal["vision", "text"]
 LabelKind = Literal["index", "name", "ordered"]
@@ -63,6 +65,7 @@ class UserDataset(Dataset):
 def fingerprint(ds: Dataset) -> str:
     """SHA-256 of what was loaded: every split's inputs, labels, ids and label names, and the classes. Two
     different copies of "the same" dataset (the shipped Fashion-MNIST subset and the full set) differ."""
+    import torch
     h = hashlib.sha256(json.dumps([ds.modality, list(ds.classes)]).encode())
     for name, s in sorted(ds.splits().items()):
         h.update(name.encode())
@@ -98,6 +101,7 @@ def stratified_split(y: np.ndarray, fractions=(0.6, 0.2, 0.2), seed: int = 0) ->
 
 def take(x, y: np.ndarray, idx: np.ndarray, ids: Sequence | None = None, names: Sequence[str] | None = None) -> Split:
     """The items ``idx`` of ``(x, y)``; their ids are ``ids[idx]`` (default: ``idx`` itself, the row in ``x``)."""
+    import torch
     xs = x[torch.as_tensor(idx)] if isinstance(x, torch.Tensor) else [x[i] for i in idx]
     row_ids = tuple(int(i) for i in idx) if ids is None else tuple(ids[int(i)] for i in idx)
     return Split(xs, torch.as_tensor(np.asarray(y)[idx], dtype=torch.int64), row_ids,

@@ -15,11 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from .dataset import read_json_xz
 
+if TYPE_CHECKING:
+    import torch
 ROOT = Path(__file__).parents[1]
 TOPICS_FILE = ROOT / "resources" / "wordnet_topics.json.xz"
 TASKS_FILE = ROOT / "resources_wordnet_tasks" / "wordnet_tasks.json.xz"
@@ -37,6 +38,7 @@ def tasks(path: Path = TASKS_FILE) -> dict:
 
 def pad_tags(tags: Sequence[Sequence[int]]) -> torch.Tensor:
     """Ragged tag lists as an (N, max_len) int64 tensor padded with -1 (not scored)."""
+    import torch
     width = max((len(t) for t in tags), default=0)
     out = torch.full((len(tags), width), IGNORE, dtype=torch.int64)
     for i, t in enumerate(tags):
@@ -47,6 +49,7 @@ def pad_tags(tags: Sequence[Sequence[int]]) -> torch.Tensor:
 def task_split(task: str, split: str, path: Path = TASKS_FILE) -> tuple[list, torch.Tensor, tuple]:
     """``(inputs, targets, ids)`` of a shipped split: pairs → (premise, hypothesis) tuples and class ids;
     multilabel → texts and an (N, 8) 0/1 matrix; tagging → token lists and padded tags (-1 = not scored)."""
+    import torch
     t = tasks(path)[task][split]
     if task == "pairs":
         return (list(zip(t["premise"], t["hypothesis"], strict=True)), torch.tensor(t["label"], dtype=torch.int64),

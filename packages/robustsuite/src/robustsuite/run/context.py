@@ -7,14 +7,21 @@ import logging
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import torch
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
 from ..report import Figure
 
+if TYPE_CHECKING:
+    import torch
+
 log = logging.getLogger("robustsuite")
+
+
+def _cpu() -> torch.device:
+    import torch  # not at module level: listing methods (`robustsuite methods`) must not import torch
+
+    return torch.device("cpu")
 
 
 @dataclass
@@ -28,7 +35,7 @@ class RunContext:
     run_dir: Path
     method: str
     seed: int = 0
-    device: torch.device = field(default_factory=lambda: torch.device("cpu"))
+    device: torch.device = field(default_factory=_cpu)
     progress: bool = False
     _cache: dict[str, Any] = field(default_factory=dict)
     unit_id: str = ""

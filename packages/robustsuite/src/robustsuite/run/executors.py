@@ -41,9 +41,18 @@ class _Executor:
 
 
 class LocalExecutor(_Executor):
-    """Compute the units one after another in this process (the default)."""
+    """Compute the units one after another in this process (the default), with ``threads`` torch intra-op threads
+    (default: one, or ``ROBUSTSUITE_THREADS``; the caller's count is restored afterwards). One thread is the
+    default because results depend on the thread count (reductions sum in another order) and because several
+    threads wait for each other at every small operator on a busy machine; parallelism comes from processes
+    (``--workers``)."""
 
     name = "local"
+
+    def __init__(self, threads: int | None = None) -> None:
+        from robustsuite_common.threads import requested_threads
+
+        self.threads = requested_threads() if threads is None else threads
 
     def resolve_device(self, spec: str):
         from .worker import resolve_device
@@ -55,14 +64,17 @@ class LocalExecutor(_Executor):
                 on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
         """Yield ``(index, record, status)`` per unit of ``jobs`` as it finishes; status "locked" (record
         ``None``) when another live process holds the unit's lock."""
+        from robustsuite_common.threads import limited_threads
+
         from .lock import UnitLocked
         from .worker import compute_unit
 
         for k, unit in enumerate(jobs):
             try:
-                record, status = compute_unit(unit, run_dir, device=device, log_format=log_format, limit=limit,
-                                              progress=progress, cache=cache,
-                                              on_start=(lambda u=unit: on_start(u)) if on_start else None)
+                with limited_threads(self.threads):
+                    record, status = compute_unit(unit, run_dir, device=device, log_format=log_format, limit=limit,
+                                                  progress=progress, cache=cache,
+                                                  on_start=(lambda u=unit: on_start(u)) if on_start else None)
             except UnitLocked:
                 record, status = None, "locked"
             yield k, record, status
@@ -253,12 +265,79 @@ class RayExecutor(_Executor):
         self._started = False
 
 
-def make_executor(name: str, address: str | None = None, *, num_cpus: int | None = None):
-    """The executor named by ``--executor`` (``local`` or ``ray``); ``--address`` only with ``ray``."""
+class ProcessExecutor(_Executor):
+    """``--workers N``: the units, and the shards of sharded units (before the unit that merges them), in N spawned
+    processes with one torch thread each (``ROBUSTSUITE_THREADS``), through the functions of the Ray tasks: the
+    same records as a serial run. Models stay loaded in a worker for its next task."""
+
+    name = "processes"
+
+    def __init__(self, workers: int) -> None:
+        from concurrent.futures import ProcessPoolExecutor
+        from multiprocessing import get_context
+
+        from robustsuite_common.threads import requested_threads, use_threads
+
+        # spawn, not fork: torch's thread pools do not survive a fork
+        self._pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=use_threads,
+                                         initargs=(requested_threads(),))
+
+    resolve_device = LocalExecutor.resolve_device
+
+    def compute(self, jobs: list, run_dir: Path, *, config: dict, device, log_format: str | None,
+                limit: int | None, progress: bool, cache: dict[str, Any],
+                on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
+        """Yield ``(index, record, status)`` per unit of ``jobs`` as it finishes (in any order)."""
+        from concurrent.futures import FIRST_COMPLETED, wait
+
+        from .units import shard_count
+        from .worker import write_failure
+
+        run, pool, token = (str(run_dir), str(device)), self._pool, os.urandom(8).hex()
+        shards = {k: {pool.submit(compute_shard_remote, u, j, *run, limit, os.getcwd(), token)
+                      for j in range(shard_count(u))} for k, u in enumerate(jobs) if shard_count(u) > 1}
+        units = {pool.submit(compute_remote, u, *run, log_format, limit, os.getcwd(), token): k
+                 for k, u in enumerate(jobs) if k not in shards}
+        pending, started = set(units).union(*shards.values()), set()
+        while pending:
+            done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+            for f, k in units.items():  # ProcessPoolExecutor marks a future running as a worker takes it
+                if k not in started and (f.running() or f.done()) and on_start:
+                    started.add(k)
+                    on_start(jobs[k])
+            for f in done:
+                if f not in units:  # a shard: once all of its unit's are done, the unit merges them
+                    k = next(i for i, fs in shards.items() if f in fs)
+                    shards[k].discard(f)
+                    if not shards[k]:
+                        g = pool.submit(compute_remote, jobs[k], *run, log_format, limit, os.getcwd(), token)
+                        units[g] = k
+                        pending.add(g)
+                    continue
+                k = units[f]
+                try:
+                    record, status = f.result()
+                except Exception as e:  # the worker process died (killed, out of memory)
+                    record = write_failure(run_dir, jobs[k], f"{type(e).__name__}: {e}", traceback.format_exc())
+                    status = "failed"
+                yield k, record, status
+
+    def __exit__(self, exc_type, *exc) -> None:
+        if exc_type is not None and not issubclass(exc_type, Exception):  # Ctrl-C: stop the running units
+            for proc in list((getattr(self._pool, "_processes", None) or {}).values()):
+                proc.terminate()
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def make_executor(name: str, address: str | None = None, *, num_cpus: int | None = None, workers: int = 1):
+    """The executor named by ``--executor`` (``local`` or ``ray``); ``--address`` only with ``ray``; ``--workers``
+    only with ``local`` (:class:`ProcessExecutor` when above 1)."""
     if name not in EXECUTORS:
         raise ConfigError(f"--executor must be one of {list(EXECUTORS)}, got {name!r}")
     if name == "local":
         if address is not None:
             raise ConfigError("--address needs --executor ray (it is the address of a Ray cluster)")
-        return LocalExecutor()
+        return ProcessExecutor(workers) if workers > 1 else LocalExecutor()
+    if workers > 1:
+        raise ConfigError("--workers is for the local executor; on Ray each unit's resources.num_cpus decide")
     return RayExecutor(address, num_cpus=num_cpus)

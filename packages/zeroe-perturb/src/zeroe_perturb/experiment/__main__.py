@@ -16,6 +16,9 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    from robustsuite_common.threads import use_threads
+
+    use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
     from robustsuite_common.config import ConfigError, override, parse_sets
 
     from ..glosses import WordNaiveBayes, load_glosses
