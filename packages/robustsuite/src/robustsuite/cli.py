@@ -169,12 +169,17 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
                out: Path = typer.Option(..., "--out", "-o", help="run directory (resumes if it exists)"),
                seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
                sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
-               workers: int = WORKERS, progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
-    """Run the methods of CONFIG; finished units in OUT are not redone."""
+               workers: int = WORKERS, progress: bool = typer.Option(True, "--progress/--no-progress"),
+               recompute: list[str] = typer.Option([], "--recompute", help="compute unit UNIT again even though OUT "
+                                                   "holds its record (repeatable; ids as `robustsuite plan` lists)")
+               ) -> None:
+    """Run the methods of CONFIG; finished units in OUT are not redone (an edited or damaged record is recomputed,
+    --recompute UNIT forces one)."""
     from . import run as _run
 
     cfg = _guard(lambda: _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples,
                                       sets=sets))
+    _guard(lambda: _run.forget_units(cfg, out, recompute))
     raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address, workers)))
 
 
