@@ -185,6 +185,12 @@ def test_fgsm_matches_the_closed_form_of_a_linear_model():
     assert (got == want).all() and 0 < want.sum() < want.size
     more = pgd(model, x, y.numpy(), eps=eps, steps=10).numpy()  # PGD reaches the same corner on a linear model
     assert (more == want).all()
+    r = 0.4  # L2: the worst point is r w / |w|_2 away, so robust iff |s| > r |w|_2
+    want2 = (s.abs() - r * model.w.norm() > 0).numpy()
+    got2 = pgd(model, x, y.numpy(), eps=r, norm="L2", steps=1, step_size=r, random_start=False).numpy()
+    assert (got2 == want2).all() and 0 < want2.sum() < want2.size
+    many = pgd(model, x, y.numpy(), eps=r, norm="L2", steps=10).numpy()
+    assert (many | ~want2).all()  # no attack inside the ball breaks a point the closed form proves robust
 
 
 class Quantised(torch.nn.Module):

@@ -131,13 +131,12 @@ def pgd(model: Any, x: Any, y: Any, *, eps: float, norm: str = "Linf", steps: in
         for i in range(0, x.shape[0], batch_size):
             xb = as_model_input(model, x[i:i + batch_size]).detach()
             yb = torch.as_tensor(np.asarray(y[i:i + batch_size]), device=xb.device)
-            if random_start:
+            xa = xb.clone()
+            if random_start:  # uniform in the L∞ ball; on the L2 sphere
                 noise = torch.rand(xb.shape, generator=gen).to(xb.device, xb.dtype) * 2 - 1
-                xa = _project(xb + eps * noise, xb, eps, norm) if norm == "Linf" else \
-                    _project(xb + eps * noise / noise.flatten(1).norm(dim=1).view(-1, *([1] * (xb.ndim - 1))),
-                             xb, eps, norm)
-            else:
-                xa = xb.clone()
+                if norm == "L2":
+                    noise = noise / noise.flatten(1).norm(dim=1).clamp_min(1e-12).view(-1, *([1] * (xb.ndim - 1)))
+                xa = _project(xb + eps * noise, xb, eps, norm)
             for _ in range(steps):
                 xa.requires_grad_(True)
                 with torch.enable_grad():

@@ -30,8 +30,6 @@ VERDICT_STATUSES = ("supported", "supported-with-caveats", "not-supported", "inc
 #: The false-discovery rate the p-value checks are held to (Benjamini-Hochberg).
 FDR = 0.05
 
-_ICONS = {"supported": "✔", "supported-with-caveats": "⚠", "not-supported": "✘", "inconclusive": "?",
-          "pass": "✔", "warn": "⚠", "fail": "✘", "not-applicable": "–"}
 
 
 class CheckError(ValueError):
@@ -105,10 +103,6 @@ class Check:
         if self.n is not None and (isinstance(self.n, bool) or not isinstance(self.n, int) or self.n < 0):
             raise CheckError(f"check {self.id!r}: n must be a count >= 0, got {self.n!r}")
 
-    @property
-    def icon(self) -> str:
-        return _ICONS[self.status]
-
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["interval"] = list(self.interval) if self.interval is not None else None
@@ -173,10 +167,6 @@ class Verdict:
     robust_interval: tuple[float, float] | None = None
     robust_attack: str = ""
     n: int | None = None
-
-    @property
-    def icon(self) -> str:
-        return _ICONS[self.status]
 
     def to_dict(self) -> dict[str, Any]:
         return {"model": self.model, "status": self.status, "rule": self.rule,
