@@ -122,3 +122,14 @@ def test_the_honest_shipped_cnn_fails_no_indicator_and_broken_copies_are_caught(
     assert scaled["zero-gradients"].status == "fail"
     quant = _checks(Quantised(base), x, y)
     assert quant["zero-gradients"].status == "fail" and quant["unbounded-attack"].status == "fail"
+
+
+def test_normalised_data_is_refused_before_work_with_the_way_out(tmp_path):
+    """Images already normalised for the model (values outside [0, 1]) would put ε in the wrong units: exit 2 before
+    any unit runs, pointing at ?mean=&std=."""
+    x = np.random.default_rng(0).uniform(-1, 1, (12, 1, 28, 28)).astype("float32")
+    np.savez(tmp_path / "norm.npz", x=x, y=np.arange(12) % 10)
+    r = CliRunner().invoke(app, ["audit", "builtin:fashion-cnn-at", f"npz:{tmp_path / 'norm.npz'}", "--eps", "0.1",
+                                 "--out", str(tmp_path / "o"), "--no-progress"])
+    assert r.exit_code == 2 and "[0, 1]" in r.output and "?mean=" in r.output
+    assert not (tmp_path / "o" / "units").exists()

@@ -181,7 +181,8 @@ def images_to_tensor(x: np.ndarray, where: str) -> torch.Tensor:
     lo, hi = float(x.min()), float(x.max())
     if lo < 0.0 or hi > 1.0:
         raise DatasetSpecError(f"{where}: float images must lie in [0, 1] (models normalise inside), found values in "
-                               f"[{lo:.4g}, {hi:.4g}]; divide 0-255 data by 255")
+                               f"[{lo:.4g}, {hi:.4g}]; divide 0-255 data by 255; for data normalised for the model, give the "
+                               "raw [0, 1] images and declare the normalisation on the model spec (?mean=..&std=..)")
     return torch.from_numpy(x.astype(np.float32))
 
 
