@@ -76,3 +76,20 @@ def test_table_has_the_columns_and_recomputes(tmp_path):
 def test_why_for_a_verdict():
     e = Effect("k", "e", "p", 1.0, {"default": "d", "not tested": "nt"})
     assert e.why_for("not tested") == "nt" and e.why_for("direction only") == "d" and e.why_for("reproduced") == ""
+
+
+def test_recheck_finds_a_wrong_verdict_and_numbers_that_are_not_the_results():
+    from robustsuite_common.effects import recheck_paper_effects
+    from robustsuite_common.experiment import Table
+
+    effects = (Effect("a", "A", "p", 1.0, "w"), Effect("b", "B", "p", -1.0))
+    measured = {"a": (0.9, 0.6, 1.2), "b": None}
+    t = paper_effects_table(effects, measured)
+    assert recheck_paper_effects(t, effects, measured) == []
+    assert [r["verdict"] for r in t.records()] == ["reproduced", "not tested"]
+    assert recheck_paper_effects(t, effects, {"a": (0.8, 0.6, 1.2), "b": None})[0].startswith("a: row")
+    rows = list(t.rows)
+    rows[0] = (*rows[0][:5], "direction only", "w")
+    bad = Table("paper_effects", t.title, t.columns, tuple(rows))
+    assert "the rule gives 'reproduced'" in recheck_paper_effects(bad, effects)[0]
+    assert recheck_paper_effects(Table("x", "", ("effect",), ()), effects)

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .experiment import Table
+from .experiment import Metric, Table
 
 __all__ = [
     "VERDICTS",
@@ -35,6 +36,11 @@ __all__ = [
     "effect_verdict",
     "load_effects",
     "paper_effects_table",
+    "from_metric",
+    "find_metric",
+    "difference",
+    "Measurement",
+    "recheck_paper_effects",
 ]
 
 VERDICTS = ("reproduced", "direction only", "not reproduced", "not tested")
@@ -133,3 +139,57 @@ def paper_effects_table(effects: Sequence[Effect], measure: Callable[[str], Meas
         verdict = effect_verdict(m, lo, hi, paper_value=e.paper_value)
         rows.append((e.effect, e.paper, m, lo, hi, verdict, e.why_for(verdict)))
     return Table("paper_effects", title, EFFECT_COLUMNS, tuple(rows))
+
+
+def from_metric(metric: Metric | None, *, shift: float = 0.0, scale: float = 1.0) -> Measurement:
+    """``(value, low, high)`` of ``metric`` as ``scale · (x + shift)`` (a negative scale swaps the ends), or
+    ``None`` when the metric is missing, not numeric, or has no interval."""
+    if metric is None or metric.interval is None or _num(metric.value) is None:
+        return None
+    ends = sorted((scale * (float(metric.interval.low) + shift), scale * (float(metric.interval.high) + shift)))
+    return scale * (float(metric.value) + shift), ends[0], ends[1]
+
+
+def find_metric(metrics: Mapping[str, Metric], pattern: str) -> Metric | None:
+    """The first metric (in the result's order) whose key matches the regular expression ``pattern`` in full."""
+    rx = re.compile(pattern)
+    return next((m for k, m in metrics.items() if rx.fullmatch(k)), None)
+
+
+def difference(a: Measurement, b: Measurement) -> Measurement:
+    """``a − b`` for two measurements whose intervals were computed apart (not paired): the conservative interval
+    ``[low_a − high_b, high_a − low_b]`` (it holds whatever the dependence between the two estimates). Use only
+    where the experiment has no paired interval of the difference, and say so in the effect's ``why``."""
+    if a is None or b is None or None in a or None in b:
+        return None
+    return a[0] - b[0], a[1] - b[2], a[2] - b[1]  # type: ignore[operator]
+
+
+def recheck_paper_effects(table: Table, effects: Sequence[Effect],
+                          measured: Mapping[str, Measurement] | None = None) -> list[str]:
+    """What is wrong with a ``paper_effects`` table (empty when nothing): its name and columns, one row per effect
+    in order, each verdict recomputed from the row's own interval with :func:`effect_verdict`, and, when
+    ``measured`` is given (the package's measurements of a result), each row's numbers equal to those."""
+    problems: list[str] = []
+    if table.name != "paper_effects" or tuple(table.columns) != EFFECT_COLUMNS:
+        problems.append(f"table {table.name!r} with columns {list(table.columns)}; expected 'paper_effects' with "
+                        f"{list(EFFECT_COLUMNS)}")
+        return problems
+    recs = table.records()
+    if [r["effect"] for r in recs] != [e.effect for e in effects]:
+        problems.append("the rows are not the listed effects in order")
+        return problems
+    for r, e in zip(recs, effects, strict=True):
+        v = effect_verdict(r["measured"], r["low"], r["high"], paper_value=e.paper_value)
+        if r["verdict"] != v:
+            problems.append(f"{e.key}: verdict {r['verdict']!r}, the rule gives {v!r}")
+        if r["why"] != e.why_for(v):
+            problems.append(f"{e.key}: why is not the data file's text for {v!r}")
+        if measured is not None:
+            got = measured.get(e.key)
+            want = (None, None, None) if got is None else tuple(_num(x) for x in got)
+            have = (_num(r["measured"]), _num(r["low"]), _num(r["high"]))
+            if any((a is None) != (b is None) or (a is not None and abs(a - b) > 1e-9 * (1 + abs(b)))  # type: ignore[operator]
+                   for a, b in zip(have, want, strict=True)):
+                problems.append(f"{e.key}: row {have} differs from the result's numbers {want}")
+    return problems
