@@ -14,6 +14,7 @@ from ._config import Config
 from ._inputs import Data, Models, check_inputs
 from ._measure import TaskMeasure, measure
 from ._result import Result, metrics, records, summary, tables, warnings_of
+from .effects import effect_metrics, paper_effects, ranking_tc
 
 TASK_LABELS = {"classification": "text classification", "pairs_hypothesis": "pairs (hypothesis)",
                "pairs_both": "pairs (both)", "multilabel": "multi-label", "tagging": "tagging"}
@@ -134,6 +135,10 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
         tabs.update(dtabs)
         mets.update(dmets)
         notes.append(dnote)
+    mets.update(effect_metrics(measures, config))
+    if (tc := ranking_tc(measures, config)) is not None:
+        tabs["ranking_tc"] = tc
+    tabs["paper_effects"] = paper_effects(mets)
     return Result(experiment="zeroe_perturb", config=to_dict(config), tables=tabs, metrics=mets,
                   summary=summary(measures, config, [s for s in skipped if "not given" not in s]), records=recs,
                   notes=tuple(notes),
