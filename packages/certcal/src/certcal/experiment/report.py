@@ -17,6 +17,7 @@ from robustsuite_common.intervals import Interval, at_chance, proportion
 from ..act_protocol import ACTComparison
 from ..confidence import confidence_bounds
 from ..smoothing import max_certifiable_radius
+from .effects import paper_effects
 from .protocol import Computed, tag
 
 __all__ = ["ACT_LABELS", "Result", "TITLE", "build", "paper_values"]
@@ -503,6 +504,7 @@ def build(c: Computed) -> Result:
     if c.act is not None:
         tables += _act_tables(c, c.act)
     metrics = _metrics(c, ceilings, chance)
+    tables.append(paper_effects(metrics))
     warnings = _warnings(c, metrics, chance)
     return Result(experiment="certcal", config=to_dict(cfg), tables={t.name: t for t in tables}, metrics=metrics,
                   summary=_summary(c, metrics, warnings), records=_records(c), notes=tuple(_notes(c, ceilings)),
