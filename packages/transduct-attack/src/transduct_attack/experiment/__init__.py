@@ -179,6 +179,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
     cfg = config
     paper = paper_values()
     from . import _dent, _retraining, _rmc, _urejectron
+    from .effects import effect_metrics, paper_effects
 
     with evaluating(models.standard), evaluating(models.adversarial):
         xtr, ytr, xte, yte, data_fp, model_fp = _prepared(models, data)
@@ -197,6 +198,8 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         if "urejectron" in cfg.tables:
             _urejectron.urejectron(out, cfg, models, xtr, xte, yte, store=store, progress=progress,
                                    fp=(data_fp, model_fp["standard"]))
+    out.metrics.update(effect_metrics(out.records, seed=cfg.rmc.seeds[0]))
+    out.tables["paper_effects"] = paper_effects(out.metrics)
     seeds = cfg.rmc.seeds
     out.notes.append(f"Budgets are scaled down from the paper (T={cfg.rmc.T} for RMC, {cfg.tadv.T} for TADV, "
                      f"{cfg.dann.T} for DANN and {cfg.dent.T} for DENT instead of 9, PGD {cfg.attack.pgd_steps} "
