@@ -14,7 +14,7 @@ from ._config import Config
 from ._inputs import Data, Models, check_inputs
 from ._measure import TaskMeasure, measure
 from ._result import Result, metrics, records, summary, tables, warnings_of
-from .effects import effect_metrics, paper_effects, ranking_tc
+from .effects import defense_metrics, effect_metrics, paper_effects, ranking_tc
 
 TASK_LABELS = {"classification": "text classification", "pairs_hypothesis": "pairs (hypothesis)",
                "pairs_both": "pairs (both)", "multilabel": "multi-label", "tagging": "tagging"}
@@ -136,6 +136,7 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
         mets.update(dmets)
         notes.append(dnote)
     mets.update(effect_metrics(measures, config))
+    mets.update(defense_metrics(tabs, seed=config.seed))
     if (tc := ranking_tc(measures, config)) is not None:
         tabs["ranking_tc"] = tc
     tabs["paper_effects"] = paper_effects(mets)

@@ -16,7 +16,7 @@ from ..ranking import _reference
 from ._config import Config
 from ._measure import TaskMeasure
 
-__all__ = ["paper_effects", "measure_effects", "effects_spec", "effect_metrics", "ranking_tc"]
+__all__ = ["paper_effects", "measure_effects", "effects_spec", "effect_metrics", "defense_metrics", "ranking_tc"]
 
 
 @cache
@@ -50,6 +50,35 @@ def effect_metrics(measures: Sequence[TaskMeasure], config: Config) -> dict[str,
     return out
 
 
+def defense_metrics(tables: Mapping[str, Table], *, seed: int) -> dict[str, Metric]:
+    """``defense_one_one_minus_loo``: Δ (Eq. 2) of the 1-1 (α, α) model (trained and tested on the same attacker)
+    minus Δ of the leave-one-out model that never saw that attacker, paired over the attacked cells (tested
+    attacker, p > 0) both defenses measured, with a paired bootstrap over those cells; absent without the
+    ``defense`` table (``defense.enabled`` off) or without cells both defenses share."""
+    from robustsuite_common.intervals import paired_difference
+
+    t = tables.get("defense")
+    if t is None:
+        return {}
+    diag: dict[tuple[str, float], float] = {}
+    loo: dict[tuple[str, float], float] = {}
+    for r in t.records():
+        if r["p"] is None or float(r["p"]) <= 0 or r["Δ"] is None:
+            continue
+        cell = (str(r["tested on"]), float(r["p"]))
+        if r["defense"] == "1-1" and r["trained on"] == r["tested on"]:
+            diag[cell] = float(r["Δ"])
+        elif r["defense"] == "LOO":
+            loo[cell] = float(r["Δ"])
+    shared = sorted(set(diag) & set(loo))
+    if len(shared) < 2:
+        return {}
+    iv = paired_difference([diag[c] for c in shared], [loo[c] for c in shared], seed=seed, bounds=(-2.0, 2.0))
+    return {"defense_one_one_minus_loo": Metric.of(
+        iv, f"mean Δ of 1-1 (α, α) − leave-one-out over the {len(shared)} attacked cells both measured (paired "
+            "bootstrap over the cells)", "s(p)/s(0)")}
+
+
 def ranking_tc(measures: Sequence[TaskMeasure], config: Config) -> Table | None:
     """The attackers' s*(high) on the multi-label task (AUROC: the paper's TC column) beside single-label accuracy,
     with Table 5's TC rank; ``None`` when the multi-label task was not measured."""
@@ -79,7 +108,7 @@ def measure_effects(metrics: Mapping[str, Metric]) -> dict[str, Measurement]:
         "attacks_degrade_tc": from_metric(metrics.get("multilabel_mean_relative_score_high"), shift=-1.0),
         "visual_most_harmful_tc": from_metric(metrics.get("multilabel_paper_most_gap")),
         "phonetic_least_harmful": from_metric(metrics.get("paper_least_gap")),
-        "defense_ordering": None,  # the defense table's mean Δ has no interval yet
+        "defense_ordering": from_metric(metrics.get("defense_one_one_minus_loo")),
     }
 
 
