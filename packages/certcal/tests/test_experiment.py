@@ -72,7 +72,7 @@ def test_result_tables_metrics_and_records(result, inputs):
     res, _ = result
     models, data = inputs
     assert set(res.tables) == {"headline", "certified", "fixed_set", "bounds", "ace", "calibration", "act",
-                               "act_weights", "act_paper"}
+                               "act_weights", "act_paper", "paper_effects"}
     # the headline (drawn first in a report): the base model's ECE clean against each beta-ACE attack's
     head, ace = res.tables["headline"].records(), res.tables["ace"].records()
     assert [(h["clean"], h["attacked"]) for h in head] == [(r["clean ECE"], r["attacked ECE"]) for r in ace]
@@ -92,6 +92,22 @@ def test_result_tables_metrics_and_records(result, inputs):
     # round trip
     again = experiment.Result.from_dict(res.to_dict())
     assert again.to_dict() == res.to_dict() and isinstance(again, experiment.Result)
+
+
+def test_paper_effects_are_the_results_own_numbers_with_the_rules_verdicts(result):
+    from certcal.experiment.effects import effects_spec, measure_effects
+    from robustsuite_common.effects import recheck_paper_effects
+
+    res, _ = result
+    table = res.tables["paper_effects"]
+    assert len(table.rows) >= 3
+    assert recheck_paper_effects(table, effects_spec(), measure_effects(res.metrics)) == []
+    rec = {e.key: r for e, r in zip(effects_spec(), table.records(), strict=True)}
+    # β-ACE: the strongest L∞ configuration's paired increase (the ace table's largest)
+    ace = [r for r in res.tables["ace"].records() if r["norm"] == "linf"]
+    assert 100 * rec["beta_ace_raises_ece"]["measured"] == pytest.approx(max(r["ECE increase"] for r in ace), abs=0.01)
+    assert table.column("verdict").count("not tested") <= 1
+    assert type(res).from_dict(res.to_dict()).tables["paper_effects"] == table
 
 
 def test_records_reproduce_the_certified_metrics(result):

@@ -143,3 +143,25 @@ def test_calibration_scale_equivariant_to_1e8():
     t = iortemp.calibrate_temperature(z, y)
     for scale in (1e-8, 1 / 2e6, 1e-3, 1e3, 1e8):
         assert iortemp.calibrate_temperature(z * scale, y) == pytest.approx(t * scale, rel=1e-6)
+
+
+def test_exact_reaches_the_grid_optimum_on_an_up_conf_system_where_gd_stalls():
+    """Issue 35: the ↑conf system serves logits × 200; the calibrated adversary needs T_cal ≈ 200 × the base's. The
+    bounded Brent on log T reaches the optimum of a wide log grid (and scales exactly with the served logits); the
+    paper's plain GD from T = 1 stops far short of it, which left the illusion standing under the cal adversary."""
+    z, y = planted(n=2000, t_star=1.8, seed=3)
+    up = z * 200.0
+    grid = np.exp(np.linspace(np.log(1.0), np.log(1e4), 6001))
+    nll = [iortemp.temperature_nll(up, y, t) for t in grid]
+    t_grid = grid[int(np.argmin(nll))]
+    t = iortemp.calibrate_temperature(up, y)
+    assert t == pytest.approx(t_grid, rel=2e-3)
+    assert iortemp.temperature_nll(up, y, t) <= min(nll) + 1e-12
+    assert t == pytest.approx(200.0 * iortemp.calibrate_temperature(z, y), rel=1e-6)
+    assert iortemp.calibrate_temperature(up, y, method="gd") < 0.5 * t
+
+
+def test_paper_cpu_preset_calibrates_exactly():
+    from iortemp import experiment as ex
+
+    assert ex.preset("paper-cpu").systems.calibration == "exact"

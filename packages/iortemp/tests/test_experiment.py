@@ -44,7 +44,8 @@ def result(tiny_text, corpus, digits_model):
 
 def test_demo_preset_at_reduced_size_gives_the_paper_tables(result):
     res, _, cfg = result
-    assert list(res.tables) == ["headline", "ior_table", "ior_verdict", "confidence", "sweep", "vision_ior"]
+    assert list(res.tables) == ["headline", "ior_table", "ior_verdict", "confidence", "sweep", "vision_ior",
+                                "paper_effects"]
     # the headline (drawn first in a report): clean accuracy against the best adversary's, per system and attack
     head, verdict = res.tables["headline"].records(), res.tables["ior_verdict"].records()
     assert [h["attacked"] for h in head] == [r["best of cal/opt"] for r in verdict]
@@ -65,6 +66,27 @@ def test_demo_preset_at_reduced_size_gives_the_paper_tables(result):
     assert ex.Result.from_dict(json.loads(json.dumps(res.to_dict()))).to_dict() == res.to_dict()
     for _ in range(2):  # a second call too: importing the drawing code must not replace the function
         assert [f.name for f in ex.figures(res)] == ["accuracy-bars", "qt-sweep", "vision-pgd-autoattack"]
+
+
+def test_paper_effects_are_the_results_own_numbers_with_the_rules_verdicts(result):
+    from iortemp.experiment.effects import effects_spec, measure_effects
+    from robustsuite_common.effects import recheck_paper_effects
+
+    res, _, cfg = result
+    table = res.tables["paper_effects"]
+    assert len(table.rows) >= 3
+    assert recheck_paper_effects(table, effects_spec(), measure_effects(res.metrics)) == []
+    # DDi-AT is off in this config: its row alone is not tested; ↑conf's illusion and its removal by T_cal are
+    # measured on the same texts (paired)
+    verdicts = dict(zip((e.key for e in effects_spec()), table.column("verdict"), strict=True))
+    assert verdicts["ddi_at_illusion"] == "not tested" and list(verdicts.values()).count("not tested") == 1
+    assert verdicts["up_conf_illusion"] != "not reproduced" and verdicts["cal_removes_up_conf"] != "not reproduced"
+    # "drop > threshold" as a test: the paired interval above the threshold, never flagged without the estimate
+    for key, m in res.metrics.items():
+        if key.startswith("ior_exceeds_"):
+            drop = res.metric("ior_drop_" + key[len("ior_exceeds_"):])
+            assert m.value == (drop.interval.low > cfg.threshold)
+            assert not m.value or res.value("ior_" + key[len("ior_exceeds_"):])
 
 
 def test_table_and_verdict_recomputed_from_the_per_sample_records(result, corpus):

@@ -46,7 +46,8 @@ def test_the_unit_gives_the_section_of_the_package_experiment(tmp_path):
     config = from_dict(experiment.Config, {**SMALL, "seed": 3}, base=experiment.preset("demo"))
     res = experiment.run(models, data, config, progress=False)
 
-    assert [t["name"] for t in sec["tables"]] == list(res.tables) == ["span", "headline", "signed_ece", "eps_sweep", "ood_osr"]
+    assert [t["name"] for t in sec["tables"]] == list(res.tables) == ["span", "headline", "signed_ece", "eps_sweep", "ood_osr",
+                                                                          "paper_effects"]
     for t in sec["tables"]:
         assert [tuple(r) for r in t["rows"]] == list(res.tables[t["name"]].rows), t["name"]
     for key, m in res.metrics.items():  # report schema 2.0: each metric with its interval

@@ -50,7 +50,8 @@ def result(setup):
 
 def test_every_table_with_the_papers_values_and_readable_metrics(result):
     res, _, cfg = result
-    assert list(res.tables) == ["headline", "rmc", "rmc_seeds", "dann", "tadv", "dent", "dent_adaptation", "urejectron"]
+    assert list(res.tables) == ["headline", "rmc", "rmc_seeds", "dann", "tadv", "dent", "dent_adaptation", "urejectron",
+                                "paper_effects"]
     # the headline (drawn first in a report): each defense's clean accuracy against its table's lowest under attack
     for h in res.tables["headline"].records():
         defense, table = h["condition"].rsplit(" (", 1)
@@ -67,6 +68,41 @@ def test_every_table_with_the_papers_values_and_readable_metrics(result):
     back = E.Result.from_dict(json.loads(json.dumps(res.to_dict())))
     assert back.to_dict() == res.to_dict()
     assert {f.name for f in E.figures(res)} == {"robustness", "urejectron_threshold"}
+
+
+def test_paper_effects_are_paired_on_the_same_points_with_the_rules_verdicts(result):
+    from robustsuite_common.effects import recheck_paper_effects
+    from robustsuite_common.intervals import mcnemar
+    from transduct_attack.experiment.effects import (
+        COMPARISONS,
+        effects_spec,
+        measure_effects,
+        paired_outcomes,
+    )
+
+    res, _, _ = result
+    table = res.tables["paper_effects"]
+    assert len(table.rows) >= 3
+    assert recheck_paper_effects(table, effects_spec(), measure_effects(res.metrics)) == []
+    verdicts = dict(zip((e.key for e in effects_spec()), table.column("verdict"), strict=True))
+    # not tested: URejectron under CW / corruptions (never run), and DENT-AA where this small config does not play it
+    dent_aa = any(r["attack"].startswith("DENT-AA") for r in res.records.get("dent", ()))
+    assert {k for k, v in verdicts.items() if v == "not tested"} == (
+        {"urejectron_fails_cw_corruptions"} | (set() if dent_aa else {"dent_aa_overstates_dent"}))
+    # TADV against the static AT model (standard AutoAttack; white-box PGD here, where AutoAttack is off):
+    # recomputed from the records, on the same points
+    _, sel_a, sels_b = COMPARISONS["tadv_improves_on_at"]
+    a = paired_outcomes(res.records["tadv"], sel_a)
+    assert not paired_outcomes(res.records["tadv"], sels_b[0])
+    b = paired_outcomes(res.records["tadv"], sels_b[1])
+    assert a and set(a) == set(b)  # the same (row id, seed) points on both sides
+    keys = sorted(a, key=str)
+    test = mcnemar([a[k] for k in keys], [b[k] for k in keys], seed=0)
+    m = res.metric("effect_tadv_improves_on_at")
+    assert m.value == pytest.approx(test.difference.estimate)
+    assert res.value("effect_tadv_improves_on_at_mcnemar_p") == pytest.approx(test.p_value)
+    assert m.value == pytest.approx(res.value("tadv_gmsa_avg") - next(
+        r["accuracy"] for r in res.rows("tadv") if r["attack"] == "PGD (white-box)"))
 
 
 def test_records_carry_the_users_ids_and_label_names_and_recompute_every_cell(result, digits):

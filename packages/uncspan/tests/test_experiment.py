@@ -84,7 +84,7 @@ def result(inputs):
 
 def test_result_is_well_formed_and_round_trips(result):
     res, _, cfg = result
-    assert list(res.tables) == ["span", "headline", "signed_ece", "eps_sweep", "ood_osr"]
+    assert list(res.tables) == ["span", "headline", "signed_ece", "eps_sweep", "ood_osr", "paper_effects"]
     # the headline (drawn first in a report): each model's clean against its robust accuracy, as in Table IV
     assert [(h["condition"], h["clean"], h["attacked"], h["attack"]) for h in res.tables["headline"].records()] == [
         (r["model"], r["clean_acc"], r["robust_acc"], r["robust_attack"]) for r in res.tables["span"].records()]
@@ -100,6 +100,19 @@ def test_result_is_well_formed_and_round_trips(result):
         assert 0 <= r["robust_acc"] <= r["clean_acc"] <= 1 and r["pgd_robust_acc"] is not None
     assert res.metric("digits_cnn_robust_accuracy").interval is not None
     assert res.value("model_at_chance") is False and not any("at chance" in w for w in res.warnings)
+
+
+def test_paper_effects_are_the_results_own_numbers_with_the_rules_verdicts(result):
+    from robustsuite_common.effects import recheck_paper_effects
+    from uncspan.experiment.effects import effects_spec, measure_effects
+
+    res, _, _ = result
+    table = res.tables["paper_effects"]
+    assert len(table.rows) >= 3
+    assert recheck_paper_effects(table, effects_spec(), measure_effects(res.metrics)) == []
+    # the span and detection effects were all measured here (only an absent part may be "not tested")
+    assert "not tested" not in table.column("verdict")
+    assert type(res).from_dict(res.to_dict()).tables["paper_effects"] == table
 
 
 def test_records_carry_the_users_ids_and_names_and_recompute_the_tables(result, inputs):

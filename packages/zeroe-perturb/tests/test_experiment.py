@@ -114,6 +114,30 @@ def test_vectorised_tau_b_equals_scipy():
 # --- the demo preset at reduced size ------------------------------------------------------------------------------
 
 
+def test_paper_effects_are_the_results_own_numbers_with_the_rules_verdicts(toy):
+    from robustsuite_common.effects import recheck_paper_effects
+    from zeroe_perturb.experiment.effects import effects_spec, measure_effects
+
+    cfg = small(**{"attack.attacks": ["visual", "intrude", "phonetic", "truncate"], "pairs.enabled": False,
+                   "tagging.enabled": False})
+    _, _, res = _run(toy, cfg)
+    table = res.tables["paper_effects"]
+    assert len(table.rows) >= 3
+    assert recheck_paper_effects(table, effects_spec(), measure_effects(res.metrics)) == []
+    verdicts = dict(zip((e.key for e in effects_spec()), table.column("verdict"), strict=True))
+    assert [k for k, v in verdicts.items() if v == "not tested"] == ["defense_ordering"]
+    # the ends of Table 5 against the nearest other attacker, from the ranking tables (seed-mean s*(0.8))
+    s_main = {r["attack"]: r["s*(0.8)"] for r in res.tables["ranking"].records()}
+    gap = res.metric("paper_least_gap")
+    assert gap.value == pytest.approx(s_main["phonetic"] - max(v for a, v in s_main.items() if a != "phonetic"))
+    tc = res.tables["ranking_tc"].records()
+    s_ml = {r["attack"]: r["s*(0.8) AUROC"] for r in tc}
+    assert res.value("multilabel_paper_most_gap") == pytest.approx(
+        min(v for a, v in s_ml.items() if a != "visual") - s_ml["visual"])
+    assert {r["attack"]: r["s*(0.8) accuracy"] for r in tc} == pytest.approx(s_main)
+    assert {r["attack"]: r["paper TC rank"] for r in tc} == {"visual": 1, "intrude": 2, "truncate": 6, "phonetic": 10}
+
+
 def test_demo_at_reduced_size_scores_equal_the_benchmark_functions(toy):
     models, data, res = _run(toy)
     cfg = small()

@@ -19,6 +19,7 @@ from robustsuite_common.verdict import Check
 from ..act_protocol import ACTComparison
 from ..confidence import confidence_bounds
 from ..smoothing import max_certifiable_radius
+from .effects import paper_effects
 from .protocol import Computed, tag
 
 __all__ = ["ACT_LABELS", "Result", "TITLE", "build", "paper_values"]
@@ -508,6 +509,7 @@ def build(c: Computed) -> Result:
     if c.act is not None:
         tables += _act_tables(c, c.act)
     metrics = _metrics(c, ceilings, chance)
+    tables.append(paper_effects(metrics))
     warnings = _warnings(c, metrics, chance)
     checks: tuple[Check, ...] = ()
     if cfg.audit.enabled:

@@ -85,6 +85,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
 
         return audit_result(Result, models, data, config)
     from . import report as rp
+    from .effects import effect_metrics, paper_effects
     from .text import run_text
     from .vision import run_vision
 
@@ -116,6 +117,8 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         tables.append(rp.vision_table(v, vv, cfg.vision.eps, cfg.threshold))
 
     metrics, warnings = _metrics(t, v, vt, vv, data)
+    metrics.update(effect_metrics(t, vt, cfg.threshold))
+    tables.append(paper_effects(metrics))
     tables.insert(0, _headline(metrics["clean_accuracy"].interval, verdict, t.n_test))
     records = {"text": rp.text_records(t, data)}
     if v is not None:

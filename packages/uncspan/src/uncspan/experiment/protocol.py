@@ -36,6 +36,7 @@ from ..span import UncertaintySpan, uncertainty_span
 from ..sweep import EpsSweepRow, sweep_from_spans
 from . import records
 from .config import Config
+from .effects import paper_effects
 from .inputs import Data, Models, labels
 from .reference import paper_row
 from .result import Result, slug
@@ -384,6 +385,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
                + f" ({attack_name}). " + " ".join(effect_sentences) + "".join(t5_summary))
     if at_chance:
         summary = "A model is at chance (see the warnings): its attack numbers carry no information. " + summary
+    tables["paper_effects"] = paper_effects(metrics)
     checks: tuple = ()
     if cfg.audit.enabled:
         from .audit import audit_checks, audit_table

@@ -3,6 +3,7 @@ the chance line, the headline rule, the ranking and Kendall τ against the paper
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -183,11 +184,26 @@ def measure(task: Task, clean_out: dict, cell_outs: dict[tuple[str, float, int],
             diff = sign * (cells[(neighbour, high)].relative - cells[(attack, high)].relative)
             return Gap(attack, neighbour, diff, item_interval(lambda c: sign * (nb(c) - at(c)), n, **boot))
 
-        m = replace(m, ends={"most": gap(rk[0], rk[1], 1), "least": gap(rk[-1], rk[-2], -1)})
+        m = replace(m, ends={"most": gap(rk[0], rk[1], 1), "least": gap(rk[-1], rk[-2], -1),
+                             **_paper_ends(rk, _reference("TC"), gap)})
     if task.kind == "classification":
         m = _with_ranking_agreement(m, clean, cell_sc, config)
         m = _with_edit_fit(m, config)
     return m
+
+
+def _paper_ends(rk: list[str], ref: dict[str, int], gap: Callable[[str, str, int], Gap]) -> dict[str, Gap]:
+    """The ends of the paper's Table 5 ranking (TC column: visual most harmful, phonetic least), each against the
+    nearest other attacker here: ``paper_most`` = s*(most harmful of the others) − s*(the paper's most harmful),
+    ``paper_least`` = s*(the paper's least harmful) − s*(least harmful of the others), paired over the items
+    (positive: the paper's end holds here; the paper_effects rows)."""
+    most, least = min(ref, key=ref.__getitem__), max(ref, key=ref.__getitem__)
+    out = {}
+    if most in rk:
+        out["paper_most"] = gap(most, next(a for a in rk if a != most), 1)
+    if least in rk:
+        out["paper_least"] = gap(least, [a for a in rk if a != least][-1], -1)
+    return out
 
 
 def _lo(iv: Interval | None) -> float:

@@ -15,6 +15,7 @@ from ._config import Config
 from ._inputs import Data, Models, check_inputs
 from ._measure import TaskMeasure, measure
 from ._result import Result, metrics, records, summary, tables, warnings_of
+from .effects import defense_metrics, effect_metrics, paper_effects, ranking_tc
 
 TASK_LABELS = {"classification": "text classification", "pairs_hypothesis": "pairs (hypothesis)",
                "pairs_both": "pairs (both)", "multilabel": "multi-label", "tagging": "tagging"}
@@ -138,6 +139,11 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
         tabs.update(dtabs)
         mets.update(dmets)
         notes.append(dnote)
+    mets.update(effect_metrics(measures, config))
+    mets.update(defense_metrics(tabs, seed=config.seed))
+    if (tc := ranking_tc(measures, config)) is not None:
+        tabs["ranking_tc"] = tc
+    tabs["paper_effects"] = paper_effects(mets)
     checks = audit_checks(*audited, config, seeds)
     text = summary(measures, config, [s for s in skipped if "not given" not in s])
     text += "".join(f" Check {c.id}: {c.status} ({c.detail.split('. ')[0]})." for c in checks)

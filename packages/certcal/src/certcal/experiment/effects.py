@@ -1,0 +1,59 @@
+"""The ``paper_effects`` table of the certcal experiment: the paper's headline effects (``paper_effects.json``)
+measured from the result's own metrics, with the verdict of the one shared rule
+(:func:`robustsuite_common.effects.effect_verdict`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from functools import cache
+from importlib import resources
+
+from robustsuite_common.effects import (
+    Effect,
+    Measurement,
+    difference,
+    from_metric,
+    load_effects,
+    paper_effects_table,
+)
+from robustsuite_common.experiment import Metric, Table
+
+__all__ = ["paper_effects", "measure_effects", "effects_spec"]
+
+
+@cache
+def effects_spec() -> tuple[Effect, ...]:
+    """The paper's headline effects, as ``paper_effects.json`` lists them."""
+    with resources.as_file(resources.files("certcal.experiment").joinpath("paper_effects.json")) as p:
+        return load_effects(p)
+
+
+def _strongest(metrics: Mapping[str, Metric], pattern: str) -> Metric | None:
+    """The metric matching ``pattern`` with the largest value (the strongest attack / the largest σ's growth)."""
+    rx = re.compile(pattern)
+    found = [m for k, m in metrics.items() if rx.fullmatch(k) and isinstance(m.value, int | float)
+             and m.interval is not None]
+    return max(found, key=lambda m: float(m.value)) if found else None  # type: ignore[arg-type]
+
+
+def _first(metrics: Mapping[str, Metric], pattern: str) -> Metric | None:
+    rx = re.compile(pattern)
+    return next((m for k, m in metrics.items() if rx.fullmatch(k)), None)
+
+
+def measure_effects(metrics: Mapping[str, Metric]) -> dict[str, Measurement]:
+    """``(measured, low, high)`` of each effect from the result's metrics (``None``: that part was not run). The
+    radius growth is the first σ's (the run's order); the ACT comparison is at r = 0.5."""
+    return {
+        "beta_ace_raises_ece": from_metric(_strongest(metrics, r"ace_.+_linf_ece_increase")),
+        "cbs_grows_with_radius": from_metric(_first(metrics, r"fixed_sigma_.+_cbs_increase")),
+        "cce_grows_with_radius": from_metric(_first(metrics, r"fixed_sigma_.+_cce_increase")),
+        "acce_act_lowers_cce": difference(from_metric(metrics.get("act_acce_act_r_0p5_cce_exact")),
+                                          from_metric(metrics.get("act_smoothadv_r_0p5_cce_exact"))),
+    }
+
+
+def paper_effects(metrics: Mapping[str, Metric]) -> Table:
+    """The ``paper_effects`` table built from ``metrics`` (a finished result's)."""
+    return paper_effects_table(effects_spec(), measure_effects(metrics))
