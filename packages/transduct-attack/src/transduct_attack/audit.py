@@ -139,21 +139,21 @@ def _gain(model: Any, x: torch.Tensor, y: Any, *, eps: float, T: int = 1, pgd_st
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     if isinstance(model, TransductiveDefense) and not isinstance(model, StaticDefense):
         if model.rejects:
-            check_labels("y", y, x.shape[0], n_classes=n_classes(model.base_model))
+            check_labels("y", y, x.shape[0], n_classes=n_classes(model.base_model, x))
             return not_applicable(f"{model.name} rejects inputs (selective classification): its robustness is read "
                                   "from the rejection curve (Figure 1), not from this gain", n=int(x.shape[0]),
                                   evidence=evidence), None
         base = logits_model("model.base_model", model.base_model)
     elif isinstance(model, nn.Module | StaticDefense):
         m = model.base_model if isinstance(model, StaticDefense) else logits_model("model", model)
-        check_labels("y", y, x.shape[0], n_classes=n_classes(m))
+        check_labels("y", y, x.shape[0], n_classes=n_classes(m, x))
         return not_applicable("the model is not declared test-time adaptive (pass a TransductiveDefense such as "
                               "DENT(model) to audit its adaptation): its robustness is a static model's, measured by "
                               "the attack-strength checks", n=int(x.shape[0]), evidence=evidence), None
     else:
         raise TypeError(f"model must be a TransductiveDefense (declared test-time adaptive, e.g. DENT(model)) or a "
                         f"torch.nn.Module, got {type(model).__name__}")
-    check_labels("y", y, x.shape[0], n_classes=n_classes(base))
+    check_labels("y", y, x.shape[0], n_classes=n_classes(base, x))
     if (base_attack == "autoattack" or transfer == "autoattack"):
         from robustsuite_common.extras import optional_import
 
