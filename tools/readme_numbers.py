@@ -134,6 +134,23 @@ class ReportTable:
 
 
 @dataclass(frozen=True)
+class Verdicts:
+    """The banner a report opens with: one line per model (status in words with its icon, robust accuracy with its
+    interval, the rule that gave the status), rendered as the report renders it."""
+
+    source: str = "report"
+
+    def render(self, report: dict) -> str:
+        from robustsuite.report.render import verdict_view
+
+        if not report.get("verdicts"):
+            raise NumbersError("the report has no verdicts (written before schema 2.1: regenerate it)")
+        views = [verdict_view(v) for v in report["verdicts"]]
+        return "\n".join(f"> {v['icon']} **{v['model']}: {v['words']}** — {v['robust']}. {v['rule']}.\n>"
+                         for v in views).rstrip(">\n")
+
+
+@dataclass(frozen=True)
 class ReportMetrics:
     """Chosen metrics of a report section as ``| label | value |`` rows."""
 
@@ -303,6 +320,7 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence] = {
     "demo-overview-fashion": ReportMetrics("overview:builtin:fashion-cnn", (
         ("clean accuracy", "accuracy"), ("ECE, debiased", "ece_debiased"), ("ECE, plug-in", "ece"),
         ("calibration test p", "calibration_p_value"), ("Brier", "brier"), ("data", "data_source"))),
+    "demo-verdicts": Verdicts(),
     "demo-overview-fashion-at": ReportTable("overview:builtin:fashion-cnn-at", "headline"),
     "demo-iortemp-text": ReportTable("iortemp", "ior_verdict"),
     "demo-iortemp-vision": ReportTable("iortemp", "vision_ior",

@@ -213,7 +213,8 @@ def verdict_view(v: dict) -> dict:
     ri = v.get("robust_interval")
     robust = ((v.get("robust_attack") or "robust accuracy") + f": {_fmt(v['robust_accuracy'], 3)}"
               + (f" [{_fmt(ri[0], 3)}, {_fmt(ri[1], 3)}]" if ri else "")
-              if v.get("robust_accuracy") is not None else "robust accuracy not measured")
+              if v.get("robust_accuracy") is not None else "no AutoAttack robust accuracy (not an image model, or no ε): "
+              "judged on the checks below")
     rows = [[c["group"], f"{ICONS[c['status']]} {STATUS_WORDS[c['status']]}", f"{c['title']} ({c['id']})",
              _statistic(c), c["rule"], c.get("evidence") or "",
              c.get("next_step") or "" if c["status"] in ("warn", "fail") else ""] for c in v["checks"]]
