@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-RECORDS = [ROOT / "docs/demo", *sorted(p for p in (ROOT / "docs/benchmarks").iterdir() if p.is_dir())]
+FOLDERS = sorted(p for p in (ROOT / "docs/benchmarks").iterdir() if p.is_dir())
+RECORDS = [ROOT / "docs/demo", *(p for p in FOLDERS if (p / "meta.json").is_file())]  # runs with a report
+BENCHES = [f for p in FOLDERS if not (p / "meta.json").is_file() for f in sorted(p.glob("*.json"))]  # timings
 
 
 @pytest.mark.parametrize("folder", RECORDS, ids=lambda p: p.name)
@@ -28,3 +30,12 @@ def test_a_record_names_command_machine_commit_and_cpu_time(folder):
         assert meta["cpu_hours"] >= meta["cpu_hours_logged"]
     else:
         assert meta["cpu_hours"] is None and meta["cpu_note"]
+
+
+@pytest.mark.parametrize("path", BENCHES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_a_timing_record_names_what_command_commit_and_machine(path):
+    """A folder of timings (tools/bench/ output) holds no report: each file says what it measured, the command, the
+    code commit and the machine (with its load: timings of a busy machine are not a quiet machine's)."""
+    rec = json.loads(path.read_text(encoding="utf-8"))
+    assert rec["what"].strip() and rec["command"].strip() and rec["machine"] and rec["date"]
+    assert rec.get("commit") is None or len(rec["commit"]) >= 7

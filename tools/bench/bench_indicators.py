@@ -46,12 +46,24 @@ def main() -> None:
     t1, w1 = _cpu(), time.perf_counter()
     probe(model, x, y, eps=args.eps, n_iter=args.iterations)
     t2, w2 = _cpu(), time.perf_counter()
-    out = {"n": args.n, "eps": args.eps, "iterations": args.iterations, "robust_accuracy": r.robust_accuracy,
-           "autoattack_cpu_s": round(t1 - t0, 2), "indicators_cpu_s": round(t2 - t1, 2),
-           "autoattack_wall_s": round(w1 - w0, 2), "indicators_wall_s": round(w2 - w1, 2),
-           "indicators_over_autoattack": round((t2 - t1) / max(t1 - t0, 1e-9), 3), "load_average": os.getloadavg()}
-    print(f"standard AutoAttack on {args.n} images: {out['autoattack_cpu_s']} CPU-s; the indicators' probes: "
-          f"{out['indicators_cpu_s']} CPU-s = {out['indicators_over_autoattack']:.2f}x AutoAttack")
+    import datetime
+    import subprocess
+    import sys
+
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip() or None
+    out = {"what": "the verdict's indicators against the standard AutoAttack they follow, same points",
+           "command": " ".join(["uv run python tools/bench/bench_indicators.py", *sys.argv[1:]]), "commit": commit,
+           "machine": {"cpus": os.cpu_count(), "torch": torch.__version__, "threads": 1,
+                       "load_average_before": [round(v, 2) for v in os.getloadavg()]},
+           "date": datetime.date.today().isoformat(),
+           "figures": {"n": args.n, "eps": args.eps, "iterations": args.iterations,
+                       "robust_accuracy": r.robust_accuracy, "autoattack_cpu_s": round(t1 - t0, 2),
+                       "indicators_cpu_s": round(t2 - t1, 2), "autoattack_wall_s": round(w1 - w0, 2),
+                       "indicators_wall_s": round(w2 - w1, 2),
+                       "indicators_over_autoattack": round((t2 - t1) / max(t1 - t0, 1e-9), 3)}}
+    f = out["figures"]
+    print(f"standard AutoAttack on {args.n} images: {f['autoattack_cpu_s']} CPU-s; the indicators' probes: "
+          f"{f['indicators_cpu_s']} CPU-s = {f['indicators_over_autoattack']:.2f}x AutoAttack")
     if args.json:
         from robustsuite_common.io import write_json
 

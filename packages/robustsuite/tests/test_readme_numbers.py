@@ -79,7 +79,7 @@ def test_a_1x_report_is_read_through_the_migration(tmp_path):
         "metrics": {"acc": 0.5, "acc_ci_low": 0.25, "acc_ci_high": 0.75, "n": 8}}}}
     path = tmp_path / "report.json"
     path.write_text(json.dumps(old))
-    assert rn.make_sources(report=path)["report"]()["schema_version"] == "2.0"
+    assert rn.make_sources(report=path)["report"]()["schema_version"] == "2.1"
     out = rn.render_block("m", rn.make_sources(report=path), TABLES)
     assert "| accuracy | 0.5 [0.25, 0.75] |" in out and "| samples | 8 |" in out
 

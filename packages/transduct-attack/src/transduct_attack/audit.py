@@ -137,6 +137,7 @@ def _gain(model: Any, x: torch.Tensor, y: Any, *, eps: float, T: int = 1, pgd_st
     n_resamples = check_int("n_resamples", n_resamples, ge=100)
     if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
+    check_labels("y", y, x.shape[0])  # shape and type before any forward pass; the class range below
     if isinstance(model, TransductiveDefense) and not isinstance(model, StaticDefense):
         if model.rejects:
             check_labels("y", y, x.shape[0], n_classes=n_classes(model.base_model, x))

@@ -66,3 +66,21 @@ def unit_resources(config: dict, method: str) -> dict[str, Any]:
     if isinstance(method_table, dict):
         out |= _check_table(method_table.get("resources"), f"methods.{method}.resources")
     return out
+
+
+def resolve_device(device: str, *, here: bool = True):
+    """The torch device of ``device`` (``auto``: CUDA when available); ``here=False`` only checks the syntax
+    (the device is resolved on each worker) and returns ``device``."""
+    import torch
+
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu") if here else device
+    try:
+        dev = torch.device(device)
+    except RuntimeError as e:
+        raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}") from e
+    if not here:
+        return device
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(f"device {device!r} requested but CUDA is not available here; use 'cpu' or 'auto'")
+    return dev

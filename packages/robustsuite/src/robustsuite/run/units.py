@@ -233,7 +233,7 @@ def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
     if not isinstance(methods, dict) or not methods:
         raise ConfigError("config needs a [methods.<name>] table for at least one method")
     check_resources(config)  # where units run (executors.unit_resources), not part of any unit's identity
-    from .worker import resolve_device
+    from .resources import resolve_device
 
     resolve_device(str(config.get("device", "cpu")), here=False)  # its syntax; availability: check_inputs
     seed = _check_int(config, "seed", 0) or 0

@@ -16,6 +16,7 @@ from .. import runners
 from .._io import stable_hash, write_json
 from ..errors import ConfigError
 from ..report import Section
+from .resources import resolve_device  # noqa: F401 - where the executors import it from
 from .units import Unit, strings
 
 log = logging.getLogger("robustsuite")
@@ -31,24 +32,6 @@ def lock_path(run_dir: Path, unit: Unit) -> Path:
 
 def failed_path(run_dir: Path, unit: Unit) -> Path:
     return unit_path(run_dir, unit, ".failed.json")
-
-
-def resolve_device(device: str, *, here: bool = True):
-    """The torch device of ``device`` (``auto``: CUDA when available); ``here=False`` only checks the syntax
-    (the device is resolved on each worker) and returns ``device``."""
-    import torch
-
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu") if here else device
-    try:
-        dev = torch.device(device)
-    except RuntimeError as e:
-        raise ConfigError(f"device must be 'cpu', 'cuda', 'cuda:N' or 'auto', got {device!r}") from e
-    if not here:
-        return device
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(f"device {device!r} requested but CUDA is not available here; use 'cpu' or 'auto'")
-    return dev
 
 
 def write_failure(run_dir: Path, unit: Unit, error: str, trace: str, seconds: float = 0.0) -> dict:

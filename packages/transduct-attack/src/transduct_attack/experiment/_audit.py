@@ -4,8 +4,6 @@ seed, its games checkpointed in the store; the games' accuracies as the table ``
 
 from __future__ import annotations
 
-import importlib.util
-
 import torch
 
 from robustsuite_common.config import config_hash
@@ -25,10 +23,11 @@ def check_audit(cfg, models) -> None:
     a = cfg.audit
     if not a.enabled or a.adaptive == "none":
         return
-    if "autoattack" in (a.base_attack, a.transfer) and importlib.util.find_spec("pyautoattack") is None:
-        raise ImportError("audit.base_attack or audit.transfer = 'autoattack' needs the optional extra: pip install "
-                          "'transduct-attack[autoattack]' (module 'pyautoattack' is not installed); or set both to "
-                          "'pgd'")
+    if "autoattack" in (a.base_attack, a.transfer):
+        from robustsuite_common.extras import optional_import
+
+        optional_import("pyautoattack", extra="transduct-attack[autoattack]",
+                        feature="audit.base_attack or audit.transfer = 'autoattack' (or set both to 'pgd')")
     if not any(isinstance(m, torch.nn.modules.batchnorm._BatchNorm) for m in models.adversarial.modules()):
         raise ValueError("audit.adaptive = 'dent' needs models.adversarial with BatchNorm layers (DENT adapts their "
                          "affine parameters)")
