@@ -70,9 +70,9 @@ def test_prose_states_only_recorded_intervals():
 def test_the_prose_check_fails_on_a_planted_interval(tmp_path):
     readme = tmp_path / "README.md"
     text = (ROOT / "packages/transduct-attack/README.md").read_text(encoding="utf-8")
-    readme.write_text(text + "\nDENT-AA leaves 0.30 [0.22, 0.38], +0.13 [0.08, 0.20] above FPA.\n", encoding="utf-8")
+    readme.write_text(text + "\nDENT-AA leaves 0.31 [0.02, 0.97], +0.13 [0.08, 0.20] above FPA.\n", encoding="utf-8")
     bad = rn.check_prose([readme])
-    assert [b.split(": ", 1)[1] for b in bad] == ["0.30 [0.22, 0.38]", "+0.13 [0.08, 0.20]"]
+    assert [b.split(": ", 1)[1] for b in bad] == ["0.31 [0.02, 0.97]", "+0.13 [0.08, 0.20]"]
 
 
 # the public functions that implement a piece of a paper: their docstrings (the API reference) say which

@@ -256,3 +256,23 @@ def test_probe_returns_the_model_as_it_came(data):
     assert model.training and all(p.requires_grad for p in model.parameters())
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     model.eval()
+
+
+class Constant(torch.nn.Module):
+    """Answers the same logits whatever the input: no gradient reaches the input at all."""
+
+    def __init__(self):
+        super().__init__()
+        self.b = torch.nn.Parameter(torch.tensor([3.0, -2.0]))
+
+    def forward(self, x):
+        return self.b.expand(x.shape[0], 2)
+
+
+def test_a_model_that_ignores_its_input_is_probed_without_crashing_and_fails_the_gradient_check(data):
+    _, x, y = data
+    p = probe(Constant(), x, np.zeros(len(y), dtype=np.int64), eps=0.05, n_iter=2)
+    assert all(p.zero_grad) and all(p.large)  # nothing moves it, not even an unbounded attack
+    rob = [True] * len(y)
+    c = by_id(attack_checks(outcome(rob), p))
+    assert c["zero-gradients"].status == "fail" and c["unbounded-attack"].status == "fail"

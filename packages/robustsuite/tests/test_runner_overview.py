@@ -90,7 +90,7 @@ def test_model_at_chance_is_flagged_and_warned_about(tmp_path, monkeypatch):
     monkeypatch.setattr(aa, "autoattack", _FakeAttack())
     ctx = RunContext(run_dir=tmp_path, method="overview", unit_id="u")
     ctx._cache["model::const"] = _Constant()
-    _, sec = _run(tmp_path, "const", ctx=ctx, robust_accuracy="always", eps=0.1, autoattack_n=0)
+    _, sec = _run(tmp_path, "const", ctx=ctx, robust_accuracy="always", eps=0.1, autoattack_n=0, indicators=False)
     assert sec.model_at_chance and sec.metrics["model_at_chance"].value is True
     assert "contains the chance rate" in sec.warnings[0] and sec.summary.startswith("The model is at chance")
     assert "carries no information at chance" in sec.summary  # the attack number is not presented as a finding
@@ -103,13 +103,15 @@ class _FakeAttack:
     def __init__(self):
         self.calls = []
 
-    def __call__(self, model, x, y, *, eps, version, seed, batch_size):
+    def __call__(self, model, x, y, *, eps, version, seed, batch_size, norm="Linf", attacks=None):
         from robustsuite_common.autoattack import AutoAttackResult
 
         self.calls.append((len(x), eps, version, seed))
         clean = torch.ones(len(x), dtype=torch.bool)
         robust = torch.arange(len(x)) % 3 == 0
-        return AutoAttackResult(x, robust, clean, f"fake {version}, Linf eps={eps:g}, seed {seed}")
+        k = int(robust.sum())
+        return AutoAttackResult(x, robust, clean, f"fake {version}, Linf eps={eps:g}, seed {seed}",
+                                {"clean": len(x), "apgd-ce": k, "square": k}, (), robust)
 
 
 def test_adversarially_trained_model_gets_autoattack_in_resumable_batches(tmp_path, monkeypatch):
@@ -120,7 +122,7 @@ def test_adversarially_trained_model_gets_autoattack_in_resumable_batches(tmp_pa
     assert overview.training_eps("builtin:fashion-cnn-at") == 0.1
     assert overview.training_eps("builtin:fashion-cnn") is None and overview.training_eps("torch:x.pt") is None
     assert overview.training_eps("builtin:digits-cnn-at") == 0.1  # the shipped digits AT model: its recipe's ε
-    params = {"autoattack_n": 25, "autoattack_batch": 10, "resample_seed": 3}  # ε: the registry's
+    params = {"autoattack_n": 25, "autoattack_batch": 10, "resample_seed": 3, "indicators": False}  # ε: the registry's
     _, sec = _run(tmp_path, "builtin:digits-cnn-at", **params)
     assert fake.calls == [(10, 0.1, "standard", 3), (10, 0.1, "standard", 3), (5, 0.1, "standard", 3)]
     rob = sec.metrics["robust_accuracy_autoattack"]

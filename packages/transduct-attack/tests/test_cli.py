@@ -38,7 +38,8 @@ def test_experiment_runs_offline_and_writes_its_result(tmp_path, capsys):
     assert main(argv) == 0
     printed = capsys.readouterr().out
     result = json.loads(out.read_text())
-    assert [t["name"] for t in result["tables"]] == ["headline", "tadv"] and result["summary"] in printed
+    assert [t["name"] for t in result["tables"]] == ["headline", "tadv", "paper_effects"]
+    assert result["summary"] in printed
 
 
 def test_the_cli_trains_with_one_thread_whatever_the_environment(tmp_path):
