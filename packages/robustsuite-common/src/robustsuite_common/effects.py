@@ -17,6 +17,7 @@ signed difference with an interval (paired where the comparison is on the same p
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -28,6 +29,7 @@ from typing import Any
 from .experiment import Metric, Table
 
 __all__ = [
+    "package_effects",
     "VERDICTS",
     "EFFECT_COLUMNS",
     "REL_TOL",
@@ -119,6 +121,15 @@ def load_effects(path: str | Path) -> tuple[Effect, ...]:
     if len(set(keys)) != len(keys):
         raise ValueError(f"duplicate effect keys in {path}")
     return tuple(out)
+
+
+@functools.cache
+def package_effects(package: str) -> tuple[Effect, ...]:
+    """The effects a package ships as ``<package>/paper_effects.json`` (e.g. ``"certcal.experiment"``), read once."""
+    from importlib import resources
+
+    with resources.as_file(resources.files(package).joinpath("paper_effects.json")) as path:
+        return load_effects(path)
 
 
 Measurement = tuple[float | None, float | None, float | None] | None

@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from functools import cache
-from importlib import resources
 
 from robustsuite_common.effects import (
     Effect,
     Measurement,
     difference,
     from_metric,
-    load_effects,
+    package_effects,
     paper_effects_table,
 )
 from robustsuite_common.experiment import Metric, Table
@@ -22,11 +20,9 @@ from robustsuite_common.experiment import Metric, Table
 __all__ = ["paper_effects", "measure_effects", "effects_spec"]
 
 
-@cache
 def effects_spec() -> tuple[Effect, ...]:
     """The paper's headline effects, as ``paper_effects.json`` lists them."""
-    with resources.as_file(resources.files("certcal.experiment").joinpath("paper_effects.json")) as p:
-        return load_effects(p)
+    return package_effects("certcal.experiment")
 
 
 def _strongest(metrics: Mapping[str, Metric], pattern: str) -> Metric | None:

@@ -8,15 +8,13 @@ calibrated adversary alone (Table 2's claim that T_cal removes the ↑conf illus
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
-from importlib import resources
 from typing import Any
 
 from robustsuite_common.effects import (
     Effect,
     Measurement,
     from_metric,
-    load_effects,
+    package_effects,
     paper_effects_table,
 )
 from robustsuite_common.experiment import Metric, Table
@@ -28,11 +26,9 @@ __all__ = ["PAPER_ATTACK", "paper_effects", "measure_effects", "effects_spec", "
 PAPER_ATTACK = "pwws"
 
 
-@cache
 def effects_spec() -> tuple[Effect, ...]:
     """The paper's headline effects, as ``paper_effects.json`` lists them."""
-    with resources.as_file(resources.files("iortemp.experiment").joinpath("paper_effects.json")) as p:
-        return load_effects(p)
+    return package_effects("iortemp.experiment")
 
 
 def _suffix(metrics: Mapping[str, Metric], attack: str) -> str | None:

@@ -10,11 +10,15 @@ points both conditions played (same row id, same seed). They become metrics ``ef
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from functools import cache
-from importlib import resources
 from typing import Any
 
-from robustsuite_common.effects import Effect, Measurement, from_metric, load_effects, paper_effects_table
+from robustsuite_common.effects import (
+    Effect,
+    Measurement,
+    from_metric,
+    package_effects,
+    paper_effects_table,
+)
 from robustsuite_common.experiment import Metric, Table
 
 __all__ = ["COMPARISONS", "paper_effects", "measure_effects", "effects_spec", "effect_metrics", "paired_outcomes"]
@@ -46,11 +50,9 @@ COMPARISONS: dict[str, tuple[str, Select, Sequence[Select]]] = {
 }
 
 
-@cache
 def effects_spec() -> tuple[Effect, ...]:
     """The paper's headline effects, as ``paper_effects.json`` lists them."""
-    with resources.as_file(resources.files("transduct_attack.experiment").joinpath("paper_effects.json")) as p:
-        return load_effects(p)
+    return package_effects("transduct_attack.experiment")
 
 
 def paired_outcomes(rows: Sequence[Mapping[str, Any]], select: Select) -> dict[tuple[Any, Any], bool]:

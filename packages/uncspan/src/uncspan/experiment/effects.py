@@ -5,15 +5,13 @@ measured from the result's own metrics, with the verdict of the one shared rule
 from __future__ import annotations
 
 from collections.abc import Mapping
-from functools import cache
-from importlib import resources
 
 from robustsuite_common.effects import (
     Effect,
     Measurement,
     find_metric,
     from_metric,
-    load_effects,
+    package_effects,
     paper_effects_table,
 )
 from robustsuite_common.experiment import Metric, Table
@@ -21,11 +19,9 @@ from robustsuite_common.experiment import Metric, Table
 __all__ = ["paper_effects", "measure_effects", "effects_spec"]
 
 
-@cache
 def effects_spec() -> tuple[Effect, ...]:
     """The paper's headline effects, as ``paper_effects.json`` lists them."""
-    with resources.as_file(resources.files("uncspan.experiment").joinpath("paper_effects.json")) as p:
-        return load_effects(p)
+    return package_effects("uncspan.experiment")
 
 
 def _at_mus(metrics: Mapping[str, Metric]) -> Metric | None:

@@ -6,10 +6,14 @@ task (AUROC, the paper's TC column) beside the single-label accuracy ranking."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import cache
-from importlib import resources
 
-from robustsuite_common.effects import Effect, Measurement, from_metric, load_effects, paper_effects_table
+from robustsuite_common.effects import (
+    Effect,
+    Measurement,
+    from_metric,
+    package_effects,
+    paper_effects_table,
+)
 from robustsuite_common.experiment import Metric, Table
 
 from ..ranking import _reference
@@ -19,11 +23,9 @@ from ._measure import TaskMeasure
 __all__ = ["paper_effects", "measure_effects", "effects_spec", "effect_metrics", "defense_metrics", "ranking_tc"]
 
 
-@cache
 def effects_spec() -> tuple[Effect, ...]:
     """The paper's headline effects, as ``paper_effects.json`` lists them."""
-    with resources.as_file(resources.files("zeroe_perturb.experiment").joinpath("paper_effects.json")) as p:
-        return load_effects(p)
+    return package_effects("zeroe_perturb.experiment")
 
 
 def _prefix(m: TaskMeasure) -> str:
