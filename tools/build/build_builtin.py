@@ -128,7 +128,7 @@ def evaluate(name: str, out: Path) -> dict:
         if recipe.noise_sigma > 0:
             record["test_shipped_noisy"] = accuracy_record(_noisy_correct(model, xs, ys, recipe.noise_sigma), len(ys))
             record["test_full_noisy"] = accuracy_record(_noisy_correct(model, xf, yf, recipe.noise_sigma), len(yf))
-        if name in ("fashion-cnn", "fashion-cnn-at"):
+        if name in ("fashion-cnn", "fashion-cnn-at") or recipe.eps > 0:
             n = PGD_EVAL["n"]
             x_adv = _train.pgd_linf(model, xs[:n], ys[:n], eps=PGD_EVAL["eps"], steps=PGD_EVAL["steps"],
                                     step_size=PGD_EVAL["step_size"], generator=torch.Generator().manual_seed(0))

@@ -24,7 +24,8 @@ class Inputs:
     compare: tuple[Compared | Str, ...] = param((Compared("builtin:fashion-cnn-at", True),), unit="model specs",
                                                 doc="models ranked with it: {spec, adversarially_trained} tables")
     dataset: Str = param("builtin:fashion-mnist", doc="test images of the ranked models", unit="dataset spec")
-    osr_models: tuple[Str, ...] = param(("builtin:fashion-osr-cnn",), doc="Table V models", unit="model specs")
+    osr_models: tuple[Str, ...] = param(("builtin:fashion-osr-cnn", "builtin:fashion-osr-cnn-at"),
+                                        doc="Table V models (undefended and adversarially trained)", unit="model specs")
     osr_dataset: Str = param("builtin:fashion-mnist-osr", unit="dataset spec", doc="Table V's in-distribution test "
                              "split; its extras['open_set'] are the open set unless config.ood.open_set_classes")
     ood_dataset: Str = param("extras:ood", unit="dataset spec", doc="'extras:ood' (osr_dataset's) or any dataset "

@@ -25,6 +25,7 @@ SHIPPED = {
     "fashion-cnn-noise-0.5": ("vision", "fashion-mnist", "the same CNN, Gaussian noise training σ=0.5"),
     "fashion-osr-cnn": ("vision", "fashion-mnist-osr", "the same CNN on the known classes 0–5 of "
                         "builtin:fashion-mnist-osr"),
+    "fashion-osr-cnn-at": ("vision", "fashion-mnist-osr", "the open-set CNN, PGD adversarial training, L∞ eps 0.1"),
     "wordnet-roberta": ("text", "wordnet-topics", "tiny RoBERTa + byte-level BPE on builtin:wordnet-topics"),
     "wordnet-pairs-roberta": ("pairs", "wordnet-pairs", "tiny RoBERTa (wordnet-roberta's tokenizer and encoder) "
                               "fine-tuned on builtin:wordnet-pairs: premise/hypothesis pairs"),
