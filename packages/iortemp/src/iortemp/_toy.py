@@ -69,12 +69,17 @@ def build_tiny_bert(texts: list[str], seed: int = 0):
 
 
 def trained_toy_classifier(n_train: int = 800, epochs: int = 6, seed: int = 0):
-    """(HFTextClassifier trained on the toy corpus, (train, val, test) splits)."""
+    """(HFTextClassifier trained on the toy corpus, (train, val, test) splits). Trained on one intra-op thread
+    whatever the caller's torch setting, so the README's numbers (and conclusions) do not depend on the machine's
+    thread count."""
+    from robustsuite_common.threads import limited_threads
+
     from .hf import HFTextClassifier
     from .training import TrainingConfig, train_classifier
 
     tr, va, te = make_corpus(n_train, seed), make_corpus(150, seed + 1), make_corpus(120, seed + 2)
     model, tok = build_tiny_bert(tr[0], seed=seed)
     cfg = TrainingConfig(lr=3e-3, batch_size=32, epochs=epochs, max_length=32)
-    train_classifier(model, tok, tr[0], tr[1], method="base", config=cfg, seed=seed)
+    with limited_threads(1):
+        train_classifier(model, tok, tr[0], tr[1], method="base", config=cfg, seed=seed)
     return HFTextClassifier(model, tok, max_length=32), (tr, va, te)
