@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["CountingModel", "ModelSnapshot", "snapshot", "bad_images", "bad_labels", "bad_texts",
-           "readme_python_blocks", "run_readme_blocks",
+           "readme_python_blocks", "run_readme_blocks", "readme_blocks_module", "readme_tests",
            "OutputForm", "output_forms"]
 
 
@@ -172,3 +172,39 @@ def run_readme_blocks(path: Any, *, forbid: tuple[str, ...] = ("robustsuite",)) 
         except Exception as err:
             raise AssertionError(f"{path} block {i} failed: {type(err).__name__}: {err}") from err
     return len(blocks)
+
+
+def readme_blocks_module(root: Any) -> Any:
+    """The repository's ``tools/readme_blocks.py`` (under ``root``), loaded once as module ``readme_blocks``."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "readme_blocks" in sys.modules:
+        return sys.modules["readme_blocks"]
+    spec = importlib.util.spec_from_file_location("readme_blocks", Path(root) / "tools" / "readme_blocks.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no tools/readme_blocks.py under {root}")
+    module = sys.modules.setdefault("readme_blocks", importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)
+    return module
+
+
+def readme_tests(test_file: Any, *, forbid: tuple[str, ...] = ("robustsuite",)
+                 ) -> tuple[Callable[[Any], None], Callable[[], None]]:
+    """The two README tests of the package whose ``tests/<test_file>`` this is (assign them to ``test_…`` names):
+    its README's code runs as written (tools/readme_blocks.py: every python and bash block in order, in one
+    namespace and one working directory, without importing ``forbid``), and the README has the one shape."""
+    from pathlib import Path
+
+    here = Path(test_file).resolve()
+    readme, rb = here.parents[1] / "README.md", readme_blocks_module(here.parents[3])
+
+    def runs_as_written(tmp_path: Any) -> None:
+        counts = rb.run_readme(readme, cwd=tmp_path, forbid=forbid)
+        assert counts["run"] >= 1
+
+    def has_the_one_shape() -> None:
+        assert rb.shape_problems(readme.read_text(encoding="utf-8")) == []
+
+    return runs_as_written, has_the_one_shape
