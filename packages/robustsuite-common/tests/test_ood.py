@@ -16,12 +16,12 @@ def _digest(t) -> str:
 
 
 def test_photo_patches_reproduce_both_former_copies():
-    assert _digest(photo_patches(20, seed=3)) == "0460312e3a2a4477"  # uncspan: 16-63 px, float64 grey
-    assert _digest(photo_patches(20, seed=3, sizes=(16, 49), grey="float32")) == "61d06596d6063e61"  # robustsuite
+    assert _digest(photo_patches(n=20, seed=3)) == "0460312e3a2a4477"  # uncspan: 16-63 px, float64 grey
+    assert _digest(photo_patches(n=20, seed=3, sizes=(16, 49), grey="float32")) == "61d06596d6063e61"  # robustsuite
 
 
 def test_photo_patches_shape_and_range():
-    x = photo_patches(5, seed=0)
+    x = photo_patches(n=5, seed=0)
     assert tuple(x.shape) == (5, 1, 8, 8) and float(x.min()) >= 0.0 and float(x.max()) <= 1.0
     with pytest.raises(ValueError, match="grey"):
-        photo_patches(1, grey="int8")  # type: ignore[arg-type]
+        photo_patches(n=1, grey="int8")  # type: ignore[arg-type]

@@ -68,7 +68,7 @@ def _rate(k: int, n: int) -> tuple[float, tuple[float, float]]:
     return iv.estimate, iv.ci
 
 
-def _paired(a: Sequence[bool], b: Sequence[bool], seed: int) -> tuple[float, tuple[float, float]]:
+def _paired(a: Sequence[bool] | np.ndarray, b: Sequence[bool] | np.ndarray, seed: int) -> tuple[float, tuple[float, float]]:
     from .intervals import paired_difference
 
     iv = paired_difference(np.asarray(a, dtype=float), np.asarray(b, dtype=float), seed=seed, bounds=(-1.0, 1.0))
@@ -85,11 +85,11 @@ def validity_checks(correct: Sequence[bool], labels: Sequence[int], *, aa: AutoA
     """The *validity* group: accuracy above chance (Clopper-Pearson against the majority-class share), the sample
     size (half-width of AutoAttack's interval against ±0.03), a deterministic and static model, logits as
     outputs, and a standard budget on the whole split (else "not leaderboard-comparable")."""
-    correct = np.asarray(correct, dtype=bool)
-    labels = np.asarray(labels)
-    n = int(correct.size)
-    chance = float(np.bincount(labels).max() / labels.size)
-    acc, ci = _rate(int(correct.sum()), n)
+    hits = np.asarray(correct, dtype=bool)
+    y = np.asarray(labels)
+    n = int(hits.size)
+    chance = float(np.bincount(y).max() / y.size)
+    acc, ci = _rate(int(hits.sum()), n)
     out = [Check("above-chance", "validity", "Clean accuracy above chance", "pass" if ci[0] > chance else "fail",
                  f"fail when the 95 % Clopper-Pearson interval of clean accuracy reaches the majority-class share "
                  f"{chance:.3f}", acc, ci, n, evidence,

@@ -29,7 +29,7 @@ def _grey_photos(grey: Literal["float64", "float32"], *, extra: str) -> list[Any
     raise ValueError(f"grey must be 'float64' or 'float32', got {grey!r}")
 
 
-def photo_patches(n: int, *, seed: int = 0, sizes: tuple[int, int] = (16, 64),
+def photo_patches(*, n: int, seed: int = 0, sizes: tuple[int, int] = (16, 64),
                   grey: Literal["float64", "float32"] = "float64", extra: str = "scikit-learn") -> Any:
     """``n`` patches (a float32 tensor (n, 1, 8, 8) in [0, 1]); ``sizes``: the half-open range of patch sizes in
     pixels; ``grey``: the precision the photographs' RGB mean is taken in (the two give different bits, and

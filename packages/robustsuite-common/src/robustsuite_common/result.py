@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 
@@ -23,7 +23,7 @@ __all__ = ["Metric", "Table", "Figure", "ExperimentResult", "json_safe", "HEADLI
            "Scalar"]
 
 Scalar = str | int | float | bool | None
-T = TypeVar("T")
+T = TypeVar("T", bound="ExperimentResult")
 
 
 def json_safe(value: Any) -> Scalar:
@@ -113,7 +113,7 @@ class Table:
             j = cols.index(col)
             b_lo, b_hi = self.bounds.get(col, (None, None))
             for i, row in enumerate(rows):
-                est, lo, hi = row[j], row[lo_i], row[hi_i]
+                est, lo, hi = cast("tuple[float | None, float | None, float | None]", (row[j], row[lo_i], row[hi_i]))
                 if est is None or lo is None or hi is None:
                     continue
                 tol = 1e-9 * (1 + max(abs(est), abs(lo), abs(hi)))

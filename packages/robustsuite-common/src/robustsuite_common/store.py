@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def _torch_decode(data: bytes) -> Any:
 
 def _npz_encode(arrays: Mapping[str, Any]) -> bytes:
     buf = io.BytesIO()
-    np.savez_compressed(buf, **{k: np.asarray(v) for k, v in arrays.items()})
+    np.savez_compressed(buf, **cast("dict[str, Any]", {k: np.asarray(v) for k, v in arrays.items()}))
     return buf.getvalue()
 
 
