@@ -22,8 +22,10 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from robustsuite_common.projection import project
+
 from ._intervals import Interval, boot, proportion
-from ._pgd import ascent_direction, project
+from ._pgd import ascent_direction
 from ._validation import (
     as_model_input,
     check_choice,
@@ -217,7 +219,8 @@ class BetaACE:
         best_x, best_loss = x.clone(), loss.clone()
         alpha = torch.full_like(eps, self.step_size) * eps
         for _ in range(self.steps):
-            cand = project(x_acc + alpha.view(view) * ascent_direction(g_acc, self.norm), x, eps_v, self.norm)
+            cand = project(x_acc + alpha.view(view) * ascent_direction(g_acc, self.norm), x, eps=eps_v, norm=self.norm,
+                           linf="delta")
             logits_c, loss_c, grad_c = self._loss_grad(model, cand, omega)
             ok = logits_c.argmax(1) == pred0
             okv = ok.view(view)
