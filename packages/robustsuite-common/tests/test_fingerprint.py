@@ -38,3 +38,18 @@ def test_fingerprint_changes_with_values_shape_and_dtype():
     assert fingerprint(x.double()) != base
     assert fingerprint(x.numpy()) == base  # an array hashes as the tensor it holds
     assert fingerprint(x.bfloat16()) == fingerprint(x.bfloat16())  # bfloat16 (numpy lacks it) hashes too
+
+
+def test_fingerprint_of_parts_as_tensors_reproduces_uncspans_keys():
+    # uncspan's checkpoint keys: each part through torch.as_tensor, 16 hex digits (digests recorded from its former
+    # own hash); a model's key hashes its state in sorted key order, then the number of entries
+    x, m = _parts()
+
+    def keys(*parts):
+        return fingerprint(*(torch.as_tensor(p) for p in parts), length=16)
+
+    state = m.state_dict()
+    assert keys(x, torch.arange(6)) == "226a655de0dd0400"
+    assert keys(x.numpy(), [1, 2, 3]) == "5a46580ac038f0d5"
+    assert keys(*(state[k] for k in sorted(state)), torch.tensor([len(state)])) == "a2a351e1f9fcf559"
+    assert keys(x.bfloat16()) == "9bfe240cefda13c5"
