@@ -22,22 +22,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from robustsuite_common.checks import check_choice, check_float, check_int
+from robustsuite_common.models import as_model_input, evaluating
 from robustsuite_common.projection import project
 
 from ._intervals import Interval, boot, proportion
 from ._pgd import ascent_direction
-from ._validation import (
-    as_model_input,
-    check_choice,
-    check_float,
-    check_int,
-    check_label_range,
-    check_labelled_images,
-    check_outputs,
-    evaluating,
-    model_logits,
-    num_classes,
-)
+from ._validation import check_label_range, check_labelled_images, check_outputs, model_logits, num_classes
 
 __all__ = ["ACE_CONFIGURATIONS", "ACEBenchmark", "ACEBenchmarkRow", "ACEResult", "BetaACE", "ace_benchmark"]
 

@@ -7,10 +7,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from robustsuite_common.calibration import bin_index
+from robustsuite_common.checks import check_finite_array, check_int
 from robustsuite_common.models import refuse_probabilities
 
 from ._numerics import scaled_log_softmax64
-from ._validation import T_MAX, T_MIN, check_finite_array, check_int, check_logits_labels, check_temperature
+from ._validation import T_MAX, T_MIN, check_logits_labels, check_temperature
 
 __all__ = ["CalibrationError", "ConfidenceStats", "calibration_error", "confidence_stats"]
 

@@ -19,20 +19,11 @@ from typing import Literal
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_images, check_int
 from robustsuite_common.projection import project
 
 from . import losses as _losses
-from ._validate import (
-    as_input,
-    check_choice,
-    check_eps,
-    check_generator,
-    check_images,
-    check_int,
-    check_labels,
-    check_positive,
-    logits_model,
-)
+from ._validate import as_input, check_eps, check_generator, check_labels, check_positive, logits_model
 
 Aggregate = Literal["avg", "min"]
 AGGREGATES: tuple[str, ...] = ("avg", "min")

@@ -17,8 +17,7 @@ import numpy as np
 import torch
 
 from robustsuite_common.calibration import bin_index
-
-from ._validation import check_choice, check_int
+from robustsuite_common.checks import check_choice, check_int
 
 __all__ = ["ReliabilityBins", "reliability_bins", "signed_ece", "expected_calibration_error"]
 
