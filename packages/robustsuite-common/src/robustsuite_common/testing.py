@@ -8,12 +8,14 @@ model unchanged afterwards (:func:`snapshot` / :meth:`ModelSnapshot.assert_same`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["CountingModel", "ModelSnapshot", "snapshot", "bad_images", "bad_labels", "bad_texts",
-           "readme_python_blocks", "run_readme_blocks", "readme_blocks_module", "readme_tests",
+           "readme_python_blocks", "run_readme_blocks", "readme_blocks_module", "readme_tests", "TIMM_ENTRY",
+           "tiny_timm_net", "register_offline_timm_entry", "write_timm_checkpoint", "refuse_network",
            "OutputForm", "output_forms"]
 
 
@@ -208,3 +210,72 @@ def readme_tests(test_file: Any, *, forbid: tuple[str, ...] = ("robustsuite",)
         assert rb.shape_problems(readme.read_text(encoding="utf-8")) == []
 
     return runs_as_written, has_the_one_shape
+
+
+#: the RobustBench name (cifar10, Linf) that RobustBench routes to the timm entry ``tiny2099offline_cifar10_linf``
+TIMM_ENTRY = "Tiny2099Offline"
+
+
+@functools.cache
+def tiny_timm_net() -> Any:
+    """The class of the tiny timm-routed model (a conv and a linear layer; (N, 3, H, W) -> 10 logits)."""
+    torch = _torch()
+
+    class TinyTimmNet(torch.nn.Module):
+        def __init__(self, num_classes: int = 10) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+            self.fc = torch.nn.Linear(4, num_classes)
+
+        def forward(self, x: Any) -> Any:
+            return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
+
+    return TinyTimmNet
+
+
+def register_offline_timm_entry(monkeypatch: Any) -> tuple[str, Any]:
+    """Register (through pytest's ``monkeypatch``) a tiny timm entry under the name RobustBench routes
+    :data:`TIMM_ENTRY` to; like a real timm entry, ``pretrained=True`` downloads. Returns ``(TIMM_ENTRY, class)``."""
+    import timm
+    from timm.models import _registry
+
+    torch, net = _torch(), tiny_timm_net()
+
+    def tiny2099offline_cifar10_linf(pretrained: bool = False, num_classes: int = 10, **kwargs: Any) -> Any:
+        model = net(num_classes)
+        if pretrained:  # what a timm entry does: fetch the published weights
+            model.load_state_dict(torch.hub.load_state_dict_from_url("https://example.invalid/tiny.pt",
+                                                                     progress=False))
+        return model
+
+    monkeypatch.setitem(_registry._model_entrypoints, "tiny2099offline_cifar10_linf", tiny2099offline_cifar10_linf)
+    assert timm.is_model("tiny2099offline_cifar10_linf")
+    return TIMM_ENTRY, net
+
+
+def write_timm_checkpoint(model_dir: Any, *, generator: Any) -> Any:
+    """A tiny timm-routed model with weights drawn from ``generator``, saved as RobustBench does
+    (``model_dir/cifar10/Linf/<TIMM_ENTRY>.pt``, a ``state_dict`` with ``module.`` prefixes); returns the model."""
+    from pathlib import Path
+
+    torch = _torch()
+    ref = tiny_timm_net()()
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.randn(p.shape, generator=generator))
+    folder = Path(model_dir) / "cifar10" / "Linf"
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save({"state_dict": {f"module.{k}": v for k, v in ref.state_dict().items()}}, folder / f"{TIMM_ENTRY}.pt")
+    return ref
+
+
+def refuse_network(monkeypatch: Any) -> None:
+    """Make every socket connection and name lookup fail with ``OSError`` (through pytest's ``monkeypatch``)."""
+    import socket
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
