@@ -23,7 +23,7 @@ def test_cvxpy_highs_solves_a_milp():
 
 
 def test_textattack_deepwordbug_attacks_local_text_model(tmp_path):
-    ta = import_textattack(cache_dir())
+    ta = import_textattack(cache_dir=cache_dir())
     from textattack.attack_recipes import DeepWordBugGao2018
     from textattack.datasets import Dataset as TADataset
 

@@ -46,12 +46,12 @@ def test_default_cache_dir_follows_environment(monkeypatch, tmp_path):
 
 
 def test_nltk_data_dir_writes_the_corpus_once(tmp_path):
-    root = rc.nltk_data_dir(tmp_path)
+    root = rc.nltk_data_dir(cache_dir=tmp_path)
     target = root / "corpora" / "stopwords" / "english"
     assert root == tmp_path / "nltk_data"
     assert target.read_text(encoding="utf-8").split() == list(rc.ENGLISH_STOPWORDS)
     target.write_text("kept\n", encoding="utf-8")  # an existing corpus is not rewritten
-    assert rc.nltk_data_dir(tmp_path) == root
+    assert rc.nltk_data_dir(cache_dir=tmp_path) == root
     assert target.read_text(encoding="utf-8") == "kept\n"
     assert [p.name for p in target.parent.iterdir()] == ["english"]  # no temporary file left behind
 
@@ -63,9 +63,9 @@ def test_prepare_textattack_makes_nltk_read_our_stopwords(tmp_path, monkeypatch)
 
     monkeypatch.setenv("TA_CACHE_DIR", str(tmp_path / "ta"))
     monkeypatch.setattr(nltk.data, "path", list(nltk.data.path))
-    root = rc.prepare_textattack(tmp_path / "cache")
+    root = rc.prepare_textattack(cache_dir=tmp_path / "cache")
     assert nltk.data.path[0] == str(root)
-    rc.prepare_textattack(tmp_path / "cache")  # idempotent: the path is not added twice
+    rc.prepare_textattack(cache_dir=tmp_path / "cache")  # idempotent: the path is not added twice
     assert nltk.data.path.count(str(root)) == 1
     assert (tmp_path / "ta" / "post_install_check_3").is_file()
     reader = WordListCorpusReader(str(nltk.data.find("corpora/stopwords")), ["english"])
@@ -120,7 +120,7 @@ def test_textattack_imports_offline_in_a_fresh_process(tmp_path):
         "def _no(*a, **k): raise OSError('network disabled in this test')\n"
         "socket.socket.connect = _no\n"
         "import robustsuite_common as rc\n"
-        f"ta = rc.import_textattack({str(tmp_path / 'c')!r})\n"
+        f"ta = rc.import_textattack(cache_dir={str(tmp_path / 'c')!r})\n"
         "from textattack.constraints.pre_transformation import StopwordModification\n"
         "print(len(StopwordModification().stopwords))\n"
     )

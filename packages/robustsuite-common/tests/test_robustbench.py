@@ -3,43 +3,23 @@ clear error naming where to put it, before RobustBench is imported."""
 
 from __future__ import annotations
 
-import socket
 import sys
 
 import pytest
 import torch
-from torch import nn
 
 from robustsuite_common.robustbench import RobustBenchError, checkpoint_path, load_robustbench_model
-
-TIMM_ENTRY = "Tiny2099Offline"  # RobustBench routes it to timm as "tiny2099offline_cifar10_linf"
-
-
-class TinyTimmNet(nn.Module):
-    def __init__(self, num_classes: int = 10):
-        super().__init__()
-        self.conv = nn.Conv2d(3, 4, 3, padding=1)
-        self.fc = nn.Linear(4, num_classes)
-
-    def forward(self, x):
-        return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
-
-
-def tiny2099offline_cifar10_linf(pretrained: bool = False, num_classes: int = 10, **kwargs):
-    model = TinyTimmNet(num_classes)
-    if pretrained:  # what a timm entry does: fetch the published weights
-        model.load_state_dict(torch.hub.load_state_dict_from_url("https://example.invalid/tiny.pt"))
-    return model
+from robustsuite_common.testing import (
+    TIMM_ENTRY,
+    refuse_network,
+    register_offline_timm_entry,
+    write_timm_checkpoint,
+)
 
 
 @pytest.fixture()
 def no_network(monkeypatch):
-    def refuse(*args, **kwargs):
-        raise OSError("network disabled in this test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
+    refuse_network(monkeypatch)
 
 
 def _robustbench():
@@ -61,20 +41,11 @@ def test_missing_checkpoint_names_the_path_before_importing_robustbench(tmp_path
 
 def test_timm_routed_entry_loads_offline_from_model_dir(tmp_path, monkeypatch, no_network):
     _robustbench()
-    timm = pytest.importorskip("timm")
-    from timm.models import _registry
-
-    monkeypatch.setitem(_registry._model_entrypoints, "tiny2099offline_cifar10_linf", tiny2099offline_cifar10_linf)
-    assert timm.is_model("tiny2099offline_cifar10_linf")
+    pytest.importorskip("timm")
+    register_offline_timm_entry(monkeypatch)
     g = torch.Generator().manual_seed(0)
-    ref = TinyTimmNet()
-    with torch.no_grad():
-        for p in ref.parameters():
-            p.copy_(torch.randn(p.shape, generator=g))
-    folder = tmp_path / "cifar10" / "Linf"
-    folder.mkdir(parents=True)
-    torch.save({"state_dict": {f"module.{k}": v for k, v in ref.state_dict().items()}}, folder / f"{TIMM_ENTRY}.pt")
-    assert checkpoint_path(tmp_path, TIMM_ENTRY) == folder / f"{TIMM_ENTRY}.pt"
+    ref = write_timm_checkpoint(tmp_path, generator=g)
+    assert checkpoint_path(tmp_path, TIMM_ENTRY) == tmp_path / "cifar10" / "Linf" / f"{TIMM_ENTRY}.pt"
     model = load_robustbench_model(TIMM_ENTRY, model_dir=tmp_path)
     assert not model.training
     x = torch.rand(4, 3, 8, 8, generator=g)

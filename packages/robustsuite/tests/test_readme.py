@@ -2,17 +2,16 @@
 namespace and one working directory, with the whole workspace; blocks marked
 ``<!-- long-benchmark -->`` (wheel builds, the recorded benchmark) are skipped."""
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
 
+from robustsuite_common.testing import readme_blocks_module, readme_tests
+
 ROOT = Path(__file__).resolve().parents[3]
 README = Path(__file__).resolve().parents[1] / "README.md"
-_spec = importlib.util.spec_from_file_location("readme_blocks", ROOT / "tools" / "readme_blocks.py")
-rb = sys.modules.setdefault("readme_blocks", importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(rb)
+rb = readme_blocks_module(ROOT)
+_, test_readme_has_the_one_shape = readme_tests(__file__, forbid=())
 
 
 @pytest.mark.slow  # runs the umbrella on the digits: about a dozen small CLI runs, minutes of CPU
@@ -20,7 +19,3 @@ _spec.loader.exec_module(rb)
 def test_readme_blocks_run_as_written(tmp_path):
     counts = rb.run_readme(README, cwd=tmp_path, forbid=())
     assert counts["run"] >= 1
-
-
-def test_readme_has_the_one_shape():
-    assert rb.shape_problems(README.read_text(encoding="utf-8")) == []

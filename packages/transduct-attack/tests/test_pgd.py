@@ -119,13 +119,13 @@ def test_steps_scale_adds_steps_of_the_base_size(data, monkeypatch, scale):
 
     x, y = data
     moves: list[float] = []
-    project = pgd_module._project
+    project = pgd_module.project
 
-    def spy(x_new, x_orig, eps):
+    def spy(x_new, x_orig, **kw):
         moves.append(float((x_new - x_orig).abs().max()) if not moves else float("nan"))
-        return project(x_new, x_orig, eps)
+        return project(x_new, x_orig, **kw)
 
-    monkeypatch.setattr(pgd_module, "_project", spy)
+    monkeypatch.setattr(pgd_module, "project", spy)
     PGD(steps=10, random_start=False).run([TwoLayer(0)], x, y, eps=0.2, steps_scale=scale,
                                          generator=torch.Generator().manual_seed(0))
     assert len(moves) == 10 * scale

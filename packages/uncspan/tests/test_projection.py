@@ -2,7 +2,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from uncspan._optim import apgd_checkpoints, project, random_start
+from robustsuite_common.projection import project
+from uncspan._optim import apgd_checkpoints, random_start
 
 
 @settings(max_examples=60, deadline=None)
@@ -12,12 +13,12 @@ def test_projection_lands_in_ball_and_box_and_is_idempotent(seed, eps, norm):
     x0 = torch.rand(4, 1, 3, 3, generator=g, dtype=torch.float64)
     x = x0 + 3 * torch.randn(4, 1, 3, 3, generator=g, dtype=torch.float64)
     e = torch.full((4, 1, 1, 1), eps, dtype=torch.float64)
-    p = project(x, x0, e, norm)
+    p = project(x, x0, eps=e, norm=norm, linf="delta")
     d = (p - x0).flatten(1)
     size = d.abs().max(1).values if norm == "Linf" else d.norm(dim=1)
     assert (size <= eps + 1e-12).all()
     assert p.min() >= 0 and p.max() <= 1
-    assert torch.allclose(project(p, x0, e, norm), p)
+    assert torch.allclose(project(p, x0, eps=e, norm=norm, linf="delta"), p)
     r = random_start(x0, e, norm, g)
     d = (r - x0).flatten(1)
     size = d.abs().max(1).values if norm == "Linf" else d.norm(dim=1)

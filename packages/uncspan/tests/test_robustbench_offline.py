@@ -4,6 +4,7 @@
 import pytest
 import torch
 
+from robustsuite_common.testing import write_timm_checkpoint
 from uncspan import load_robustbench_models
 
 
@@ -14,15 +15,9 @@ def test_timm_routed_entry_loads_offline_from_model_dir(tmp_path, registered_tim
         import_robustbench(extra="uncspan[robustbench]")
     except ImportError:
         pytest.skip("RobustBench extra not installed")
-    NAME, TinyTimmNet = registered_timm  # noqa: N806
+    NAME, _ = registered_timm  # noqa: N806
     g = torch.Generator().manual_seed(0)
-    ref = TinyTimmNet()
-    with torch.no_grad():
-        for p in ref.parameters():
-            p.copy_(torch.randn(p.shape, generator=g))
-    folder = tmp_path / "cifar10" / "Linf"
-    folder.mkdir(parents=True)
-    torch.save({"state_dict": {f"module.{k}": v for k, v in ref.state_dict().items()}}, folder / f"{NAME}.pt")
+    ref = write_timm_checkpoint(tmp_path, generator=g)
     models, skipped = load_robustbench_models([NAME], tmp_path)
     assert skipped == {}
     model = models[NAME]

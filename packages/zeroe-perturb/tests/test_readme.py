@@ -3,17 +3,16 @@ namespace and one working directory, with this package alone (no robustsuite imp
 ``<!-- long-benchmark -->`` (wheel builds, the recorded benchmark) are skipped."""
 
 import contextlib
-import importlib.util
 import io
 import json
-import sys
 from pathlib import Path
+
+from robustsuite_common.testing import readme_blocks_module, readme_tests
 
 ROOT = Path(__file__).resolve().parents[3]
 README = Path(__file__).resolve().parents[1] / "README.md"
-_spec = importlib.util.spec_from_file_location("readme_blocks", ROOT / "tools" / "readme_blocks.py")
-rb = sys.modules.setdefault("readme_blocks", importlib.util.module_from_spec(_spec))
-_spec.loader.exec_module(rb)
+rb = readme_blocks_module(ROOT)
+_, test_readme_has_the_one_shape = readme_tests(__file__)
 
 
 def test_readme_blocks_run_as_written(tmp_path):
@@ -23,7 +22,3 @@ def test_readme_blocks_run_as_written(tmp_path):
     assert counts["run"] == 3 and "caf noi" in out.getvalue()
     row = json.loads((tmp_path / "out.jsonl").read_text(encoding="utf-8"))  # the command line block's output
     assert row["id"] == 1 and row["adv"] != row["text"] and row["zeroe_n_attacked"] >= 1
-
-
-def test_readme_has_the_one_shape():
-    assert rb.shape_problems(README.read_text(encoding="utf-8")) == []

@@ -5,14 +5,12 @@ loaded with ``weights_only=True``), and a content fingerprint for keys that must
 from __future__ import annotations
 
 import copy
-import hashlib
-import json
 from collections.abc import Callable
-from typing import Any
 
 import torch
 
 from robustsuite_common.experiment import JSON, NUMPY, TORCH, Codec, Store, cached
+from robustsuite_common.fingerprint import fingerprint
 
 from .smoothing import CertifyResult
 
@@ -20,23 +18,6 @@ __all__ = ["CERTIFICATE", "JSON", "NUMPY", "TORCH", "Store", "cached", "fingerpr
 
 CERTIFICATE = Codec("certificate", lambda c: NUMPY.encode(c.to_arrays()),
                     lambda b: CertifyResult.from_arrays(NUMPY.decode(b)))
-
-
-def fingerprint(*parts: Any, length: int = 12) -> str:
-    """A short hash of tensors (their bytes and shapes), models (their state dicts) and JSON-able values:
-    the part of a checkpoint key that changes whenever the data or weights a piece depends on change."""
-    h = hashlib.sha256()
-    for p in parts:
-        if isinstance(p, torch.nn.Module):
-            for k, v in p.state_dict().items():
-                h.update(k.encode())
-                h.update(v.detach().cpu().contiguous().numpy().tobytes())
-        elif isinstance(p, torch.Tensor):
-            h.update(str(tuple(p.shape)).encode() + str(p.dtype).encode())
-            h.update(p.detach().cpu().contiguous().numpy().tobytes())
-        else:
-            h.update(json.dumps(p, sort_keys=True, default=str).encode())
-    return h.hexdigest()[:length]
 
 
 def fine_tuned(store: Store | None, key: str, train: Callable[[], torch.nn.Module],

@@ -2,8 +2,8 @@
 
 The generic checks (``check_choice``, ``check_int``, ``check_float``, ``check_probability``, ``check_images``,
 ``check_labels``, ``check_finite_array``) and the model contract (``logits_from``, ``evaluating``,
-``as_model_input``, ``model_device``) are robustsuite_common's, re-exported here so each module imports its
-checks from one place. What is certcal's own: confidences in [0, 1], 0/1 correctness vectors, certificate
+``as_model_input``, ``model_device``) are robustsuite_common's (``robustsuite_common.checks`` and
+``robustsuite_common.models``, imported from there). What is certcal's own: confidences in [0, 1], 0/1 correctness vectors, certificate
 bounds, labelled image batches for a vision model, seeded generators, and the number of classes a model
 returns (read from one input, before any work).
 """
@@ -17,30 +17,20 @@ import torch
 
 from robustsuite_common.checks import (
     check_choice,
-    check_device,
     check_finite_array,
-    check_float,
-    check_int,
     check_labels,
-    check_probability,
     check_seed,
 )
 from robustsuite_common.checks import check_images as _check_images
 from robustsuite_common.models import (
     OUTPUT_FORMS,
     as_model_input,
-    evaluating,
     logits_from,
-    model_device,
-    model_dtype,
 )
 
-__all__ = [
-    "OUTPUT_FORMS", "as_binary", "as_float64", "as_model_input", "as_unit_interval", "check_bounds", "check_choice",
-    "check_float", "check_images", "check_int", "check_label_range", "check_labelled_images", "check_labels", "check_model",
-    "check_outputs", "check_probability", "check_device", "check_seed", "evaluating", "logits_from", "make_generator", "model_device",
-    "model_dtype", "model_logits", "num_classes",
-]
+__all__ = ["as_binary", "as_float64", "as_unit_interval", "check_bounds", "check_images",
+           "check_label_range", "check_labelled_images", "check_model", "check_outputs", "make_generator",
+           "model_logits", "num_classes"]
 
 
 def as_float64(name: str, value: Any, *, ndim: int | None = 1) -> np.ndarray:

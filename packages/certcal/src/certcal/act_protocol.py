@@ -39,17 +39,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from robustsuite_common.checks import check_choice, check_float, check_int
+from robustsuite_common.models import evaluating
+
 from ._intervals import boot, ci, proportion
 from ._store import CERTIFICATE, Store, cached, fine_tuned, fingerprint
-from ._validation import (
-    check_choice,
-    check_float,
-    check_int,
-    check_label_range,
-    check_labelled_images,
-    evaluating,
-    num_classes,
-)
+from ._validation import check_label_range, check_labelled_images, num_classes
 from .cce import ADMMConfig, certified_brier_score, certified_calibration_error
 from .confidence import BOUND_METHODS, confidence_bounds
 from .smoothing import CertifyResult, certify, max_certifiable_radius

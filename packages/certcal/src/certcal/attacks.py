@@ -22,20 +22,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from robustsuite_common.checks import check_choice, check_float, check_int
+from robustsuite_common.models import as_model_input, evaluating
+from robustsuite_common.projection import project
+
 from ._intervals import Interval, boot, proportion
-from ._pgd import ascent_direction, project
-from ._validation import (
-    as_model_input,
-    check_choice,
-    check_float,
-    check_int,
-    check_label_range,
-    check_labelled_images,
-    check_outputs,
-    evaluating,
-    model_logits,
-    num_classes,
-)
+from ._pgd import ascent_direction
+from ._validation import check_label_range, check_labelled_images, check_outputs, model_logits, num_classes
 
 __all__ = ["ACE_CONFIGURATIONS", "ACEBenchmark", "ACEBenchmarkRow", "ACEResult", "BetaACE", "ace_benchmark"]
 
@@ -217,7 +210,8 @@ class BetaACE:
         best_x, best_loss = x.clone(), loss.clone()
         alpha = torch.full_like(eps, self.step_size) * eps
         for _ in range(self.steps):
-            cand = project(x_acc + alpha.view(view) * ascent_direction(g_acc, self.norm), x, eps_v, self.norm)
+            cand = project(x_acc + alpha.view(view) * ascent_direction(g_acc, self.norm), x, eps=eps_v, norm=self.norm,
+                           linf="delta")
             logits_c, loss_c, grad_c = self._loss_grad(model, cand, omega)
             ok = logits_c.argmax(1) == pred0
             okv = ok.view(view)

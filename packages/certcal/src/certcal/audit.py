@@ -14,9 +14,10 @@ from typing import Any
 
 import torch
 
+from robustsuite_common.checks import check_choice, check_float, check_int
 from robustsuite_common.verdict import Check
 
-from ._validation import check_choice, check_float, check_int, check_labelled_images, check_outputs
+from ._validation import check_labelled_images, check_outputs
 from .attacks import ACE_CONFIGURATIONS, ACEResult, BetaACE
 
 __all__ = ["FAIL_INCREASE", "WARN_INCREASE", "calibration_under_attack_check", "check_from_results"]

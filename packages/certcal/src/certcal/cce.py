@@ -14,19 +14,14 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
+from robustsuite_common.checks import check_choice, check_device, check_float, check_int
+
 from ._cce_admm import ADMMRun, run_admm_batch
 from ._cce_dece import hard_ece, run_dece
 from ._cce_exact import solve_exact
 from ._cce_milp import solve_milp
 from ._program import build_program, check_feasible, nudge_into_bins, objective
-from ._validation import (
-    as_unit_interval,
-    check_bounds,
-    check_choice,
-    check_device,
-    check_float,
-    check_int,
-)
+from ._validation import as_unit_interval, check_bounds
 from .metrics import _bin_index
 
 __all__ = [

@@ -25,7 +25,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ._validation import as_float64, check_choice, check_float, check_int, check_probability
+from robustsuite_common.checks import check_choice, check_float, check_int, check_probability
+
+from ._validation import as_float64
 
 __all__ = ["BOUND_METHODS", "ConfidenceBounds", "confidence_bounds"]
 

@@ -13,9 +13,10 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.checks import check_int
 from robustsuite_common.extras import optional_import
 
-from ._validation import as_binary, as_unit_interval, check_int
+from ._validation import as_binary, as_unit_interval
 
 __all__ = [
     "CalibrationError",

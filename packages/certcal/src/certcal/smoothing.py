@@ -26,24 +26,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validation import (
-    as_model_input,
+from robustsuite_common.checks import (
     check_choice,
     check_float,
-    check_images,
     check_int,
     check_labels,
-    check_model,
-    check_outputs,
     check_probability,
     check_seed,
-    evaluating,
-    make_generator,
-    model_device,
-    model_dtype,
-    model_logits,
-    num_classes,
 )
+from robustsuite_common.models import as_model_input, evaluating, model_device, model_dtype
+
+from ._validation import check_images, check_model, check_outputs, make_generator, model_logits, num_classes
 
 __all__ = [
     "NOISE_BLOCK",

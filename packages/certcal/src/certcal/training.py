@@ -36,20 +36,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._pgd import ascent_direction, project
-from ._validation import (
-    as_model_input,
-    check_choice,
-    check_float,
-    check_int,
-    check_label_range,
-    check_labelled_images,
-    evaluating,
-    make_generator,
-    model_device,
-    model_logits,
-    num_classes,
-)
+from robustsuite_common.checks import check_choice, check_float, check_int
+from robustsuite_common.models import as_model_input, evaluating, model_device
+from robustsuite_common.projection import project
+
+from ._pgd import ascent_direction
+from ._validation import check_label_range, check_labelled_images, make_generator, model_logits, num_classes
 from .cce import ADMMConfig, certified_calibration_error
 
 __all__ = ["TRAINING_METHODS", "TrainingResult", "adversarial_calibration_training", "gaussian_noise_training"]
@@ -102,7 +94,7 @@ def _pgd_l2(
         xr = x_adv.detach().requires_grad_(True)
         val = objective(_smoothed_logprob(model, xr, noise))
         (grad,) = torch.autograd.grad(val.sum(), xr)
-        cand = project(x_adv + alpha.view(view) * ascent_direction(grad, "l2"), x, eps_v, "l2")
+        cand = project(x_adv + alpha.view(view) * ascent_direction(grad, "l2"), x, eps=eps_v, norm="l2", linf="delta")
         if keep_prediction is None:
             x_adv = cand.detach()
             continue
@@ -302,7 +294,7 @@ def _acce_admm_pgd(net, xb, noise, pred, correct, lp0, eps, sigma, steps, step, 
         s = torch.sign((a * gap).sum(0, keepdim=True)).detach()
         lag_z = (-(s * a * gap).sum() + (rmask * (l5 * (z - g) + 0.5 * rho * (z - g) ** 2)).sum())
         (grad,) = torch.autograd.grad(lag_z, xr)
-        cand = project(x_adv - alpha.view(view) * ascent_direction(grad, "l2"), xb, eps_v, "l2")
+        cand = project(x_adv - alpha.view(view) * ascent_direction(grad, "l2"), xb, eps=eps_v, norm="l2", linf="delta")
         with torch.no_grad():
             ok = _smoothed_logprob(net, cand, noise).argmax(1) == pred
             x_adv = torch.where(ok.view(view), cand, x_adv).detach()

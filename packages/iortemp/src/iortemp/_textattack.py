@@ -27,9 +27,9 @@ def _cache_dir() -> Path:
 
 def prepare_offline(cache_dir: Path | None = None) -> Path:
     """Install the stopword corpus and the post-install marker; return the NLTK data directory."""
-    return _prepare_textattack(cache_dir or _cache_dir(), extra=EXTRA)
+    return _prepare_textattack(cache_dir=cache_dir or _cache_dir(), extra=EXTRA)
 
 
 def import_textattack() -> ModuleType:
     """Import textattack offline (~15 s), or raise ImportError naming the ``textattack`` extra."""
-    return _import_textattack(_cache_dir(), extra=EXTRA)
+    return _import_textattack(cache_dir=_cache_dir(), extra=EXTRA)

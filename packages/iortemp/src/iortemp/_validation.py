@@ -6,18 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from robustsuite_common.checks import (
-    check_choice,
     check_finite_array,
     check_float,
-    check_images,
-    check_int,
     check_labels,
-    check_seed,
-    check_texts,
 )
 
-__all__ = ["T_MIN", "T_MAX", "check_choice", "check_finite_array", "check_float", "check_images", "check_int", "check_labels",
-           "check_logits_labels", "check_seed", "check_temperature", "check_texts", "is_texts"]
+__all__ = ["T_MIN", "T_MAX", "check_logits_labels", "check_temperature", "is_texts"]
 
 T_MIN = 1e-3  # the range of temperatures tested to give finite outputs (ARCHITECTURE.md, "Numerics")
 T_MAX = 1e7

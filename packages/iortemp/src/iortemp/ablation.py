@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_labels, check_texts
 from robustsuite_common.intervals import mean_interval, proportion_of, seed_interval
 
-from ._validation import check_choice, check_labels, check_texts
 from .hf import HFTextClassifier
 from .temperature import logits64
 from .training import NORMALIZATIONS, TrainingConfig, train_classifier

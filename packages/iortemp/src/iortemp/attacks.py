@@ -16,12 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_bool
-from robustsuite_common.models import as_model_input, evaluating, logits_from
-
-from ._rng import seeded_globals
-from ._textattack import STOPWORDS, import_textattack
-from ._validation import (
+from robustsuite_common.checks import (
+    check_bool,
     check_choice,
     check_finite_array,
     check_float,
@@ -31,6 +27,10 @@ from ._validation import (
     check_seed,
     check_texts,
 )
+from robustsuite_common.models import as_model_input, evaluating, logits_from
+
+from ._rng import seeded_globals
+from ._textattack import STOPWORDS, import_textattack
 from .temperature import _device_of
 
 __all__ = [

@@ -11,10 +11,11 @@ from scipy.optimize import brentq, minimize, minimize_scalar
 from scipy.special import log_softmax
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_int
 from robustsuite_common.models import logits_from
 
 from ._numerics import scaled_log_softmax64
-from ._validation import check_choice, check_int, check_logits_labels, check_temperature
+from ._validation import check_logits_labels, check_temperature
 from .temperature import _device_of
 
 __all__ = ["PlattScaler", "TemperatureFit", "calibrate_temperature", "fit_temperature", "temperature_nll"]

@@ -7,9 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from robustsuite_common.checks import check_int, check_texts
 from robustsuite_common.text import HFTextClassifier
-
-from ._validation import check_int, check_texts
 
 __all__ = ["CachedTextClassifier", "HFTextClassifier"]
 

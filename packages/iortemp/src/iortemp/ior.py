@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.checks import check_choice, check_float, check_int, check_labels, check_seed
 from robustsuite_common.intervals import LEVEL, Interval, McNemar, mcnemar, paired_difference, proportion_of
 from robustsuite_common.intervals import seed_interval as _seed_interval
 
-from ._validation import check_choice, check_float, check_int, check_labels, check_seed, check_temperature
+from ._validation import check_temperature
 from .calibration import PlattScaler, TemperatureFit, fit_temperature
 from .metrics import confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature

@@ -6,10 +6,12 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from robustsuite_common.calibration import bin_index
+from robustsuite_common.checks import check_finite_array, check_int
 from robustsuite_common.models import refuse_probabilities
 
 from ._numerics import scaled_log_softmax64
-from ._validation import T_MAX, T_MIN, check_finite_array, check_int, check_logits_labels, check_temperature
+from ._validation import T_MAX, T_MIN, check_logits_labels, check_temperature
 
 __all__ = ["CalibrationError", "ConfidenceStats", "calibration_error", "confidence_stats"]
 
@@ -76,7 +78,8 @@ def confidence_stats(logits, temperature: float = 1.0) -> ConfidenceStats:
 
 
 def calibration_error(logits, labels, *, n_bins: int = 15, temperature: float = 1.0) -> CalibrationError:
-    """ECE and MCE (Naeini et al., 2015) with equal-width bins ``(m-1)/B < conf <= m/B``.
+    """ECE and MCE (Naeini et al., 2015) with equal-width bins ``m/B <= conf < (m+1)/B``, the last closed
+    (netcal's convention, :mod:`robustsuite_common.calibration`).
 
     Predictions are the argmax of the logits (never of rounded probabilities) and confidences are
     float64, so near-uniform models are handled: all their confidences fall into the bin just above 1/K
@@ -89,7 +92,7 @@ def calibration_error(logits, labels, *, n_bins: int = 15, temperature: float = 
     pred = z.argmax(axis=1)
     conf = np.exp(lp[np.arange(len(y)), pred])
     correct = (pred == y).astype(np.float64)
-    bins = np.clip(np.ceil(conf * n_bins).astype(np.int64) - 1, 0, n_bins - 1)
+    bins = bin_index(conf, n_bins=n_bins)
     ece = 0.0
     mce = 0.0
     for b in np.unique(bins):

@@ -19,7 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from ._validation import check_int, check_temperature
+from robustsuite_common.checks import check_int
+
+from ._validation import check_temperature
 from .protocol import check_inputs_labels, evaluate_attack
 
 __all__ = ["TemperatureSearchResult", "optimize_temperature", "search_temperature"]

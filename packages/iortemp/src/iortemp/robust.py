@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from robustsuite_common.checks import check_choice, check_float, check_int
 from robustsuite_common.intervals import Interval, proportion_of
 
-from ._validation import check_choice, check_float, check_int
 from .attacks import AutoAttackLinf, PGDLinf
 from .protocol import evaluate_attack
 

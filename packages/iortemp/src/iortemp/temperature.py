@@ -22,9 +22,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_images, check_int, check_texts
 from robustsuite_common.models import as_model_input, evaluating, logits_from, text_logits
 
-from ._validation import check_images, check_int, check_temperature, check_texts
+from ._validation import check_temperature
 
 __all__ = ["TemperatureScaled", "TemperatureScaledModule", "TemperatureScaledText", "logits64", "served_systems"]
 

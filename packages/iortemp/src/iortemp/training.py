@@ -16,9 +16,9 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_int, check_labels, check_seed, check_texts
 from robustsuite_common.extras import optional_import
 
-from ._validation import check_choice, check_int, check_labels, check_seed, check_texts
 from .hf import HFTextClassifier
 from .protocol import call_attack
 from .temperature import _device_of

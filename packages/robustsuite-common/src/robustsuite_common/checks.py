@@ -63,8 +63,9 @@ def check_float(name: str, value: Any, *, gt: float | None = None, ge: float | N
     """A real number (int or float, not a bool) within the given bounds; NaN always refused, infinity refused
     unless ``finite=False``."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        if _is_tensor(value) and value.numel() == 1 and value.dtype.is_floating_point:
-            value = float(value.item())
+        t: Any = value  # a one-element floating tensor is a number too
+        if _is_tensor(t) and t.numel() == 1 and t.dtype.is_floating_point:
+            value = float(t.item())
         else:
             raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
     v = float(value)

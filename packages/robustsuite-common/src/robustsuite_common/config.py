@@ -29,7 +29,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from pydantic import (
     ConfigDict,
@@ -77,7 +77,7 @@ class ConfigError(ValueError):
 
 def config(cls: type[T]) -> type[T]:
     """Make ``cls`` a frozen, validated config group (a pydantic dataclass; unknown keys refused)."""
-    return _pydantic_dataclass(frozen=True, config=_PYDANTIC)(cls)
+    return cast("type[T]", _pydantic_dataclass(frozen=True, config=_PYDANTIC)(cls))
 
 
 def param(default: Any = dataclasses.MISSING, *, doc: str, unit: str = "", paper: str = "",
@@ -105,7 +105,7 @@ def _adapter(cls: type) -> TypeAdapter:
     return TypeAdapter(cls)
 
 
-def _group_type(cls: type, name: str) -> Any:
+def _group_type(cls: Any, name: str) -> Any:
     import typing
 
     return typing.get_type_hints(cls).get(name)

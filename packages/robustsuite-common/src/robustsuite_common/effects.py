@@ -155,10 +155,11 @@ def paper_effects_table(effects: Sequence[Effect], measure: Callable[[str], Meas
 def from_metric(metric: Metric | None, *, shift: float = 0.0, scale: float = 1.0) -> Measurement:
     """``(value, low, high)`` of ``metric`` as ``scale · (x + shift)`` (a negative scale swaps the ends), or
     ``None`` when the metric is missing, not numeric, or has no interval."""
-    if metric is None or metric.interval is None or _num(metric.value) is None:
+    value = None if metric is None else _num(metric.value)
+    if metric is None or metric.interval is None or value is None:
         return None
     ends = sorted((scale * (float(metric.interval.low) + shift), scale * (float(metric.interval.high) + shift)))
-    return scale * (float(metric.value) + shift), ends[0], ends[1]
+    return scale * (value + shift), ends[0], ends[1]
 
 
 def find_metric(metrics: Mapping[str, Metric], pattern: str) -> Metric | None:
@@ -191,7 +192,7 @@ def recheck_paper_effects(table: Table, effects: Sequence[Effect],
         problems.append("the rows are not the listed effects in order")
         return problems
     for r, e in zip(recs, effects, strict=True):
-        v = effect_verdict(r["measured"], r["low"], r["high"], paper_value=e.paper_value)
+        v = effect_verdict(_num(r["measured"]), _num(r["low"]), _num(r["high"]), paper_value=e.paper_value)
         if r["verdict"] != v:
             problems.append(f"{e.key}: verdict {r['verdict']!r}, the rule gives {v!r}")
         if r["why"] != e.why_for(v):

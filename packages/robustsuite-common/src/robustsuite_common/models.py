@@ -92,8 +92,8 @@ def logits_from(output: Any, *, outputs: str = "logits", n: int | None = None) -
     elif not isinstance(out, torch.Tensor):
         if isinstance(out, Mapping) and "logits" in out:
             out = out["logits"]
-        elif isinstance(getattr(out, "logits", None), torch.Tensor):
-            out = out.logits
+        elif isinstance(logits := getattr(out, "logits", None), torch.Tensor):
+            out = logits
         else:
             raise ModelOutputError("model must return logits: a tensor (N, K), a tuple whose first element is one, "
                                    f"a dict with 'logits' or a Hugging Face ModelOutput; got {type(output).__name__}")
@@ -302,6 +302,9 @@ def normalized(model: Any, mean: Sequence[float], std: Sequence[float]) -> Any:
     import torch
 
     class Normalized(torch.nn.Module):
+        mean: torch.Tensor
+        std: torch.Tensor
+
         def __init__(self) -> None:
             super().__init__()
             self.model = model

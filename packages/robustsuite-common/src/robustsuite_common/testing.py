@@ -8,12 +8,14 @@ model unchanged afterwards (:func:`snapshot` / :meth:`ModelSnapshot.assert_same`
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["CountingModel", "ModelSnapshot", "snapshot", "bad_images", "bad_labels", "bad_texts",
-           "readme_python_blocks", "run_readme_blocks",
+           "readme_python_blocks", "run_readme_blocks", "readme_blocks_module", "readme_tests", "TIMM_ENTRY",
+           "tiny_timm_net", "register_offline_timm_entry", "write_timm_checkpoint", "refuse_network",
            "OutputForm", "output_forms"]
 
 
@@ -172,3 +174,108 @@ def run_readme_blocks(path: Any, *, forbid: tuple[str, ...] = ("robustsuite",)) 
         except Exception as err:
             raise AssertionError(f"{path} block {i} failed: {type(err).__name__}: {err}") from err
     return len(blocks)
+
+
+def readme_blocks_module(root: Any) -> Any:
+    """The repository's ``tools/readme_blocks.py`` (under ``root``), loaded once as module ``readme_blocks``."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    if "readme_blocks" in sys.modules:
+        return sys.modules["readme_blocks"]
+    spec = importlib.util.spec_from_file_location("readme_blocks", Path(root) / "tools" / "readme_blocks.py")
+    if spec is None or spec.loader is None:
+        raise ImportError(f"no tools/readme_blocks.py under {root}")
+    module = sys.modules.setdefault("readme_blocks", importlib.util.module_from_spec(spec))
+    spec.loader.exec_module(module)
+    return module
+
+
+def readme_tests(test_file: Any, *, forbid: tuple[str, ...] = ("robustsuite",)
+                 ) -> tuple[Callable[[Any], None], Callable[[], None]]:
+    """The two README tests of the package whose ``tests/<test_file>`` this is (assign them to ``test_…`` names):
+    its README's code runs as written (tools/readme_blocks.py: every python and bash block in order, in one
+    namespace and one working directory, without importing ``forbid``), and the README has the one shape."""
+    from pathlib import Path
+
+    here = Path(test_file).resolve()
+    readme, rb = here.parents[1] / "README.md", readme_blocks_module(here.parents[3])
+
+    def runs_as_written(tmp_path: Any) -> None:
+        counts = rb.run_readme(readme, cwd=tmp_path, forbid=forbid)
+        assert counts["run"] >= 1
+
+    def has_the_one_shape() -> None:
+        assert rb.shape_problems(readme.read_text(encoding="utf-8")) == []
+
+    return runs_as_written, has_the_one_shape
+
+
+#: the RobustBench name (cifar10, Linf) that RobustBench routes to the timm entry ``tiny2099offline_cifar10_linf``
+TIMM_ENTRY = "Tiny2099Offline"
+
+
+@functools.cache
+def tiny_timm_net() -> Any:
+    """The class of the tiny timm-routed model (a conv and a linear layer; (N, 3, H, W) -> 10 logits)."""
+    torch = _torch()
+
+    class TinyTimmNet(torch.nn.Module):
+        def __init__(self, num_classes: int = 10) -> None:
+            super().__init__()
+            self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+            self.fc = torch.nn.Linear(4, num_classes)
+
+        def forward(self, x: Any) -> Any:
+            return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
+
+    return TinyTimmNet
+
+
+def register_offline_timm_entry(monkeypatch: Any) -> tuple[str, Any]:
+    """Register (through pytest's ``monkeypatch``) a tiny timm entry under the name RobustBench routes
+    :data:`TIMM_ENTRY` to; like a real timm entry, ``pretrained=True`` downloads. Returns ``(TIMM_ENTRY, class)``."""
+    import timm
+    from timm.models import _registry
+
+    torch, net = _torch(), tiny_timm_net()
+
+    def tiny2099offline_cifar10_linf(pretrained: bool = False, num_classes: int = 10, **kwargs: Any) -> Any:
+        model = net(num_classes)
+        if pretrained:  # what a timm entry does: fetch the published weights
+            model.load_state_dict(torch.hub.load_state_dict_from_url("https://example.invalid/tiny.pt",
+                                                                     progress=False))
+        return model
+
+    monkeypatch.setitem(_registry._model_entrypoints, "tiny2099offline_cifar10_linf", tiny2099offline_cifar10_linf)
+    assert timm.is_model("tiny2099offline_cifar10_linf")
+    return TIMM_ENTRY, net
+
+
+def write_timm_checkpoint(model_dir: Any, *, generator: Any) -> Any:
+    """A tiny timm-routed model with weights drawn from ``generator``, saved as RobustBench does
+    (``model_dir/cifar10/Linf/<TIMM_ENTRY>.pt``, a ``state_dict`` with ``module.`` prefixes); returns the model."""
+    from pathlib import Path
+
+    torch = _torch()
+    ref = tiny_timm_net()()
+    with torch.no_grad():
+        for p in ref.parameters():
+            p.copy_(torch.randn(p.shape, generator=generator))
+    folder = Path(model_dir) / "cifar10" / "Linf"
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save({"state_dict": {f"module.{k}": v for k, v in ref.state_dict().items()}}, folder / f"{TIMM_ENTRY}.pt")
+    return ref
+
+
+def refuse_network(monkeypatch: Any) -> None:
+    """Make every socket connection and name lookup fail with ``OSError`` (through pytest's ``monkeypatch``)."""
+    import socket
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise OSError("network disabled in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)

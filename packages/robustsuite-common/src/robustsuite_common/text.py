@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -69,6 +69,7 @@ class HFTextClassifier:
         if not isinstance(model, torch.nn.Module):
             raise TypeError(f"model must be a torch.nn.Module (a transformers sequence classifier), "
                             f"got {type(model).__name__}")
+        model = cast(Any, model)  # a transformers model: its config and methods are not torch.nn.Module's
         self.model, self.tokenizer = model, tokenizer
         self.batch_size = check_int("batch_size", batch_size, ge=1)
         positions = position_limit(model)

@@ -30,7 +30,7 @@ def default_cache_dir() -> Path:
     return Path(base) / "robustsuite-common"
 
 
-def nltk_data_dir(cache_dir: str | os.PathLike | None = None) -> Path:
+def nltk_data_dir(*, cache_dir: str | os.PathLike | None = None) -> Path:
     """Write the stopword corpus under ``cache_dir/nltk_data`` (once, atomically) and return that directory."""
     root = Path(cache_dir if cache_dir is not None else default_cache_dir()) / "nltk_data"
     target = root / "corpora" / "stopwords" / "english"
@@ -43,14 +43,14 @@ def nltk_data_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     return root
 
 
-def prepare_textattack(cache_dir: str | os.PathLike | None = None, *, extra: str | None = None) -> Path:
+def prepare_textattack(*, cache_dir: str | os.PathLike | None = None, extra: str | None = None) -> Path:
     """Put the stopword corpus on ``nltk.data.path`` and mark TextAttack's post-install download as done.
 
     Call before ``import textattack``; returns the NLTK data directory (callers may put more corpora
     there). ``ImportError`` naming ``extra`` (default: robustsuite-common's own) when NLTK is not installed.
     """
     nltk = optional_import("nltk", extra=extra or EXTRA, feature=FEATURE)
-    data = str(nltk_data_dir(cache_dir))
+    data = str(nltk_data_dir(cache_dir=cache_dir))
     if data not in nltk.data.path:
         nltk.data.path.insert(0, data)
     ta_cache = Path(os.environ.get("TA_CACHE_DIR", Path.home() / ".cache" / "textattack"))
@@ -59,12 +59,12 @@ def prepare_textattack(cache_dir: str | os.PathLike | None = None, *, extra: str
     return Path(data)
 
 
-def import_textattack(cache_dir: str | os.PathLike | None = None, *, extra: str | None = None) -> ModuleType:
+def import_textattack(*, cache_dir: str | os.PathLike | None = None, extra: str | None = None) -> ModuleType:
     """``textattack``, imported offline (slow: about 15 s on two cores, so import lazily).
 
     ``ImportError`` naming ``extra`` (default: robustsuite-common's own) when TextAttack or NLTK is not installed.
     """
-    prepare_textattack(cache_dir, extra=extra)
+    prepare_textattack(cache_dir=cache_dir, extra=extra)
     ta = optional_import("textattack", extra=extra or EXTRA, feature=FEATURE)
     # TextAttack logs an INFO line per attack built ("Goal function ... compatible with model"); keep
     # warnings only, so library calls stay quiet

@@ -10,19 +10,12 @@ import torch
 from torch import nn
 
 from robustsuite_common.checks import (
-    check_bool,
-    check_choice,
-    check_device,
     check_float,
-    check_images,
-    check_int,
-    check_seed,
 )
 from robustsuite_common.checks import check_labels as _check_labels
 from robustsuite_common.models import check_model, logits_from, model_device, model_dtype, output_classes
 
-__all__ = ["check_bool", "check_choice", "check_device", "check_seed", "check_float", "check_images", "check_int", "check_model", "check_eps", "check_labels",
-           "check_generator", "check_positive", "model_device", "model_dtype", "LogitsModel", "logits_model",
+__all__ = ["check_eps", "check_labels", "check_generator", "check_positive", "LogitsModel", "logits_model",
            "n_classes", "as_input"]
 
 

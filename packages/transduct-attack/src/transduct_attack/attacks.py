@@ -14,17 +14,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_images, check_int
 from robustsuite_common.extras import optional_import
 
-from ._validate import (
-    as_input,
-    check_choice,
-    check_eps,
-    check_generator,
-    check_images,
-    check_int,
-    check_labels,
-)
+from ._validate import as_input, check_eps, check_generator, check_labels
 from .pgd import PGD, PGDEnsemble
 from .threat_model import AttackResult, TransductiveDefense
 

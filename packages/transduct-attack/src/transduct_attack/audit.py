@@ -34,10 +34,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_images, check_int
 from robustsuite_common.intervals import Interval, paired_difference, proportion
 from robustsuite_common.verdict import Check
 
-from ._validate import check_choice, check_eps, check_images, check_int, check_labels, logits_model, n_classes
+from ._validate import check_eps, check_labels, logits_model, n_classes
 from .attacks import TransferAutoAttack
 from .model_space import attack_suite
 from .pgd import PGDEnsemble

@@ -23,15 +23,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import (
-    check_choice,
-    check_generator,
-    check_images,
-    check_int,
-    check_labels,
-    check_positive,
-    logits_model,
-)
+from robustsuite_common.checks import check_choice, check_images, check_int
+
+from ._validate import check_generator, check_labels, check_positive, logits_model
 from .networks import DomainAdversarialNet, build
 from .threat_model import Adaptation, TransductiveDefense
 

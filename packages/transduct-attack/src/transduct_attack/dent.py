@@ -23,8 +23,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_images, check_int
+
 from ._adamod import AdaMod
-from ._validate import check_choice, check_images, check_int, check_positive, logits_model
+from ._validate import check_positive, logits_model
 from .threat_model import Adaptation, TransductiveDefense
 
 __all__ = ["DENT", "dent_objective"]

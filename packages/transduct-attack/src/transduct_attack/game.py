@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from robustsuite_common.checks import check_same_setting
+from robustsuite_common.checks import check_images, check_int, check_same_setting, check_seed
 
-from ._validate import as_input, check_eps, check_images, check_int, check_labels, check_seed
+from ._validate import as_input, check_eps, check_labels
 from .attacks import Attack
 from .referee import RoundScore, score_round
 from .threat_model import Adaptation, ThreatModel, TransductiveDefense

@@ -12,8 +12,9 @@ from typing import Any
 
 import torch
 
+from robustsuite_common.checks import check_choice, check_int
+
 from . import losses as _losses
-from ._validate import check_choice, check_int
 from .attacks import Attack, Solver
 from .pgd import PGD, PGDEnsemble
 from .referee import attack_error

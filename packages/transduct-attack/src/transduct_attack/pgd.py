@@ -19,18 +19,11 @@ from typing import Literal
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_images, check_int
+from robustsuite_common.projection import project
+
 from . import losses as _losses
-from ._validate import (
-    as_input,
-    check_choice,
-    check_eps,
-    check_generator,
-    check_images,
-    check_int,
-    check_labels,
-    check_positive,
-    logits_model,
-)
+from ._validate import as_input, check_eps, check_generator, check_labels, check_positive, logits_model
 
 Aggregate = Literal["avg", "min"]
 AGGREGATES: tuple[str, ...] = ("avg", "min")
@@ -95,13 +88,9 @@ def ensemble_gradient(models: Sequence[nn.Module], x: torch.Tensor, y: torch.Ten
     return grad
 
 
-def _project(x_adv: torch.Tensor, x: torch.Tensor, eps: float) -> torch.Tensor:
-    return torch.minimum(torch.maximum(x_adv, x - eps), x + eps).clamp_(0.0, 1.0)
-
-
 def _random_start(x: torch.Tensor, eps: float, generator: torch.Generator) -> torch.Tensor:
     noise = torch.rand(x.shape, generator=generator, device=generator.device, dtype=x.dtype).to(x.device)
-    return _project(x + (2 * noise - 1) * eps, x, eps)
+    return project(x + (2 * noise - 1) * eps, x, eps=eps, norm="Linf")
 
 
 def _check_models(models: Sequence[nn.Module]) -> list[nn.Module]:
@@ -180,7 +169,7 @@ class PGD:
                 if eps == 0:
                     break
                 g = ensemble_gradient(models, x_adv, labels, loss_fn, aggregate)
-                x_adv = _project(x_adv + alpha * g.sign(), x, eps)
+                x_adv = project(x_adv + alpha * g.sign(), x, eps=eps, norm="Linf")
             if self.restarts == 1:
                 return x_adv
             val = ensemble_objective(models, x_adv, labels, loss_fn, aggregate)

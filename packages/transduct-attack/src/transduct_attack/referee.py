@@ -55,7 +55,9 @@ class RoundScore:
 def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, x_clean: torch.Tensor | None = None,
                 *, rejects: bool = False, round_index: int = 0) -> RoundScore:
     """Score F* = ``adaptation.model`` on (U', y); with ``rejects`` also Eq. 1 (needs ``x_clean``)."""
-    from ._validate import check_images, check_labels
+    from robustsuite_common.checks import check_images
+
+    from ._validate import check_labels
 
     if not isinstance(adaptation, Adaptation):
         raise TypeError(f"adaptation must be an Adaptation, got {type(adaptation).__name__}")

@@ -10,7 +10,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._validate import check_device, check_eps, check_images, check_int, check_labels, check_seed
+from robustsuite_common.checks import check_device, check_images, check_int, check_seed
+
+from ._validate import check_eps, check_labels
 from .attacks import Attack
 from .game import GameResult, play_game
 from .threat_model import ThreatModel, TransductiveDefense

@@ -26,21 +26,17 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import (
-    as_input,
+from robustsuite_common.checks import (
     check_bool,
     check_choice,
-    check_eps,
     check_float,
-    check_generator,
     check_images,
     check_int,
-    check_labels,
-    check_positive,
     check_seed,
-    logits_model,
-    model_device,
 )
+from robustsuite_common.models import model_device
+
+from ._validate import as_input, check_eps, check_generator, check_labels, check_positive, logits_model
 from .networks import penultimate_features
 from .pgd import PGD
 from .threat_model import Adaptation, TransductiveDefense

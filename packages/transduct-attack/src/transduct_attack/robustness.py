@@ -10,15 +10,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._validate import (
-    as_input,
-    check_eps,
-    check_images,
-    check_int,
-    check_labels,
-    check_seed,
-    logits_model,
-)
+from robustsuite_common.checks import check_images, check_int, check_seed
+
+from ._validate import as_input, check_eps, check_labels, logits_model
 from .attacks import Attack, TransferAutoAttack, TransferPGD
 from .pgd import PGD
 

@@ -7,7 +7,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import check_images, logits_model
+from robustsuite_common.checks import check_images
+
+from ._validate import logits_model
 from .threat_model import Adaptation, TransductiveDefense
 
 __all__ = ["StaticDefense"]

@@ -24,18 +24,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_choice, check_images, check_int
 from robustsuite_common.intervals import paired_difference, proportion, seed_interval
 
-from ._validate import (
-    as_input,
-    check_choice,
-    check_eps,
-    check_images,
-    check_int,
-    check_labels,
-    logits_model,
-    n_classes,
-)
+from ._validate import as_input, check_eps, check_labels, logits_model, n_classes
 from .attacks import AdaptiveAutoAttack, Attack, TransferAutoAttack, TransferPGD
 from .dann import DANN
 from .dent import DENT

@@ -15,14 +15,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._validate import (
-    check_eps,
-    check_generator,
-    check_images,
-    check_int,
-    check_labels,
-    logits_model,
-)
+from robustsuite_common.checks import check_images, check_int
+
+from ._validate import check_eps, check_generator, check_labels, logits_model
 from .networks import SmallCNN, build
 from .threat_model import Adaptation, TransductiveDefense
 from .training import train_classifier

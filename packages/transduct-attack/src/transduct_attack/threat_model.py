@@ -23,7 +23,7 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from ._validate import check_choice, check_int
+from robustsuite_common.checks import check_choice, check_int
 
 __all__ = ["Adaptation", "TransductiveDefense", "ThreatModel", "AttackResult", "Order", "label_order"]
 
@@ -46,7 +46,9 @@ class Adaptation:
     scorer: Callable[[torch.Tensor], torch.Tensor] | None = None
 
     def __post_init__(self) -> None:
-        from ._validate import LogitsModel, check_model
+        from robustsuite_common.models import check_model
+
+        from ._validate import LogitsModel
 
         check_model("model", self.model)
         if not isinstance(self.model, LogitsModel):  # any output form read as logits
@@ -113,7 +115,9 @@ class TransductiveDefense(ABC):
 
 def label_order(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     """A.7's worst-case order: sort the pooled test points by label, lowest first (stable)."""
-    from ._validate import check_images, check_labels
+    from robustsuite_common.checks import check_images
+
+    from ._validate import check_labels
 
     check_images("x", x)
     y = check_labels("y", y, x.shape[0], device=x.device)

@@ -13,19 +13,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from robustsuite_common.models import logits_from
+from robustsuite_common.checks import check_bool, check_images, check_int
+from robustsuite_common.models import check_model, logits_from
 
-from ._validate import (
-    as_input,
-    check_bool,
-    check_eps,
-    check_generator,
-    check_images,
-    check_int,
-    check_labels,
-    check_model,
-    check_positive,
-)
+from ._validate import as_input, check_eps, check_generator, check_labels, check_positive
 from .pgd import PGD
 
 __all__ = ["train_classifier"]

@@ -18,7 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._validate import check_generator, check_images, check_int, check_positive, logits_model
+from robustsuite_common.checks import check_images, check_int
+
+from ._validate import check_generator, check_positive, logits_model
 from .networks import SmallCNN, build
 from .threat_model import Adaptation, TransductiveDefense
 

@@ -11,6 +11,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from robustsuite_common.ood import photo_patches
+from robustsuite_common.projection import project
+
 from . import _optim
 
 
@@ -78,32 +81,13 @@ def train_digits_model(
                 for _ in range(attack_steps):
                     xa.requires_grad_(True)
                     g = torch.autograd.grad(F.cross_entropy(model(xa), yb), xa)[0]
-                    xa = _optim.project(xa.detach() + step * g.sign(), xb, eps_t, "Linf")
+                    xa = project(xa.detach() + step * g.sign(), xb, eps=eps_t, norm="Linf", linf="delta")
                 xb = xa.detach()
             model.train()
             opt.zero_grad()
             F.cross_entropy(model(xb), yb).backward()
             opt.step()
     return model.eval()
-
-
-def photo_patches(n: int = 300, seed: int = 0) -> torch.Tensor:
-    """Out-of-distribution inputs: random grey patches of scikit-learn's two bundled sample photographs,
-    area-downsampled to 8×8 and min-max scaled to [0, 1] (shape (n, 1, 8, 8))."""
-    from sklearn.datasets import load_sample_images
-
-    rng = np.random.default_rng(seed)
-    photos = [torch.from_numpy(im.mean(-1).astype(np.float32) / 255.0) for im in load_sample_images().images]
-    out = torch.empty(n, 1, 8, 8)
-    for i in range(n):
-        img = photos[i % len(photos)]
-        size = int(rng.integers(16, 64))
-        top = int(rng.integers(0, img.shape[0] - size))
-        left = int(rng.integers(0, img.shape[1] - size))
-        patch = F.interpolate(img[top : top + size, left : left + size][None, None], size=(8, 8), mode="area")[0]
-        lo, hi = patch.min(), patch.max()
-        out[i] = (patch - lo) / (hi - lo).clamp_min(1e-6)
-    return out
 
 
 def digits_experiment(*, epochs: int = 20, seed: int = 0, n_photo: int = 300):
@@ -125,7 +109,7 @@ def digits_experiment(*, epochs: int = 20, seed: int = 0, n_photo: int = 300):
                 "digits-cnn-at": train_digits_model(xtr, ytr, adversarial=True, eps=0.1, epochs=epochs, seed=seed)},
         adversarially_trained={"digits-cnn": False, "digits-cnn-at": True},
         osr={"digits-osr-cnn": train_digits_model(oxtr, oytr, n_classes=8, epochs=epochs, seed=seed)})
-    photos = photo_patches(n_photo, seed)
+    photos = photo_patches(n=n_photo, seed=seed)
     data = Data(test=Split(xte, yte, label_names=names), osr=Split(oxte, oyte, label_names=names[:8]),
                 open_set=Split(xte[open_set], yte[open_set], tuple(np.flatnonzero(open_set).tolist()), names),
                 ood=Split(photos, torch.full((n_photo,), -1)))

@@ -11,10 +11,9 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_choice
 from robustsuite_common.models import OUTPUT_FORMS, as_model_input, evaluating, logits_from
 from robustsuite_common.models import check_model as _check_model
-
-from ._validation import check_choice
 
 __all__ = ["Logits", "check_model", "check_outputs", "using", "n_classes"]
 

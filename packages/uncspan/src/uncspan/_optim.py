@@ -16,6 +16,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from robustsuite_common.projection import project
+
 LossFn = Callable[[torch.Tensor], torch.Tensor]  # logits (B, K) -> per-sample values (B,)
 
 
@@ -29,21 +31,6 @@ class _Outcome:
 
 def _flat_norm(t: torch.Tensor) -> torch.Tensor:
     return t.flatten(1).norm(dim=1).view(-1, *([1] * (t.dim() - 1)))
-
-
-def project(x: torch.Tensor, x0: torch.Tensor, eps: torch.Tensor, norm: str) -> torch.Tensor:
-    """Project ``x`` onto the ``norm`` ball of radius ``eps`` (shape (B,1,..)) around ``x0``, then onto [0, 1].
-
-    Clipping to the box after the ball projection never leaves the ball, because clipping only shrinks
-    each coordinate of the perturbation towards zero (``x0`` itself lies in the box).
-    """
-    delta = x - x0
-    if norm == "Linf":
-        delta = torch.maximum(torch.minimum(delta, eps), -eps)
-    else:
-        n = _flat_norm(delta)
-        delta = delta * torch.clamp(eps / n.clamp_min(1e-12), max=1.0)
-    return (x0 + delta).clamp(0.0, 1.0)
 
 
 def _direction(g: torch.Tensor, norm: str) -> torch.Tensor:
@@ -62,7 +49,7 @@ def random_start(x0: torch.Tensor, eps: torch.Tensor, norm: str, gen: torch.Gene
         g = torch.randn(x0.shape, generator=gen, device=x0.device, dtype=x0.dtype)
         r = torch.rand((x0.shape[0],), generator=gen, device=x0.device, dtype=x0.dtype) ** (1.0 / d)
         delta = g / _flat_norm(g).clamp_min(1e-12) * r.view(-1, *([1] * (x0.dim() - 1))) * eps
-    return project(x0 + delta, x0, eps, norm)
+    return project(x0 + delta, x0, eps=eps, norm=norm, linf="delta")
 
 
 def apgd_checkpoints(steps: int) -> list[int]:
@@ -130,7 +117,7 @@ def minimise(
 
     if optimizer == "pgd":
         for k in range(steps):
-            x = project(x - step_size * _direction(grad, norm), x0, eps, norm)
+            x = project(x - step_size * _direction(grad, norm), x0, eps=eps, norm=norm, linf="delta")
             loss, score, grad = evaluate(x, need_grad=k < steps - 1)
             keep(x, loss, score, k + 2)
         return _Outcome(x_best, score_best, loss_best, step_best)
@@ -149,12 +136,13 @@ def minimise(
     fbest_at_ckpt = f_best.clone()
     last_ckpt = 0
     for k in range(steps):
-        z = project(x - eta * _direction(grad, norm), x0, eps, norm)
+        z = project(x - eta * _direction(grad, norm), x0, eps=eps, norm=norm, linf="delta")
         if k == 0:
             x_new = z
         else:
             a = momentum
-            x_new = project(x + a * (z - x) + (1 - a) * (x - x_prev), x0, eps, norm)
+            x_new = project(x + a * (z - x) + (1 - a) * (x - x_prev), x0, eps=eps, norm=norm,
+                            linf="delta")
         x_prev = x
         x = x_new
         loss, score, grad = evaluate(x)

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from robustsuite_common.checks import check_choice, check_int
+from robustsuite_common.checks import check_choice
 from robustsuite_common.checks import check_seed as _check_seed
 
-__all__ = ["NORMS", "OPTIMIZERS", "check_norm", "check_eps", "check_seed", "check_int", "check_choice"]
+__all__ = ["NORMS", "OPTIMIZERS", "check_norm", "check_eps", "check_seed"]
 
 NORMS = ("Linf", "L2")
 OPTIMIZERS = ("pgd", "apgd")

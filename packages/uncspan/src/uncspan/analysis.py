@@ -14,11 +14,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from robustsuite_common.checks import check_labels, check_same_setting
+from robustsuite_common.checks import check_int, check_labels, check_same_setting
 from robustsuite_common.intervals import Interval
 from robustsuite_common.intervals import paired_difference as _paired_difference
 
-from ._validation import check_int
 from .calibration import signed_ece
 from .leaderboard import Leaderboard
 from .span import UncertaintySpan

@@ -23,13 +23,13 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from robustsuite_common.checks import check_bool, check_float, check_labels
+from robustsuite_common.checks import check_bool, check_choice, check_float, check_int, check_labels
 from robustsuite_common.models import as_model_input
 
 from . import _optim
 from ._data import check_data, check_label_range, is_loader, iter_batches, model_device, per_sample_seed
 from ._model import check_model, check_outputs, using
-from ._validation import OPTIMIZERS, check_choice, check_eps, check_int, check_norm, check_seed
+from ._validation import OPTIMIZERS, check_eps, check_norm, check_seed
 from .measures import entropy_from_logits
 
 __all__ = [

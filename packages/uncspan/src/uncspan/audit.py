@@ -18,12 +18,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_float, check_images, check_labels
+from robustsuite_common.checks import check_float, check_images, check_int, check_labels
 from robustsuite_common.intervals import bootstrap
 from robustsuite_common.verdict import Check
 
 from ._model import check_model, check_outputs, using
-from ._validation import check_int, check_norm, check_seed
+from ._validation import check_norm, check_seed
 from .attacks import STRONGEST_UNDER_OBJECTIVES, OverConfidenceAttack, UnderConfidenceAttack
 from .measures import entropy_from_logits
 from .ood import BCA_MAX_SCORES, _auroc_batched, auroc_ci

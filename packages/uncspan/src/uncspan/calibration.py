@@ -16,7 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ._validation import check_choice, check_int
+from robustsuite_common.calibration import bin_index
+from robustsuite_common.checks import check_choice, check_int
 
 __all__ = ["ReliabilityBins", "reliability_bins", "signed_ece", "expected_calibration_error"]
 
@@ -49,7 +50,7 @@ def _inputs(confidences: object, correct: object) -> tuple[np.ndarray, np.ndarra
 @dataclass(frozen=True)
 class ReliabilityBins:
     """S equal-width bins ``[s/S, (s+1)/S)`` (the last one closed, so a confidence of exactly 1.0 falls in
-    it): counts, observed accuracy ``ob``, mean confidence, and bin centres ``(2s+1)/2S`` (Eq. 4).
+    it; netcal's convention, :mod:`robustsuite_common.calibration`): counts, observed accuracy ``ob``, mean confidence, and bin centres ``(2s+1)/2S`` (Eq. 4).
     Empty bins have NaN accuracy / mean confidence and weight 0."""
 
     edges: np.ndarray
@@ -74,7 +75,7 @@ def reliability_bins(confidences: object, correct: object, n_bins: int = 15) -> 
     """Bin predictions by confidence (maximum softmax probability) into ``n_bins`` equal-width bins."""
     c, k = _inputs(confidences, correct)
     s_total = check_int("n_bins", n_bins, ge=1)
-    idx = np.minimum(np.floor(c * s_total).astype(np.int64), s_total - 1)
+    idx = bin_index(c, n_bins=s_total)
     counts = np.bincount(idx, minlength=s_total).astype(np.int64)
     sum_k = np.bincount(idx, weights=k, minlength=s_total)
     sum_c = np.bincount(idx, weights=c, minlength=s_total)

@@ -16,13 +16,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_labels
+from robustsuite_common.checks import check_choice, check_int, check_labels
 from robustsuite_common.experiment import chance_rate
 from robustsuite_common.intervals import at_chance, proportion
 
 from ._data import check_data, check_label_range, iter_batches, labels_of
 from ._model import check_model, check_outputs, n_classes, using
-from ._validation import OPTIMIZERS, check_choice, check_eps, check_int, check_norm, check_seed
+from ._validation import OPTIMIZERS, check_eps, check_norm, check_seed
 from .attacks import STRONGEST_UNDER_OBJECTIVES, MisclassificationAttack, UnderConfidenceAttack
 from .robust import AutoAttack, RobustOutcome, _check_attack, pgd_gap, robust_accuracy
 from .span import UncertaintySpan, uncertainty_span

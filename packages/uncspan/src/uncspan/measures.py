@@ -14,10 +14,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from robustsuite_common.checks import check_images
+from robustsuite_common.checks import check_images, check_int
 from robustsuite_common.models import as_model_input, evaluating, logits_from
 
-from ._validation import check_int, check_seed
+from ._validation import check_seed
 
 __all__ = [
     "entropy",

@@ -16,12 +16,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_images, check_labels
+from robustsuite_common.checks import check_images, check_int, check_labels
 from robustsuite_common.intervals import Interval, bootstrap
 from robustsuite_common.models import logits_from
 
 from ._model import check_model, check_outputs, using
-from ._validation import check_eps, check_int, check_norm, check_seed
+from ._validation import check_eps, check_norm, check_seed
 from .attacks import OverConfidenceAttack
 from .measures import entropy_from_logits
 

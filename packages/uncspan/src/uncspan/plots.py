@@ -12,10 +12,9 @@ from collections.abc import Mapping
 import numpy as np
 import torch
 
-from robustsuite_common.checks import check_labels
+from robustsuite_common.checks import check_int, check_labels
 from robustsuite_common.extras import optional_import
 
-from ._validation import check_int
 from .calibration import reliability_bins
 from .span import UncertaintySpan
 

@@ -18,13 +18,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_labels
+from robustsuite_common.checks import check_choice, check_int, check_labels
 from robustsuite_common.intervals import Interval, paired_difference, proportion_of
 from robustsuite_common.models import forward_logits
 
 from ._data import check_data, is_loader, iter_batches, labels_of
 from ._model import check_model, check_outputs, n_classes, using
-from ._validation import OPTIMIZERS, check_choice, check_eps, check_int, check_norm, check_seed
+from ._validation import OPTIMIZERS, check_eps, check_norm, check_seed
 from .attacks import MisclassificationAttack
 
 __all__ = ["ROBUST_ATTACKS", "AutoAttack", "RobustOutcome", "PGDGap", "robust_accuracy", "pgd_gap", "attack_name"]

@@ -10,11 +10,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_int
 from robustsuite_common.intervals import Interval, mean_interval
 
 from ._data import check_data
 from ._model import check_model, check_outputs, using
-from ._validation import check_eps, check_int, check_norm, check_seed
+from ._validation import check_eps, check_norm, check_seed
 from .attacks import STRONGEST_UNDER_OBJECTIVES, AttackResult, OverConfidenceAttack, UnderConfidenceAttack
 
 __all__ = ["UncertaintySpan", "SpanStatistic", "uncertainty_span", "mus", "msus"]

@@ -11,11 +11,12 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.checks import check_int
 from robustsuite_common.extras import optional_import
 
 from ._data import check_data, check_label_range, iter_batches, labels_of
 from ._model import check_model, check_outputs, n_classes, using
-from ._validation import check_eps, check_int, check_seed
+from ._validation import check_eps, check_seed
 from .attacks import STRONGEST_UNDER_OBJECTIVES
 from .calibration import signed_ece
 from .span import UncertaintySpan, uncertainty_span

@@ -26,4 +26,4 @@ def _cache_dir() -> Path:
 
 def import_textattack() -> ModuleType:
     """Import textattack offline (slow, ~15 s); raises ImportError naming the extra if missing."""
-    return _import_textattack(_cache_dir(), extra=EXTRA)
+    return _import_textattack(cache_dir=_cache_dir(), extra=EXTRA)

@@ -11,8 +11,9 @@ import torch
 
 from robustsuite_common.checks import check_labels
 from robustsuite_common.experiment import Split
+from robustsuite_common.models import evaluating
 
-from .._validation import check_images, check_model, evaluating, num_classes
+from .._validation import check_images, check_model, num_classes
 
 __all__ = ["Data", "Models", "Split"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from robustsuite_common.checks import check_images, check_labels, check_texts
 from robustsuite_common.experiment import Split
 
-from .._validation import check_images, check_labels, check_texts
 from .config import Config
 
 __all__ = ["Data", "Models", "check_inputs"]

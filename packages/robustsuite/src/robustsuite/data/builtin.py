@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robustsuite_common.experiment import Split
+from robustsuite_common.ood import photo_patches
 
 from .dataset import Dataset, from_arrays, read_json_xz
 
@@ -37,27 +38,9 @@ def digits() -> Dataset:
 
 
 def ood_patches(n: int = 360, seed: int = 0) -> torch.Tensor:
-    """Out-of-distribution 8×8 grey images: random patches of scikit-learn's sample photographs.
-
-    Patches of 16–48 pixels are cut from ``china.jpg`` and ``flower.jpg`` (bundled in the scikit-learn
-    wheel), converted to grey, area-resized to 8×8 and min-max scaled to [0, 1] like the digits.
-    """
-    import torch
-    from sklearn.datasets import load_sample_images
-
-    rng = np.random.default_rng(seed)
-    images = [torch.tensor(im, dtype=torch.float32).mean(-1) / 255.0 for im in load_sample_images().images]
-    out = torch.empty(n, 1, 8, 8)
-    for i in range(n):
-        img = images[i % len(images)]
-        size = int(rng.integers(16, 49))
-        top = int(rng.integers(0, img.shape[0] - size))
-        left = int(rng.integers(0, img.shape[1] - size))
-        patch = img[top:top + size, left:left + size][None, None]
-        small = torch.nn.functional.interpolate(patch, size=(8, 8), mode="area")[0]
-        lo, hi = small.min(), small.max()
-        out[i] = (small - lo) / (hi - lo).clamp_min(1e-6)
-    return out
+    """Out-of-distribution 8×8 grey images: random patches of scikit-learn's sample photographs
+    (:func:`robustsuite_common.ood.photo_patches`, patches of 16–48 pixels, grey taken in float32)."""
+    return photo_patches(n=n, seed=seed, sizes=(16, 49), grey="float32")
 
 
 def _ood(x: torch.Tensor) -> Split:

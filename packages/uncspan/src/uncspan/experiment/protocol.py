@@ -4,7 +4,6 @@ model's attack outcomes in a :class:`~robustsuite_common.experiment.Store`."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +24,7 @@ from robustsuite_common.experiment import (
     ci_of,
     headline,
 )
+from robustsuite_common.fingerprint import fingerprint
 from robustsuite_common.intervals import Interval, proportion
 
 from .._model import n_classes, using
@@ -48,13 +48,8 @@ MUS_UNIT = "nats"
 
 def _fingerprint(*tensors: Any) -> str:
     """A content hash of tensors (data or a model's state): part of every checkpoint key, so a store never hands
-    back work done on other inputs."""
-    h = hashlib.sha256()
-    for t in tensors:
-        t = torch.as_tensor(t).detach().cpu().contiguous()
-        h.update(f"{tuple(t.shape)}{t.dtype}".encode())
-        h.update(t.numpy().tobytes() if t.dtype != torch.bfloat16 else t.float().numpy().tobytes())
-    return h.hexdigest()[:16]
+    back work done on other inputs (:func:`robustsuite_common.fingerprint.fingerprint` of the parts as tensors)."""
+    return fingerprint(*(torch.as_tensor(t) for t in tensors), length=16)
 
 
 def _model_fingerprint(model: nn.Module) -> str:
