@@ -29,7 +29,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, dataclass_transform
 
 from pydantic import (
     ConfigDict,
@@ -75,11 +75,6 @@ class ConfigError(ValueError):
     """A configuration value that is unknown, of the wrong type or out of range (message names its path)."""
 
 
-def config(cls: type[T]) -> type[T]:
-    """Make ``cls`` a frozen, validated config group (a pydantic dataclass; unknown keys refused)."""
-    return cast("type[T]", _pydantic_dataclass(frozen=True, config=_PYDANTIC)(cls))
-
-
 def param(default: Any = dataclasses.MISSING, *, doc: str, unit: str = "", paper: str = "",
           ge: float | None = None, gt: float | None = None, le: float | None = None, lt: float | None = None,
           min_length: int | None = None, allow_inf: bool = False) -> Any:
@@ -98,6 +93,12 @@ def param(default: Any = dataclasses.MISSING, *, doc: str, unit: str = "", paper
     if dataclasses.is_dataclass(default) and not isinstance(default, type):
         return Field(default_factory=lambda: default, **kwargs)
     return Field(default, **kwargs)
+
+
+@dataclass_transform(frozen_default=True)  # type checkers see a frozen dataclass whose fields default to param(...)
+def config(cls: type[T]) -> type[T]:
+    """Make ``cls`` a frozen, validated config group (a pydantic dataclass; unknown keys refused)."""
+    return cast("type[T]", _pydantic_dataclass(frozen=True, config=_PYDANTIC)(cls))
 
 
 @functools.cache
