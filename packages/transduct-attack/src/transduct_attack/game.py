@@ -184,7 +184,7 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
         adaptation = defense.adapt(x_adv, state=defender_state, generator=private)
         if defense.stateful:
             defender_state = defense.next_state(adaptation, generator=private)
-        scores.append(score_round(adaptation, x_adv, yb, xb, rejects=defense.rejects, round_index=round_index))
+        scores.append(score_round(adaptation, x_adv, yb, x_clean=xb, rejects=defense.rejects, round_index=round_index))
         if observer is not None:
             observer(RoundRecord(round=round_index, indices=idx, x_clean=xb, x_adv=x_adv, y=yb,
                                  adaptation=adaptation))

@@ -18,6 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from robustsuite_common.contract import renamed
+
 from ._validate import check_generator, check_images, check_int, check_positive, logits_model
 from .networks import SmallCNN, build
 from .threat_model import Adaptation, TransductiveDefense
@@ -26,7 +28,7 @@ __all__ = ["URejectron", "RejectionCurve", "rejection_curve"]
 
 
 class URejectron(TransductiveDefense):
-    """URejectron as a stateless, rejecting Γ over a fixed ``classifier``.
+    """URejectron as a stateless, rejecting Γ over a fixed classifier ``model`` (F).
 
     ``make_discriminator(generator)`` builds h (two logits; default a :class:`SmallCNN` without
     BatchNorm). Minibatches are balanced between D and x̃ (x̃ is resampled with replacement), as the
@@ -38,10 +40,11 @@ class URejectron(TransductiveDefense):
     rejects = True
     name = "URejectron"
 
-    def __init__(self, classifier: nn.Module, train_x: torch.Tensor, *,
+    @renamed(classifier="model")
+    def __init__(self, model: nn.Module, train_x: torch.Tensor, *,
                  make_discriminator: Callable[[torch.Generator], nn.Module] | None = None, epochs: int = 10,
                  lr: float = 1e-3, batch_size: int = 128, threshold: float = 0.5) -> None:
-        classifier = logits_model("classifier", classifier)
+        model = logits_model("model", model)
         check_images("train_x", train_x)
         self.train_x = train_x
         self.epochs = check_int("epochs", epochs, ge=1)
@@ -50,7 +53,7 @@ class URejectron(TransductiveDefense):
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
         self.threshold = float(threshold)
-        self._classifier = classifier
+        self._classifier = model
         if make_discriminator is None:
             c, h = train_x.shape[1], tuple(train_x.shape[-2:])
 

@@ -1,4 +1,4 @@
-"""The experiment's figures, drawn from a result's tables only (matplotlib, imported here)."""
+"""The experiment's figures (:func:`figures`), drawn from a result's tables only (matplotlib, imported here)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,20 @@ from robustsuite_common.experiment import ExperimentResult, Figure
 from robustsuite_common.extras import optional_import
 
 from ._common import ATTACKS, LABEL
+
+__all__ = ["figures", "bars", "urejectron_curves"]
+
+
+def figures(result: ExperimentResult) -> list[Figure]:
+    """The section's figures, drawn from ``result`` alone: robust accuracy of each defense under transfer PGD,
+    FPA, GMSA-AVG and GMSA-MIN (bars), and URejectron against τ (Figure 1)."""
+    out = []
+    fig = bars(result)
+    if fig is not None:
+        out.append(fig)
+    if "urejectron" in result.tables:
+        out.append(urejectron_curves(result))
+    return out
 
 
 def _pyplot():
