@@ -310,7 +310,7 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
         if key not in cells:
             if only is not None and key not in only:
                 return None
-            d = static if role == "static" else gamma(s)
+            d = static if role == "static" and static is not None else gamma(s)
             g = play_game(attacks[a], d, x[idx], y[idx], eps=eps, batch_size=b, seed=game_seed,
                           threat_model=threat_model, progress=progress)
             cells[key] = TableCell(role=role, attack=a, seed=s, game=g, indices=tuple(int(i) for i in idx.tolist()))
@@ -328,9 +328,10 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
             else:
                 parts = [play(f"{key}-g{j}", role, a, s, idx[start:start + chunk], b, s * 100003 + j)
                          for j, start in enumerate(range(0, n, chunk))]
-                cell = None if any(p is None for p in parts) else TableCell(
-                    role=role, attack=a, seed=s, game=merge_games([p.game for p in parts]),
-                    indices=tuple(i for p in parts for i in p.indices))
+                done = [p for p in parts if p is not None]
+                cell = None if len(done) < len(parts) else TableCell(
+                    role=role, attack=a, seed=s, game=merge_games([p.game for p in done]),
+                    indices=tuple(i for p in done for i in p.indices))
             if cell is None:
                 continue
             out.append(cell)

@@ -57,9 +57,10 @@ class URejectron(TransductiveDefense):
         if make_discriminator is None:
             c, h = train_x.shape[1], tuple(train_x.shape[-2:])
 
-            def make_discriminator(g: torch.Generator) -> nn.Module:
+            def default_discriminator(g: torch.Generator) -> nn.Module:
                 return build(lambda: SmallCNN(in_channels=c, n_classes=2, image_size=h, batch_norm=False), g,
                              device=train_x.device)
+            make_discriminator = default_discriminator
         self.make_discriminator = make_discriminator
 
     @property

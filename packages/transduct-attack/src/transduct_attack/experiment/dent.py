@@ -83,10 +83,11 @@ def dent_table(base_model: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor
     attacks = attack_suite(T=T, solver=solver)
     static = ["none", "pgd"]
     if aa_attacks is not None:
-        budget = {"n_iter": aa_iterations, "n_restarts": aa_restarts}
-        kind = {"version": "custom", "attacks": list(aa_attacks)} if aa_attacks else {"version": "standard"}
-        attacks["aa"] = TransferAutoAttack(**kind, **budget)
-        attacks["dent-aa"] = AdaptiveAutoAttack(**kind, **budget)
+        version, chosen = ("custom", list(aa_attacks)) if aa_attacks else ("standard", None)
+        attacks["aa"] = TransferAutoAttack(version=version, attacks=chosen, n_iter=aa_iterations,
+                                           n_restarts=aa_restarts)
+        attacks["dent-aa"] = AdaptiveAutoAttack(version=version, attacks=chosen, n_iter=aa_iterations,
+                                                n_restarts=aa_restarts)
         static.append("aa")
     if static_autoattack:
         static.append("autoattack")

@@ -199,7 +199,7 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
                     what = f"{name} under {LABEL[a]}: mean accuracy over seeds {t6}"
                     out.metrics[f"{metric}_mean"] = (
                         Metric(sr.mean, what, "fraction", note="fewer than three seeds: no interval")
-                        if sr.mean_ci_low is None else
+                        if sr.mean_ci_low is None or sr.mean_ci_high is None else
                         Metric.of(Interval(sr.mean, sr.mean_ci_low, sr.mean_ci_high, method="Student-t over seeds",
                                            bounds=(0.0, 1.0)), what, "fraction"))
                     out.metrics[f"{metric}_pooled"] = Metric.of(

@@ -129,6 +129,8 @@ def urejectron(out: Out, cfg, models, xtr, xte, yte, *, store, progress, fp) -> 
             cp_interval(c.rejection_rate[mid], c.rejection_ci[mid]),
             f"URejectron under {LABEL[name]}: rejection rate of clean points at τ = {taus[mid]:g}", "fraction")
     c = fig1.compare(boot_seed=seed)
+    if c.difference is None or c.ci_low is None or c.ci_high is None:  # a paired comparison always has them
+        raise ValueError("URejectron's comparison lacks its paired interval")
     more = {"below": "above", "above": "below"}.get(c.verdict, c.verdict)  # defended share below = error above
     out.comparisons.append(f"URejectron at τ={taus[mid]:.2f}: error on accepted perturbed points under GMSA-AVG "
                            f"{curves['gmsa-avg'].error_accepted[mid]:.2f} is {more} transfer PGD's "
