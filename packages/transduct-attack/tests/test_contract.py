@@ -119,6 +119,8 @@ EXEMPT = {
     "RejectionCurve": "a result record", "RobustAccuracy": "a result record", "TableCell": "a result record",
     "SeedSummary": "a result record", "Comparison": "a result record", "DefenseTable": "a result record",
     "DentAdaptation": "a result record", "URejectronFigure": "a result record",
+    "RMCTableConfig": "a recipe record (rmc_table's config)",
+    "experiment": "a module: its run checks its own inputs (test_experiment)",
     "MODEL_SPACE_ATTACKS": "a constant", "ROBUST_ATTACKS": "a constant", "merge_games": "takes GameResults",
     "game_keys": "takes counts", "draw_points": "takes counts", "attack_suite": "takes hyper-parameters",
     "cross_entropy": "a loss on logits the callers (PGD, the attacks) checked",
