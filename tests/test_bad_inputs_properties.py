@@ -135,7 +135,7 @@ def test_transduct_play_game_seeds(seed, defender_seed):
 def test_transduct_draw_points(n_total, n, seed):
     from transduct_attack.repeats import draw_points
 
-    out = _check_outcome(lambda: draw_points(n_total, n, seed), {"n_total", "n", "seed"})
+    out = _check_outcome(lambda: draw_points(n_total, n=n, seed=seed), {"n_total", "n", "seed"})
     if not isinstance(out, Exception):
         assert len(out) == n and len(set(out.tolist())) == n and int(out.max()) < n_total
 

@@ -10,8 +10,8 @@ EXPECTED = [
     "robust_accuracy", "RobustAccuracy", "ROBUST_ATTACKS",
     "cross_entropy", "cw_untargeted", "cw_targeted", "max_wrong_probability", "train_classifier",
     "draw_points", "defense_table", "game_keys", "DefenseTable", "TableCell", "SeedSummary", "Comparison", "MODEL_SPACE_ATTACKS",
-    "rmc_table", "dann_table", "tadv_table", "dent_base_model", "dent_table", "DentAdaptation", "dent_adaptation",
-    "URejectronFigure", "urejectron_figure", "transductive_gain_check",
+    "RMCTableConfig", "rmc_table", "dann_table", "tadv_table", "dent_base_model", "dent_table", "DentAdaptation", "dent_adaptation",
+    "URejectronFigure", "urejectron_figure", "experiment", "transductive_gain_check",
 ]
 
 

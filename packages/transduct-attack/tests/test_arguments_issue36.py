@@ -25,15 +25,15 @@ def tiny():
                                             ((10, 2, 2**64), "seed"), ((10, 2, 1.5), "seed")])
 def test_draw_points_refuses_impossible_draws(args, name):
     with pytest.raises((ValueError, TypeError), match=name):
-        draw_points(*args)
+        draw_points(args[0], n=args[1], seed=args[2])
 
 
 def test_draw_points_refuses_a_device_this_machine_lacks():
     if torch.cuda.is_available():
         pytest.skip("this machine has CUDA")
     with pytest.raises(ValueError, match=r"device='cuda' is not available.*\['cpu'"):
-        draw_points(10, 2, 0, device="cuda")
-    assert draw_points(10, 10, 3).sort().values.tolist() == list(range(10))
+        draw_points(10, n=2, seed=0, device="cuda")
+    assert draw_points(10, n=10, seed=3).sort().values.tolist() == list(range(10))
 
 
 @pytest.mark.parametrize(("kw", "name"), [({"seed": -1}, "seed"), ({"defender_seed": 1.5}, "defender_seed"),

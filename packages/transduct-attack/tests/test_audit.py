@@ -56,7 +56,7 @@ def _outcomes(n_base, n_transfer, n_adaptive, n=100):
 def test_constructed_outcomes_give_the_closed_form_statistic_and_status(counts, status):
     base, transfer, adaptive = _outcomes(*counts)
     weaker = np.ones(100, dtype=bool)  # an adaptive attack that breaks nothing is not the strongest
-    c = gain_check_from(base, transfer, {"gmsa-avg": weaker, "fpa": adaptive}, n_resamples=1000)
+    c = gain_check_from(base, transfer, {"gmsa-avg": weaker, "fpa": adaptive}, n_boot=1000)
     assert c.statistic == pytest.approx((counts[2] - counts[0]) / 100)
     assert c.interval[0] <= c.statistic <= c.interval[1]
     assert (c.id, c.group, c.status, c.n) == ("transductive-gain", "lenses", status, 100)
@@ -89,7 +89,7 @@ def test_dent_keeps_a_small_gain_and_the_check_reads_its_own_games(digits, at_ba
     _, _, x, y = digits
     before = snapshot(at_base)
     c, tab = _gain(ta.DENT(at_base), x[:64], y[:64], eps=0.1, T=1, pgd_steps=5, base_attack="pgd", batch_size=64,
-                   n_resamples=1000)
+                   n_boot=1000)
     before.assert_same(at_base)
     base = tab.cell("static", "none").game.correct & tab.cell("static", "pgd").game.correct
     strongest = min(ta.MODEL_SPACE_ATTACKS, key=lambda a: tab.cell("defense", a).accuracy)
@@ -102,7 +102,7 @@ def test_autoattack_on_the_base_is_at_least_as_strong_as_pgd(digits, at_base):
     pytest.importorskip("pyautoattack")
     _, _, x, y = digits
     c, tab = _gain(ta.DENT(at_base), x[:16], y[:16], eps=0.1, T=1, pgd_steps=3, base_attack="autoattack",
-                   n_untargeted=1, n_targeted=0, n_resamples=200)
+                   n_untargeted=1, n_targeted=0, n_boot=200)
     pgd_only = (tab.cell("static", "none").game.correct & tab.cell("static", "pgd").game.correct).mean()
     assert "standard AutoAttack" in c.rule and "the attacks' difference" in c.detail and c.statistic >= tab.cell("defense", "fpa").accuracy - pgd_only - EPS
 
@@ -121,7 +121,7 @@ def test_audit_preset_gives_the_functions_check_in_result_checks(digits, at_base
                                "attack": {"pgd_steps": 3}}, base=E.preset("audit"))
     store = MemoryStore()
     res = E.run(models, data, cfg, store=store, progress=False)
-    idx = ta.draw_points(len(yte), 32, 0)
+    idx = ta.draw_points(len(yte), n=32, seed=0)
     direct = ta.transductive_gain_check(ta.DENT(at_base), xte[idx], yte[idx], eps=0.1, pgd_steps=3,
                                         base_attack="pgd", batch_size=100, evidence=res.checks[0].evidence)
     assert res.checks == (direct,)
@@ -156,8 +156,8 @@ def test_paired_intervals_resample_points_not_rows():
     points give a zero-width interval, disjoint sets a wide one; a difference of independent proportions would not
     see it."""
     base, transfer, adaptive = _outcomes(30, 50, 30)
-    aligned = gain_check_from(base, transfer, {"fpa": adaptive}, n_resamples=1000)
-    shifted = gain_check_from(np.roll(base, 50), transfer, {"fpa": adaptive}, n_resamples=1000)
+    aligned = gain_check_from(base, transfer, {"fpa": adaptive}, n_boot=1000)
+    shifted = gain_check_from(np.roll(base, 50), transfer, {"fpa": adaptive}, n_boot=1000)
     assert aligned.interval == (0.0, 0.0)
     assert aligned.statistic == shifted.statistic
     assert (shifted.interval[1] - shifted.interval[0]) > (aligned.interval[1] - aligned.interval[0])
@@ -167,5 +167,5 @@ def test_inputs_are_not_changed(digits, at_base):
     _, _, x, y = digits
     xs, ys = x[:8].clone(), y[:8].clone()
     ta.transductive_gain_check(ta.DENT(at_base), xs, ys, eps=0.1, pgd_steps=1, base_attack="pgd", n_targeted=0,
-                               n_resamples=100)
+                               n_boot=100)
     assert torch.equal(xs, x[:8]) and torch.equal(ys, y[:8])

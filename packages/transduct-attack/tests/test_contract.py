@@ -94,8 +94,8 @@ CATALOGUE = {
     "defense_table": (lambda m, x, y: ta.defense_table(ta.StaticDefense(m), {"none": ta.NoAttack()}, x, y,
                                                        eps=0.05, n=2, batch_size=2, static_model=m,
                                                        static_attacks=["none"]), "x", "y"),
-    "rmc_table": (lambda m, x, y: ta.rmc_table(m, *_train(), x, y, eps=0.05, n=2, batch_size=1, k=4, epochs=1,
-                                               patience=1, T=0, pgd_steps=1, attacks=["none"]), "x_test", "y_test"),
+    "rmc_table": (lambda m, x, y: ta.rmc_table(m, *_train(), x, y, config=ta.RMCTableConfig(
+        eps=0.05, n=2, batch_size=1, k=4, epochs=1, patience=1, T=0, pgd_steps=1, attacks=("none",))), "x_test", "y_test"),
     "dann_table": (lambda m, x, y: ta.dann_table(m, *_train(), x, y, eps=0.05, n=2, epochs=1, T=0, pgd_steps=1),
                    "x_test", "y_test"),
     "tadv_table": (lambda m, x, y: ta.tadv_table(*_train(), x, y, eps=0.05, n=2, epochs=1, adv_steps=1, T=0,
@@ -107,7 +107,7 @@ CATALOGUE = {
     "dent_adaptation": (lambda m, x, y: ta.dent_adaptation(ta.DENT(m, steps=1), _dent_table(), x), "x_test", None),
     "transductive_gain_check": (lambda m, x, y: ta.transductive_gain_check(
         ta.DENT(m, steps=1), x, y, eps=0.05, T=1, pgd_steps=1, n_untargeted=1, n_targeted=0, base_attack="pgd",
-        n_resamples=100), "x", "y"),
+        n_boot=100), "x", "y"),
     "urejectron_figure": (lambda m, x, y: ta.urejectron_figure(m, _train()[0], x, y, eps=0.05, n=2, epochs=1,
                                                                thresholds=[0.5], T=0, pgd_steps=1), "x_test", "y_test"),
 }
@@ -119,6 +119,8 @@ EXEMPT = {
     "RejectionCurve": "a result record", "RobustAccuracy": "a result record", "TableCell": "a result record",
     "SeedSummary": "a result record", "Comparison": "a result record", "DefenseTable": "a result record",
     "DentAdaptation": "a result record", "URejectronFigure": "a result record",
+    "RMCTableConfig": "a recipe record (rmc_table's config)",
+    "experiment": "a module: its run checks its own inputs (test_experiment)",
     "MODEL_SPACE_ATTACKS": "a constant", "ROBUST_ATTACKS": "a constant", "merge_games": "takes GameResults",
     "game_keys": "takes counts", "draw_points": "takes counts", "attack_suite": "takes hyper-parameters",
     "cross_entropy": "a loss on logits the callers (PGD, the attacks) checked",

@@ -100,7 +100,7 @@ def test_referee_eq1_against_brute_force():
         return z.flatten(1).mean(1) < 0.52
 
     ad = Adaptation(model=model, acceptor=acceptor)
-    score = score_round(ad, x_adv, y, x_clean, rejects=True)
+    score = score_round(ad, x_adv, y, x_clean=x_clean, rejects=True)
     pred = model(x_adv).argmax(1)
     acc_adv = [bool(a) for a in acceptor(x_adv)]
     err = sum(1 for i in range(50) if acc_adv[i] and pred[i] != y[i]) / 50

@@ -110,9 +110,9 @@ def test_bad_input_is_rejected_before_work(digits, mlp_std, suite):
     with pytest.raises(TypeError, match="attacks"):
         ta.defense_table(ta.StaticDefense(mlp_std), {"pgd": "pgd"}, xte, yte, **kw)
     with pytest.raises(ValueError, match="calibration_points"):
-        ta.rmc_table(mlp_std, xtr, ytr, xte, yte, n=len(yte), calibration_points=1)
+        ta.rmc_table(mlp_std, xtr, ytr, xte, yte, config=ta.RMCTableConfig(n=len(yte), calibration_points=1))
     with pytest.raises(ValueError, match="attacks"):
-        ta.rmc_table(mlp_std, xtr, ytr, xte, yte, n=4, attacks=["gmsa-max"])
+        ta.rmc_table(mlp_std, xtr, ytr, xte, yte, config=ta.RMCTableConfig(n=4, attacks=("gmsa-max",)))
     with pytest.raises(ValueError, match="tau"):
         ta.urejectron_figure(mlp_std, xtr, xte, yte, tau=1.0)
     with pytest.raises(ValueError, match="thresholds"):
@@ -126,15 +126,17 @@ def test_rmc_tables_1_and_6_share_their_games(digits, mlp_std):
     kw = {"eps": 0.2, "n": 6, "batch_size": 3, "k": 16, "lr": 2e-3, "epochs": 1, "patience": 1, "T": 1,
           "pgd_steps": 2}
     memo: dict = {}
-    t1 = ta.rmc_table(mlp_std, xtr[:200], ytr[:200], xte, yte, seeds=[0], cells=memo, **kw)
+    t1 = ta.rmc_table(mlp_std, xtr[:200], ytr[:200], xte, yte, config=ta.RMCTableConfig(seeds=(0,), **kw),
+                      cells=memo)
     assert t1.defense == "RMC" and t1.attacks() == ("none", "pgd", "fpa", "gmsa-avg", "gmsa-min")
     assert t1.attacks("static") == ("none", "pgd") and len(memo) == 7
-    t6 = ta.rmc_table(mlp_std, xtr[:200], ytr[:200], xte, yte, seeds=[0, 1], attacks=["none", "gmsa-min"],
-                      cells=memo, **kw)
+    with pytest.warns(DeprecationWarning, match="RMCTableConfig"):  # the fields one by one: one more release
+        t6 = ta.rmc_table(mlp_std, xtr[:200], ytr[:200], xte, yte, seeds=[0, 1], attacks=["none", "gmsa-min"],
+                          cells=memo, **kw)
     assert len(memo) == 7 + 4  # seed 1: two static and two RMC games
     for role, a in (("static", "none"), ("static", "pgd"), ("defense", "none"), ("defense", "gmsa-min")):
         assert t6.cell(role, a, 0) is t1.cell(role, a, 0)
-    assert t6.cell("defense", "none", 1).indices == tuple(ta.draw_points(len(yte), 6, 1).tolist())
+    assert t6.cell("defense", "none", 1).indices == tuple(ta.draw_points(len(yte), n=6, seed=1).tolist())
 
 
 def test_dent_adaptation_counts_what_dent_changes(digits, mlp_bn):

@@ -8,10 +8,15 @@ attacks (:class:`TransferPGD`, :class:`TransferAutoAttack`, :class:`FPA`, :class
 
 from importlib.metadata import version as _version
 
+from . import experiment
 from .attacks import AdaptiveAutoAttack, Attack, NoAttack, TransferAutoAttack, TransferPGD
 from .audit import transductive_gain_check
 from .dann import DANN
 from .dent import DENT
+from .experiment.dent import DentAdaptation, dent_adaptation, dent_base_model, dent_table
+from .experiment.retraining import dann_table, tadv_table
+from .experiment.rmc import RMCTableConfig, rmc_table
+from .experiment.urejectron import URejectronFigure, urejectron_figure
 from .game import GameResult, RoundRecord, merge_games, play_game
 from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probability
 from .model_space import FPA, GMSA, attack_suite
@@ -25,19 +30,10 @@ from .tables import (
     MODEL_SPACE_ATTACKS,
     Comparison,
     DefenseTable,
-    DentAdaptation,
     SeedSummary,
     TableCell,
-    URejectronFigure,
-    dann_table,
     defense_table,
-    dent_adaptation,
-    dent_base_model,
-    dent_table,
     game_keys,
-    rmc_table,
-    tadv_table,
-    urejectron_figure,
 )
 from .tadv import TADV
 from .threat_model import Adaptation, AttackResult, ThreatModel, TransductiveDefense, label_order
@@ -101,6 +97,7 @@ __all__ = [
     "SeedSummary",
     "Comparison",
     "MODEL_SPACE_ATTACKS",
+    "RMCTableConfig",
     "rmc_table",
     "dann_table",
     "tadv_table",
@@ -110,6 +107,8 @@ __all__ = [
     "dent_adaptation",
     "URejectronFigure",
     "urejectron_figure",
+    # the paper's evaluation as one experiment (Config, presets, run, Result, figures)
+    "experiment",
     # the verdict's lens (robustsuite audit): a test-time adaptive defense's gain under adaptive attacks
     "transductive_gain_check",
 ]

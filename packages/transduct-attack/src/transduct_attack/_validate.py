@@ -35,6 +35,8 @@ def check_labels(name: str, y: Any, n: int, *, device: Any = None, n_classes: in
     that need no forward pass."""
     arr = _check_labels(name, y, n_classes=n_classes, length=n)
     if model is not None:
+        if x is None:
+            raise TypeError(f"{name}: the model's inputs x are needed to read its classes")
         arr = _check_labels(name, arr, n_classes=n_classes_of(model, x), length=n)
     return torch.as_tensor(arr, dtype=torch.int64, device=device)
 
@@ -84,7 +86,8 @@ def logits_model(name: str, model: Any) -> LogitsModel:
     if isinstance(model, LogitsModel):
         return model
     wrapped = LogitsModel(check_model(name, model))
-    wrapped.position_aware = getattr(model, "position_aware", False)  # DENT's per-sample models (see pgd)
+    # DENT's per-sample models (see pgd); torch's stub types a module's attributes as Tensor | Module
+    wrapped.position_aware = getattr(model, "position_aware", False)  # pyright: ignore[reportArgumentType]
     return wrapped
 
 
@@ -96,7 +99,7 @@ def n_classes(model: nn.Module, x: torch.Tensor) -> int:
     position_aware = getattr(model, "position_aware", False)
     while isinstance(model, LogitsModel):
         model = model.inner
-    return output_classes(model, x, rows=None if position_aware else 1)
+    return output_classes(model, x, rows=x.shape[0] if position_aware else 1)
 
 
 n_classes_of = n_classes  # check_labels' keyword ``n_classes`` shadows the function there

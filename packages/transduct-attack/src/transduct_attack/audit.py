@@ -35,6 +35,7 @@ import torch
 from torch import nn
 
 from robustsuite_common.checks import check_choice, check_images, check_int
+from robustsuite_common.contract import renamed
 from robustsuite_common.intervals import Interval, paired_difference, proportion
 from robustsuite_common.verdict import Check
 
@@ -86,9 +87,10 @@ def not_applicable(reason: str, *, n: int | None = None, evidence: str = "") -> 
                  rule=rule_text("white-box attacks", "a transfer attack"), n=n, evidence=evidence, detail=reason)
 
 
+@renamed(n_resamples="n_boot")
 def gain_check_from(base: np.ndarray, transfer: np.ndarray, adaptive: Mapping[str, np.ndarray], *,
                     base_name: str = "white-box PGD", transfer_name: str = "transfer PGD",
-                    defense: str = "Γ", budget: str = "", confidence: float = 0.95, n_resamples: int = 2000,
+                    defense: str = "Γ", budget: str = "", confidence: float = 0.95, n_boot: int = 2000,
                     seed: int = 0, evidence: str = "") -> Check:
     """The check from per-point outcomes on the same points: ``base`` (the static model robust under every static
     attack), ``transfer`` (Γ right under the transfer attack) and ``adaptive`` (Γ right under each adaptive attack,
@@ -99,7 +101,7 @@ def gain_check_from(base: np.ndarray, transfer: np.ndarray, adaptive: Mapping[st
         raise ValueError("adaptive must hold at least one attack's outcomes")
     strongest = min(outcomes, key=lambda k: float(outcomes[k].mean()))
     a = outcomes[strongest]
-    kw = {"seed": seed, "level": confidence, "n_resamples": n_resamples, "bounds": (-1.0, 1.0)}
+    kw = {"seed": seed, "level": confidence, "n_resamples": n_boot, "bounds": (-1.0, 1.0)}
     g_t, g_a, drop = paired_difference(t, b, **kw), paired_difference(a, b, **kw), paired_difference(t, a, **kw)
     status, why = gain_status(g_t, g_a, drop)
     n = int(b.size)
@@ -113,7 +115,7 @@ def gain_check_from(base: np.ndarray, transfer: np.ndarray, adaptive: Mapping[st
               f"{transfer_name} {acc(t)}; under the adaptive attacks {adaptive_text} (strongest: "
               f"{LABEL.get(strongest, strongest)}). Transfer gain {g_t.estimate:+.3f} [{g_t.low:+.3f}, "
               f"{g_t.high:+.3f}], adaptive drop {drop.estimate:+.3f} [{drop.low:+.3f}, {drop.high:+.3f}]; "
-              f"{confidence:.0%} paired bootstrap intervals ({n_resamples} resamples, seed {seed}), Clopper-Pearson "
+              f"{confidence:.0%} paired bootstrap intervals ({n_boot} resamples, seed {seed}), Clopper-Pearson "
               "for the accuracies." + (f" Budget: {budget}." if budget else ""))
     return Check(id=CHECK_ID, group="lenses", title=TITLE, status=status, rule=rule_text(base_name, transfer_name),
                  statistic=g_a.estimate, interval=g_a.ci, n=n, evidence=evidence,
@@ -122,7 +124,7 @@ def gain_check_from(base: np.ndarray, transfer: np.ndarray, adaptive: Mapping[st
 
 def _gain(model: Any, x: torch.Tensor, y: Any, *, eps: float, T: int = 1, pgd_steps: int = 10,
           n_untargeted: int = 1, n_targeted: int = 1, base_attack: str = "pgd", transfer: str = "pgd",
-          batch_size: int = 128, seed: int = 0, confidence: float = 0.95, n_resamples: int = 2000,
+          batch_size: int = 128, seed: int = 0, confidence: float = 0.95, n_boot: int = 2000,
           progress: bool = False, evidence: str = "", cells: Any = None) -> tuple[Check, DefenseTable | None]:
     """The check and the table of games behind it (``None`` when the lens does not apply); arguments checked
     before any forward pass."""
@@ -135,7 +137,7 @@ def _gain(model: Any, x: torch.Tensor, y: Any, *, eps: float, T: int = 1, pgd_st
     transfer = check_choice("transfer", transfer, TRANSFER_ATTACKS)
     batch_size = check_int("batch_size", batch_size, ge=1)
     seed = check_int("seed", seed, ge=0)
-    n_resamples = check_int("n_resamples", n_resamples, ge=100)
+    n_boot = check_int("n_boot", n_boot, ge=100)
     if isinstance(confidence, bool) or not isinstance(confidence, int | float) or not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     check_labels("y", y, x.shape[0])  # shape and type before any forward pass; the class range below
@@ -179,14 +181,15 @@ def _gain(model: Any, x: torch.Tensor, y: Any, *, eps: float, T: int = 1, pgd_st
                             budget=f"L∞ eps {eps:g}, T = {T}, solver {solver!r}, rounds of {min(batch_size, n)}"
                             + ("; the base faces AutoAttack, Γ PGD-based attacks: part of a gain can be the attacks' "
                                "difference" if base_attack == "autoattack" else ""),
-                            confidence=float(confidence), n_resamples=n_resamples, seed=seed, evidence=evidence)
+                            confidence=float(confidence), n_boot=n_boot, seed=seed, evidence=evidence)
     return check, tab
 
 
+@renamed(n_resamples="n_boot")
 def transductive_gain_check(model: Any, x: torch.Tensor, y: Any, *, eps: float, T: int = 1, pgd_steps: int = 10,
                             n_untargeted: int = 1, n_targeted: int = 1, base_attack: str = "pgd",
                             transfer: str = "pgd", batch_size: int = 128, seed: int = 0, confidence: float = 0.95,
-                            n_resamples: int = 2000, progress: bool = False,
+                            n_boot: int = 2000, progress: bool = False,
                             evidence: str = "transduct_attack.audit.transductive_gain_check") -> Check:
     """The ``transductive-gain`` check (module docstring) of ``model`` on the points ``(x, y)`` (images in [0, 1],
     integer labels) at L∞ budget ``eps``.
@@ -205,4 +208,4 @@ def transductive_gain_check(model: Any, x: torch.Tensor, y: Any, *, eps: float, 
     128, A.3), the attacker's randomness from ``seed``. The models come back as they were; ``x`` is not changed."""
     return _gain(model, x, y, eps=eps, T=T, pgd_steps=pgd_steps, n_untargeted=n_untargeted, n_targeted=n_targeted,
                  base_attack=base_attack, transfer=transfer, batch_size=batch_size, seed=seed,
-                 confidence=confidence, n_resamples=n_resamples, progress=progress, evidence=evidence)[0]
+                 confidence=confidence, n_boot=n_boot, progress=progress, evidence=evidence)[0]

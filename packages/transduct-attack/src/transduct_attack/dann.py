@@ -53,7 +53,8 @@ class DANN(TransductiveDefense):
     name = "DANN"
 
     def __init__(self, train_x: torch.Tensor, train_y: torch.Tensor, *, base_model: nn.Module,
-                 make_network: Callable[[torch.Generator], nn.Module] | None = None, epochs: int = 100,
+                 make_network: Callable[[torch.Generator], DomainAdversarialNet] | None = None,
+                 epochs: int = 100,
                  lr: float = 1e-3, batch_size: int = 128, alpha_max: float = 0.1, optimizer: str = "adam",
                  momentum: float = 0.9, nesterov: bool = True, weight_decay: float = 0.0,
                  lr_milestones: tuple[int, ...] = (), lr_gamma: float = 0.1) -> None:
@@ -79,9 +80,10 @@ class DANN(TransductiveDefense):
             c, h = train_x.shape[1], tuple(train_x.shape[-2:])
             k = int(self.train_y.max()) + 1
 
-            def make_network(g: torch.Generator) -> nn.Module:
+            def default_network(g: torch.Generator) -> DomainAdversarialNet:
                 return build(lambda: DomainAdversarialNet(in_channels=c, n_classes=k, image_size=h), g,
                              device=train_x.device)
+            make_network = default_network
         self.make_network = make_network
 
     @property

@@ -40,17 +40,28 @@ def dent_objective(logits: torch.Tensor) -> torch.Tensor:
     return entropy + (log_s.exp() * log_s).sum()
 
 
+def _running_stats(bn: nn.modules.batchnorm._BatchNorm) -> tuple[torch.Tensor, torch.Tensor]:
+    """The BatchNorm's running mean and variance (DENT normalises with them; a layer without them is refused)."""
+    if bn.running_mean is None or bn.running_var is None:
+        raise ValueError("DENT needs BatchNorm layers that track running statistics (track_running_stats=True)")
+    return bn.running_mean, bn.running_var
+
+
 class _SampleAffineNorm(nn.Module):
     """A frozen BatchNorm (running statistics) followed by per-sample affine parameters (n, C)."""
 
+    running_mean: torch.Tensor
+    running_var: torch.Tensor
+
     def __init__(self, bn: nn.modules.batchnorm._BatchNorm, n: int) -> None:
         super().__init__()
-        self.register_buffer("running_mean", bn.running_mean.detach().clone())
-        self.register_buffer("running_var", bn.running_var.detach().clone())
+        mean, var = _running_stats(bn)
+        self.register_buffer("running_mean", mean.detach().clone())
+        self.register_buffer("running_var", var.detach().clone())
         self.eps = bn.eps
         c = bn.num_features
-        w = bn.weight.detach() if bn.affine else torch.ones(c, device=bn.running_mean.device)
-        b = bn.bias.detach() if bn.affine else torch.zeros(c, device=bn.running_mean.device)
+        w = bn.weight.detach() if bn.affine else torch.ones(c, device=mean.device)
+        b = bn.bias.detach() if bn.affine else torch.zeros(c, device=mean.device)
         self.gamma = nn.Parameter(w.expand(n, c).clone())
         self.beta = nn.Parameter(b.expand(n, c).clone())
 
@@ -139,7 +150,9 @@ class DENT(TransductiveDefense):
                     opt.step()
         for p in model.parameters():
             p.requires_grad_(False)
-        model.position_aware = True  # per-sample affines: only the batch it adapted on (see PGD's MIN gradient)
+        # per-sample affines: only the batch it adapted on (see PGD's MIN gradient); torch's stub types a module's
+        # attributes as Tensor | Module
+        model.position_aware = True  # pyright: ignore[reportArgumentType]
         return Adaptation(model=model.eval())
 
     def affine_change(self, adaptation: Adaptation) -> tuple[float, float]:
@@ -153,8 +166,9 @@ class DENT(TransductiveDefense):
         dg, db, count = 0.0, 0.0, 0
         with torch.no_grad():
             for a, b in zip(adapted, base, strict=True):
-                w = b.weight if b.affine else torch.ones_like(b.running_mean)
-                c = b.bias if b.affine else torch.zeros_like(b.running_mean)
+                mean = _running_stats(b)[0]
+                w = b.weight if b.affine else torch.ones_like(mean)
+                c = b.bias if b.affine else torch.zeros_like(mean)
                 dg += float((a.gamma - w).abs().double().sum())
                 db += float((a.beta - c).abs().double().sum())
                 count += a.gamma.numel()

@@ -11,7 +11,7 @@ Round r (one batch of the test stream):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,10 +102,18 @@ def _generator(seq: np.random.SeedSequence, device: torch.device) -> torch.Gener
     return g
 
 
-def _pooled(values: list[float | None], weights: list[int]) -> float | None:
+def _pooled(values: Sequence[float | None], weights: list[int]) -> float | None:
     if any(v is None for v in values) or not values:
         return None
     return float(np.average(np.asarray(values, dtype=np.float64), weights=np.asarray(weights, dtype=np.float64)))
+
+
+def _pooled_accuracy(values: list[float], weights: list[int]) -> float:
+    """The accuracy over rounds (each round has one), weighted by their points."""
+    pooled = _pooled(values, weights)
+    if pooled is None:
+        raise ValueError("no rounds to pool")
+    return pooled
 
 
 def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: torch.Tensor, *,
@@ -184,7 +192,7 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
         adaptation = defense.adapt(x_adv, state=defender_state, generator=private)
         if defense.stateful:
             defender_state = defense.next_state(adaptation, generator=private)
-        scores.append(score_round(adaptation, x_adv, yb, xb, rejects=defense.rejects, round_index=round_index))
+        scores.append(score_round(adaptation, x_adv, yb, x_clean=xb, rejects=defense.rejects, round_index=round_index))
         if observer is not None:
             observer(RoundRecord(round=round_index, indices=idx, x_clean=xb, x_adv=x_adv, y=yb,
                                  adaptation=adaptation))
@@ -193,7 +201,7 @@ def play_game(attack: Attack, defense: TransductiveDefense, x: torch.Tensor, y: 
     weights = [s.n for s in scores]
     return GameResult(
         attack=attack.name, defense=defense.name, eps=eps, threat_model=threat_model.to_dict(),
-        rounds=tuple(scores), accuracy=float(_pooled([s.accuracy for s in scores], weights)),
+        rounds=tuple(scores), accuracy=_pooled_accuracy([s.accuracy for s in scores], weights),
         error_accepted=_pooled([s.error_accepted for s in scores], weights),
         rejection_rate=_pooled([s.rejection_rate for s in scores], weights),
         selected_rounds=tuple(selected), order=tuple(int(i) for r in rounds for i in r.tolist()),
@@ -220,7 +228,7 @@ def merge_games(games: list[GameResult]) -> GameResult:
     weights = [r.n for r in rounds]
     first = games[0]
     return GameResult(attack=first.attack, defense=first.defense, eps=first.eps, threat_model=first.threat_model,
-                      rounds=tuple(rounds), accuracy=float(_pooled([r.accuracy for r in rounds], weights)),
+                      rounds=tuple(rounds), accuracy=_pooled_accuracy([r.accuracy for r in rounds], weights),
                       error_accepted=_pooled([r.error_accepted for r in rounds], weights),
                       rejection_rate=_pooled([r.rejection_rate for r in rounds], weights),
                       selected_rounds=tuple(selected), order=tuple(order))

@@ -7,10 +7,13 @@ All constructors take a ``torch.Generator`` and never touch the global RNG: modu
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 import torch
 from torch import nn
+
+M = TypeVar("M", bound=nn.Module)
 
 __all__ = [
     "SmallCNN",
@@ -54,9 +57,11 @@ def reset_parameters(module: nn.Module, generator: torch.Generator) -> nn.Module
     return module
 
 
-def _hw(image_size: int | tuple[int, int]) -> tuple[int, int]:
+def _hw(image_size: int | Sequence[int]) -> tuple[int, int]:
     """(H, W) from an int (square) or a pair; the default networks take any H×W."""
-    if isinstance(image_size, int) and not isinstance(image_size, bool):
+    if isinstance(image_size, bool):
+        raise ValueError(f"image_size must be an int or an (H, W) pair, got {image_size!r}")
+    if isinstance(image_size, int):
         h = w = image_size
     else:
         try:
@@ -68,13 +73,13 @@ def _hw(image_size: int | tuple[int, int]) -> tuple[int, int]:
     return h, w
 
 
-def build(factory: Callable[[], nn.Module], generator: torch.Generator,
-          device: torch.device | str = "cpu") -> nn.Module:
+def build(factory: Callable[[], M], generator: torch.Generator, device: torch.device | str = "cpu") -> M:
     """Build ``factory()`` without consuming global randomness, then initialise it from ``generator``."""
     with torch.device("meta"):
         module = factory()
     module = module.to_empty(device=device)
-    return reset_parameters(module, generator)
+    reset_parameters(module, generator)  # in place
+    return module
 
 
 class SmallCNN(nn.Module):
@@ -84,7 +89,7 @@ class SmallCNN(nn.Module):
     search uses, and the BatchNorm affine parameters are what DENT adapts.
     """
 
-    def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | tuple[int, int] = 8,
+    def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | Sequence[int] = 8,
                  width: int = 16, hidden: int = 64, batch_norm: bool = True) -> None:
         super().__init__()
         self.n_classes = n_classes
@@ -173,7 +178,7 @@ class DomainAdversarialNet(nn.Module):
     ``encoder="conv"`` (two conv blocks, A.4's MNIST encoder scaled down) or ``"mlp"`` (one hidden layer).
     """
 
-    def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | tuple[int, int] = 8,
+    def __init__(self, in_channels: int = 1, n_classes: int = 10, image_size: int | Sequence[int] = 8,
                  width: int = 16, hidden: int = 64, encoder: str = "conv") -> None:
         super().__init__()
         self.n_classes = n_classes

@@ -93,7 +93,7 @@ def _random_start(x: torch.Tensor, eps: float, generator: torch.Generator) -> to
     return project(x + (2 * noise - 1) * eps, x, eps=eps, norm="Linf")
 
 
-def _check_models(models: Sequence[nn.Module]) -> list[nn.Module]:
+def _check_models(models: Sequence[nn.Module] | nn.Module) -> list[nn.Module]:
     """The model set, each read as logits (any output form) in eval mode (:class:`LogitsModel`)."""
     if isinstance(models, nn.Module):
         models = [models]
@@ -147,8 +147,10 @@ class PGD:
             if target is None:
                 raise ValueError("loss 'cw-targeted' needs target=")
 
-            def loss_fn(z: torch.Tensor, yt: torch.Tensor) -> torch.Tensor:
+            def targeted(z: torch.Tensor, yt: torch.Tensor) -> torch.Tensor:
                 return _losses.cw_targeted(z, yt[:, 0], yt[:, 1])
+
+            loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor] = targeted
 
             # labels and targets travel together, so a sub-batch (MIN's per-model backward) indexes both
             labels = torch.stack([y, target.to(y.device)], dim=1)
@@ -228,13 +230,13 @@ class PGDEnsemble:
             target = (y + shift) % k
             candidates.append(sub.run(models, x, y, eps=eps, generator=generator, aggregate=aggregate,
                                       steps_scale=steps_scale, loss="cw-targeted", target=target))
-        best, best_val = None, None
-        for cand in candidates:
+        if not candidates:
+            raise ValueError("PGDEnsemble runs no subroutine (n_untargeted = 0 and no targeted run)")
+        best = candidates[0]
+        best_val = ensemble_objective(models, best, y, _losses.max_wrong_probability, aggregate)
+        for cand in candidates[1:]:
             val = ensemble_objective(models, cand, y, _losses.max_wrong_probability, aggregate)
-            if best is None:
-                best, best_val = cand, val
-            else:
-                better = val > best_val
-                best = torch.where(better.view(-1, *([1] * (x.dim() - 1))), cand, best)
-                best_val = torch.where(better, val, best_val)
+            better = val > best_val
+            best = torch.where(better.view(-1, *([1] * (x.dim() - 1))), cand, best)
+            best_val = torch.where(better, val, best_val)
         return best

@@ -52,8 +52,8 @@ class RoundScore:
                    predictions=tuple(int(c) for c in d["predictions"]), accepted=tuple(bool(c) for c in d["accepted"]))
 
 
-def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, x_clean: torch.Tensor | None = None,
-                *, rejects: bool = False, round_index: int = 0) -> RoundScore:
+def score_round(adaptation: Adaptation, x_adv: torch.Tensor, y: torch.Tensor, *,
+                x_clean: torch.Tensor | None = None, rejects: bool = False, round_index: int = 0) -> RoundScore:
     """Score F* = ``adaptation.model`` on (U', y); with ``rejects`` also Eq. 1 (needs ``x_clean``)."""
     from robustsuite_common.checks import check_images
 

@@ -20,7 +20,7 @@ from .threat_model import ThreatModel, TransductiveDefense
 __all__ = ["SeededResult", "repeat_game", "draw_points"]
 
 
-def draw_points(n_total: int, n: int, seed: int, device: torch.device | str = "cpu") -> torch.Tensor:
+def draw_points(n_total: int, *, n: int, seed: int, device: torch.device | str = "cpu") -> torch.Tensor:
     """The ``n`` test indices a seeded run plays (a permutation of ``n_total`` from ``seed``, its first ``n``):
     the draw of :func:`repeat_game` and of the seeded tables (Table 6: each run its own test sequence).
     ``1 <= n <= n_total``, ``seed`` in ``[0, 2**63 - 1]`` and a ``device`` this machine has, else ``ValueError``."""
@@ -74,7 +74,7 @@ def repeat_game(attack: Attack, make_defense: Callable[[int], TransductiveDefens
         raise ValueError("seeds must be a non-empty sequence of ints")
     accs, name, games, drawn = [], "", [], []
     for s in seeds:
-        idx = draw_points(x.shape[0], n, s, x.device)
+        idx = draw_points(x.shape[0], n=n, seed=s, device=x.device)
         defense = make_defense(s)
         res = play_game(attack, defense, x[idx], y[idx], eps=eps, batch_size=batch_size, seed=s,
                         threat_model=threat_model)

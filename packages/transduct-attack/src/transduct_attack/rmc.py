@@ -229,7 +229,8 @@ class RMC(TransductiveDefense):
 
     def _copy(self, state: nn.Module) -> nn.Module:
         model = copy.deepcopy(state).eval()  # never mutate the incoming state
-        model.eval_mode = False  # a private copy: its train/eval mode is this object's
+        # a private copy: its train/eval mode is this object's (torch's stub: attributes are Tensor | Module)
+        model.eval_mode = False  # pyright: ignore[reportArgumentType]
         return model
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:

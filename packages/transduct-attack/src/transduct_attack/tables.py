@@ -1,13 +1,14 @@
-"""The paper's evaluation tables as functions: a defense against a set of attacks, static rows beside it, on the
-same test points, with the referee's per-sample records and the intervals the paper's orderings are read from.
+"""The table protocol every evaluation table of the paper shares: a defense against a set of attacks, static rows
+beside it, on the same test points, with the referee's per-sample records and the intervals the paper's orderings
+are read from.
 
-:func:`defense_table` is the protocol every table shares (Tables 1-4 and 6 of Chen et al., ICLR 2022, §5 and
-appendix A): for each seed, the static model (no transduction) under the static attacks in one batch and Γ under
-every attack in rounds of ``batch_size``, on ``n`` points drawn from the seed (Tables 1, 2, 6: "random runs") or
-on the first ``n`` points (Tables 3, 4: one batch). :func:`rmc_table`, :func:`dann_table`, :func:`tadv_table` and
-:func:`dent_table` build each defense with the paper's recipe (appendix A.2-A.5; every value a keyword, the
-defaults the paper's MNIST ones) and play it; :func:`dent_adaptation` measures how far DENT adapts on the clean
-stream of Table 2, :func:`urejectron_figure` is Figure 1 (URejectron against the threshold τ).
+:func:`defense_table` is that protocol (Tables 1-4 and 6 of Chen et al., ICLR 2022, §5 and appendix A): for each
+seed, the static model (no transduction) under the static attacks in one batch and Γ under every attack in rounds
+of ``batch_size``, on ``n`` points drawn from the seed (Tables 1, 2, 6: "random runs") or on the first ``n`` points
+(Tables 3, 4: one batch). Each defense's recipe (appendix A.2-A.6) lives beside its part of the experiment:
+:func:`~transduct_attack.experiment.rmc.rmc_table`, :func:`~transduct_attack.experiment.retraining.dann_table`,
+:func:`~transduct_attack.experiment.retraining.tadv_table`, :func:`~transduct_attack.experiment.dent.dent_table`
+and :func:`~transduct_attack.experiment.urejectron.urejectron_figure`.
 
 ``cells`` (a mutable mapping, e.g. a ``dict``) memoises the games by ``"{static|defense}-{attack}-s{seed}"``:
 share one mapping between two calls on the same defense and points (Table 1 is the run-seed game of Table 6) and
@@ -24,28 +25,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_choice, check_images, check_int
+from robustsuite_common.checks import check_images, check_int
 from robustsuite_common.intervals import paired_difference, proportion, seed_interval
 
 from ._validate import as_input, check_eps, check_labels, logits_model, n_classes
-from .attacks import AdaptiveAutoAttack, Attack, TransferAutoAttack, TransferPGD
-from .dann import DANN
-from .dent import DENT
+from .attacks import Attack, TransferAutoAttack
 from .game import GameResult, merge_games, play_game
-from .model_space import GMSA, attack_suite
-from .networks import BNCNN, MLP, DomainAdversarialNet, SmallCNN, build
-from .pgd import PGD, PGDEnsemble
 from .repeats import draw_points
-from .rmc import RMC
 from .static import StaticDefense
-from .tadv import TADV
 from .threat_model import ThreatModel, TransductiveDefense
-from .training import train_classifier
-from .urejectron import RejectionCurve, URejectron, rejection_curve
 
-__all__ = ["TableCell", "SeedSummary", "Comparison", "DefenseTable", "defense_table", "rmc_table",
-           "dann_table", "tadv_table", "dent_base_model", "dent_table", "DentAdaptation", "dent_adaptation",
-           "URejectronFigure", "urejectron_figure", "MODEL_SPACE_ATTACKS"]
+__all__ = ["TableCell", "SeedSummary", "Comparison", "DefenseTable", "defense_table", "game_keys", "paired_comparison",
+           "MODEL_SPACE_ATTACKS", "TABLE_ATTACKS"]
 
 #: the attacks that use their knowledge of Γ (the paper's FPA and GMSA), compared against transfer PGD
 MODEL_SPACE_ATTACKS = ("fpa", "gmsa-avg", "gmsa-min")
@@ -231,7 +222,7 @@ class DefenseTable:
                 "seeds": list(self.seeds), "cells": [c.to_dict() for c in self.cells]}
 
 
-def _check_data(model: nn.Module | None, **named: torch.Tensor) -> None:
+def check_data(model: nn.Module | None, **named: torch.Tensor) -> None:
     """Images and labels named as the caller's arguments (``x_train=..., y_train=...``), labels against the
     model's classes; before any work."""
     if model is not None:
@@ -320,14 +311,14 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
         if key not in cells:
             if only is not None and key not in only:
                 return None
-            d = static if role == "static" else gamma(s)
+            d = static if role == "static" and static is not None else gamma(s)
             g = play_game(attacks[a], d, x[idx], y[idx], eps=eps, batch_size=b, seed=game_seed,
                           threat_model=threat_model, progress=progress)
             cells[key] = TableCell(role=role, attack=a, seed=s, game=g, indices=tuple(int(i) for i in idx.tolist()))
         return cells[key]
 
     for s in seeds:
-        idx = draw_points(x.shape[0], n, s, x.device) if draw else torch.arange(n, device=x.device)
+        idx = draw_points(x.shape[0], n=n, seed=s, device=x.device) if draw else torch.arange(n, device=x.device)
         plays = [("static", a, n) for a in static_attacks] if static is not None else []
         for role, a, b in [*plays, *(("defense", a, batch_size) for a in played)]:
             key = f"{role}-{a}-s{s}"
@@ -338,9 +329,10 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
             else:
                 parts = [play(f"{key}-g{j}", role, a, s, idx[start:start + chunk], b, s * 100003 + j)
                          for j, start in enumerate(range(0, n, chunk))]
-                cell = None if any(p is None for p in parts) else TableCell(
-                    role=role, attack=a, seed=s, game=merge_games([p.game for p in parts]),
-                    indices=tuple(i for p in parts for i in p.indices))
+                done = [p for p in parts if p is not None]
+                cell = None if len(done) < len(parts) else TableCell(
+                    role=role, attack=a, seed=s, game=merge_games([p.game for p in done]),
+                    indices=tuple(i for p in done for i in p.indices))
             if cell is None:
                 continue
             out.append(cell)
@@ -365,293 +357,18 @@ def game_keys(*, seeds: Sequence[int], n: int, static_attacks: Sequence[str] = (
     return keys
 
 
-def _select(suite: Mapping[str, Attack], keys: Sequence[str]) -> None:
+def check_selected(suite: Mapping[str, Attack], keys: Sequence[str]) -> None:
     unknown = [k for k in keys if k not in suite]
     if unknown or not keys:
         raise ValueError(f"attacks: unknown {unknown} or none; choose from {list(suite)}")
 
 
-_TABLE_ATTACKS = ("none", "pgd", *MODEL_SPACE_ATTACKS)
+#: the rows of Γ in Tables 1, 3 and 4: clean, transfer PGD and the model-space attacks
+TABLE_ATTACKS = ("none", "pgd", *MODEL_SPACE_ATTACKS)
 
 
-def _with_static(suite: dict[str, Attack], static_attacks: Sequence[str]) -> dict[str, Attack]:
+def with_static(suite: dict[str, Attack], static_attacks: Sequence[str]) -> dict[str, Attack]:
     """``suite`` plus standard AutoAttack under the key "autoattack" when a static row asks for it."""
     if "autoattack" in static_attacks and "autoattack" not in suite:
         suite = {**suite, "autoattack": TransferAutoAttack()}
     return suite
-
-
-def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
-              y_test: torch.Tensor, *, eps: float = 0.3, n: int = 1000, batch_size: int = 1, k: int = 1024,
-              lr: float = 2e-4, epochs: int = 100, patience: int = 5, aug_step_size: float | None = None,
-              aug_steps: int | None = None, adv_copies: int = 1, calibration_points: int = 0, T: int = 9,
-              pgd_steps: int = 100, seeds: Sequence[int] = (0,), attacks: Sequence[str] = _TABLE_ATTACKS,
-              static_attacks: Sequence[str] = ("none", "pgd"), points_per_game: int | None = None,
-              rmc_options: Mapping[str, Any] | None = None, prepare: Callable[[RMC, int], None] | None = None,
-              only: Collection[str] | None = None,
-              progress: bool = False, cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
-    """Tables 1 and 6: RMC (A.2) over ``model`` with D = (x_train, y_train) and D' = D ∪ PGD(D) (PGD
-    ``pgd_steps`` steps at ``eps``, ``aug_step_size`` None: 2.5·eps/steps, the paper 0.01), fine-tuned with
-    Adam at ``lr`` for at most ``epochs`` epochs (``patience``) on the K = ``k`` nearest neighbours, built once
-    per seed; ``n`` points drawn per seed in rounds of ``batch_size`` (the paper: 1), the stateful non-leaking
-    game, FPA/GMSA with ``T`` iterations; Γ's rows: ``attacks`` (Table 6: none, GMSA-AVG, GMSA-MIN).
-    ``calibration_points`` > 0 first warms RMC up on that many clean points that follow the seed's draw in its
-    permutation (never scored, :meth:`RMC.warm_up`). ``rmc_options`` go to :class:`RMC` (the authors' recipe:
-    ``{"val_split": "nearest", "stop_rule": "authors", "train_batchnorm": True, "calibration_k": 1024}``).
-    ``prepare(rmc, seed)`` runs on each RMC built (e.g. to load a checkpointed D' with :meth:`RMC.set_augmented`).
-    ``points_per_game`` splits each seed's points into independent games of that many points (each from the
-    initial state; a unit of work each). Static rows: ``model`` under ``static_attacks`` ("pgd": white-box PGD,
-    "autoattack": standard AutoAttack). Defaults: the paper's MNIST values (eps 0.3, K 1024, lr 2e-4, 100
-    epochs, patience 5, T 9, PGD 100 steps)."""
-    _check_data(model, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
-    n = check_int("n", n, ge=1)
-    calibration_points = check_int("calibration_points", calibration_points, ge=0)
-    if n + calibration_points > x_test.shape[0]:
-        raise ValueError(f"n + calibration_points must be at most {x_test.shape[0]}, got {n + calibration_points}")
-    suite = _with_static(attack_suite(steps=pgd_steps, T=T), static_attacks)
-    _select(suite, attacks)
-    options = dict(rmc_options or {})
-
-    def make(s: int) -> RMC:
-        rmc = RMC(model, x_train, y_train, k=k, aug_eps=eps, aug_steps=pgd_steps if aug_steps is None else aug_steps,
-                  aug_step_size=aug_step_size, adv_copies=adv_copies, lr=lr, max_epochs=epochs, patience=patience,
-                  seed=s, **options)
-        if prepare is not None:
-            prepare(rmc, s)
-        if calibration_points > 0:  # clean points outside the seed's draw (same permutation), never scored
-            perm = torch.randperm(x_test.shape[0], generator=torch.Generator().manual_seed(s))
-            rmc.warm_up(x_test[perm[n:n + calibration_points].to(x_test.device)], batch_size=batch_size, seed=s)
-        return rmc
-
-    return defense_table(make, suite, x_test, y_test, eps=eps, n=n, batch_size=batch_size, seeds=seeds, draw=True,
-                         static_model=model, static_attacks=static_attacks, defense_attacks=attacks,
-                         points_per_game=points_per_game, only=only, progress=progress, cells=cells)
-
-
-def dann_table(base_model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
-               y_test: torch.Tensor, *, eps: float = 0.3, n: int = 10_000, epochs: int = 100, lr: float = 1e-3,
-               alpha_max: float = 0.1, width: int = 16, T: int = 9, pgd_steps: int = 100, seed: int = 0,
-               static_attacks: Sequence[str] = ("none", "pgd"), progress: bool = False,
-               cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
-    """Table 3: DANN (A.4) trained from scratch on D = (x_train, y_train) and the perturbed batch, a
-    :class:`~transduct_attack.networks.DomainAdversarialNet` of ``width`` (Adam ``lr``, ``epochs``, α_max),
-    ``base_model`` the standard model (transfer target, F^(0)); the first ``n`` test points in one batch;
-    static rows: ``base_model``. Defaults: the paper's MNIST values (10,000 points, 100 epochs, α_max 0.1)."""
-    _check_data(base_model, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
-    c, hw, kk = x_train.shape[1], tuple(x_train.shape[-2:]), int(y_train.max()) + 1
-    dann = DANN(x_train, y_train, base_model=base_model, epochs=epochs, lr=lr, alpha_max=alpha_max,
-                make_network=lambda g: build(lambda: DomainAdversarialNet(
-                    in_channels=c, n_classes=kk, image_size=hw, width=width), g, device=x_train.device))
-    return defense_table(dann, _with_static(attack_suite(steps=pgd_steps, T=T), static_attacks), x_test, y_test,
-                         eps=eps, n=n, batch_size=n, seeds=(seed,), draw=False, static_model=base_model,
-                         static_attacks=static_attacks, defense_attacks=_TABLE_ATTACKS, progress=progress,
-                         cells=cells)
-
-
-def tadv_table(x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor, y_test: torch.Tensor, *,
-               eps: float = 0.3, n: int = 10_000, epochs: int = 100, adv_steps: int = 40, hidden: int = 64,
-               T: int = 9, pgd_steps: int = 100, seed: int = 0, static_attacks: Sequence[str] = ("none", "pgd"),
-               progress: bool = False, cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
-    """Table 4: TADV (A.5) against static adversarial training of the same architecture, an
-    :class:`~transduct_attack.networks.MLP` of ``hidden`` units: the static baseline is trained on D with TADV's
-    own recipe (``epochs``, PGD ``adv_steps`` at ``eps``, 50 % clean) from ``seed``, TADV retrains it from scratch
-    on each batch; the first ``n`` test points in one batch. Defaults: the paper's MNIST values (eps 0.3, 100
-    epochs, PGD 40 steps, T 9)."""
-    _check_data(None, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
-    hidden, kk = check_int("hidden", hidden, ge=1), int(y_train.max()) + 1
-    features = int(x_train[0].numel())
-
-    def make_mlp(g: torch.Generator) -> nn.Module:
-        return build(lambda: MLP(in_features=features, n_classes=kk, hidden=hidden), g, device=x_train.device)
-
-    gen = torch.Generator().manual_seed(int(seed))
-    static_at = train_classifier(make_mlp(gen), x_train, y_train, epochs=epochs, generator=gen,
-                                 adversarial_eps=eps, adv_steps=adv_steps)
-    tadv = TADV(x_train, y_train, base_model=static_at, eps=eps, epochs=epochs, adv_steps=adv_steps,
-                make_model=make_mlp)
-    return defense_table(tadv, _with_static(attack_suite(steps=pgd_steps, T=T), static_attacks), x_test, y_test,
-                         eps=eps, n=n, batch_size=n, seeds=(seed,), draw=False, static_model=static_at,
-                         static_attacks=static_attacks, defense_attacks=_TABLE_ATTACKS, progress=progress,
-                         cells=cells)
-
-
-def dent_base_model(x_train: torch.Tensor, y_train: torch.Tensor, *, eps: float, epochs: int, adv_steps: int = 40,
-                    seed: int = 0, architecture: str = "small-cnn", width: int = 16) -> nn.Module:
-    """The adversarially trained BatchNorm CNN that DENT adapts in the Table 2 analogue (the paper uses
-    RobustBench's CIFAR-10 AT models): ``architecture="small-cnn"`` (a
-    :class:`~transduct_attack.networks.SmallCNN`, BatchNorm after its two convolutions) or ``"bn-every-conv"``
-    (a :class:`~transduct_attack.networks.BNCNN`: six convolutions, BatchNorm after each), trained from ``seed`` on
-    (x_train, y_train) with 50 % clean / 50 % PGD (``adv_steps`` steps at ``eps``)."""
-    _check_data(None, x_train=x_train, y_train=y_train)
-    check_choice("architecture", architecture, ("small-cnn", "bn-every-conv"))
-    gen = torch.Generator().manual_seed(int(seed))
-    c, k = x_train.shape[1], int(y_train.max()) + 1
-    if architecture == "bn-every-conv":
-        net = build(lambda: BNCNN(in_channels=c, n_classes=k, width=check_int("width", width, ge=1)), gen,
-                    device=x_train.device)
-    else:
-        net = build(lambda: SmallCNN(in_channels=c, n_classes=k, image_size=tuple(x_train.shape[-2:])), gen,
-                    device=x_train.device)
-    return train_classifier(net, x_train, y_train, epochs=epochs, generator=gen, adversarial_eps=eps,
-                            adv_steps=adv_steps)
-
-
-def dent_table(base_model: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor, *, eps: float = 8 / 255,
-               n: int = 1000, batch_size: int = 128, T: int = 9, pgd_steps: int = 100, n_untargeted: int = 5,
-               n_targeted: int | None = None, aa_attacks: Sequence[str] | None = None, aa_iterations: int | None = None,
-               aa_restarts: int | None = None, static_autoattack: bool = False, seed: int = 0,
-               progress: bool = False, cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
-    """Table 2: DENT (A.3; the authors' AdaMod settings, :class:`DENT`'s defaults) over ``base_model``, ``n``
-    points drawn from ``seed`` in batches of ``batch_size``; transfer PGD, FPA and GMSA solved by A.3's
-    :class:`PGDEnsemble` (``n_untargeted`` untargeted + ``n_targeted`` targeted CW runs of ``pgd_steps``;
-    None: every other class). ``aa_attacks`` (e.g. ``["apgd-ce"]``, or ``[]`` for standard AutoAttack; extra
-    ``autoattack``) adds the AA rows:
-    static white-box AA, transfer AA and DENT-AA (:class:`AdaptiveAutoAttack`), with ``aa_iterations`` /
-    ``aa_restarts`` (None: AutoAttack's own). ``static_autoattack`` adds the static model under standard
-    AutoAttack (its robust accuracy as the field reports it). Defaults: the paper's CIFAR-10 values (8/255, 1000
-    points, batches of 128, 5 + 9 subroutines, T 9)."""
-    _check_data(base_model, x_test=x_test, y_test=y_test)
-    solver = PGDEnsemble(steps=pgd_steps, n_untargeted=n_untargeted, n_targeted=n_targeted)
-    attacks = attack_suite(T=T, solver=solver)
-    static = ["none", "pgd"]
-    if aa_attacks is not None:
-        budget = {"n_iter": aa_iterations, "n_restarts": aa_restarts}
-        kind = {"version": "custom", "attacks": list(aa_attacks)} if aa_attacks else {"version": "standard"}
-        attacks["aa"] = TransferAutoAttack(**kind, **budget)
-        attacks["dent-aa"] = AdaptiveAutoAttack(**kind, **budget)
-        static.append("aa")
-    if static_autoattack:
-        static.append("autoattack")
-        attacks = _with_static(attacks, static)
-    played = [a for a in attacks if a != "autoattack"]
-    return defense_table(DENT(base_model), attacks, x_test, y_test, eps=eps, n=n, batch_size=batch_size,
-                         seeds=(seed,), draw=True, static_model=base_model, static_attacks=static,
-                         defense_attacks=played, progress=progress, cells=cells)
-
-
-@dataclass(frozen=True)
-class DentAdaptation:
-    """How far DENT adapts on the clean stream of a :func:`dent_table`, per batch: mean \\|Δγ\\|, \\|Δβ\\| of the
-    per-sample BatchNorm affines against the base model's (:meth:`DENT.affine_change`), clean accuracy of the
-    static model and of DENT, and the clean predictions DENT changes (``changed`` of ``n``, Clopper-Pearson)."""
-
-    batch_size: int
-    gamma_change: tuple[float, ...]
-    beta_change: tuple[float, ...]
-    static_accuracy: tuple[float, ...]
-    dent_accuracy: tuple[float, ...]
-    changed: tuple[int, ...]
-    sizes: tuple[int, ...]
-
-    @property
-    def mean_gamma_change(self) -> float:
-        return float(np.mean(self.gamma_change))
-
-    @property
-    def mean_beta_change(self) -> float:
-        return float(np.mean(self.beta_change))
-
-    @property
-    def n_changed(self) -> int:
-        return int(sum(self.changed))
-
-    @property
-    def n(self) -> int:
-        return int(sum(self.sizes))
-
-    @property
-    def changed_ci(self) -> tuple[float, float]:
-        return proportion(self.n_changed, self.n).ci
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"batch_size": self.batch_size, "gamma_change": list(self.gamma_change),
-                "beta_change": list(self.beta_change), "static_accuracy": list(self.static_accuracy),
-                "dent_accuracy": list(self.dent_accuracy), "changed": list(self.changed), "sizes": list(self.sizes),
-                "mean_gamma_change": self.mean_gamma_change, "mean_beta_change": self.mean_beta_change,
-                "n_changed": self.n_changed, "n": self.n, "changed_ci": list(self.changed_ci)}
-
-
-def dent_adaptation(dent: DENT, table: DefenseTable, x_test: torch.Tensor, *, generator_seed: int = 0) -> DentAdaptation:
-    """DENT adapts (Table 2's premise): on each clean batch of ``table``'s stream, the affine shift of
-    :meth:`DENT.adapt` (its generator from ``generator_seed``; DENT's adaptation draws no randomness) and the
-    clean predictions it changes against the static model (``table``'s "static"/"none" and "defense"/"none")."""
-    if not isinstance(dent, DENT):
-        raise TypeError(f"dent must be a DENT, got {type(dent).__name__}")
-    if not isinstance(table, DefenseTable):
-        raise TypeError(f"table must be a DefenseTable, got {type(table).__name__}")
-    check_images("x_test", x_test)
-    x_test = as_input(dent.base_model, x_test)
-    static, adapted = table.cell("static", "none"), table.cell("defense", "none")
-    changed = static.game.predictions != adapted.game.predictions
-    ok_s, ok_d = static.game.correct, adapted.game.correct
-    idx = torch.as_tensor(adapted.indices, dtype=torch.int64, device=x_test.device)
-    cols: dict[str, list] = {k: [] for k in ("g", "b", "s", "d", "c", "m")}
-    for start in range(0, table.n, table.batch_size):
-        sl = slice(start, min(start + table.batch_size, table.n))
-        g, b = dent.affine_change(dent.adapt(x_test[idx[sl]], state=None,
-                                             generator=torch.Generator().manual_seed(int(generator_seed))))
-        for key, v in zip("gbsdcm", (g, b, float(ok_s[sl].mean()), float(ok_d[sl].mean()), int(changed[sl].sum()),
-                                     len(changed[sl])), strict=True):
-            cols[key].append(v)
-    return DentAdaptation(batch_size=table.batch_size, gamma_change=tuple(cols["g"]), beta_change=tuple(cols["b"]),
-                          static_accuracy=tuple(cols["s"]), dent_accuracy=tuple(cols["d"]),
-                          changed=tuple(cols["c"]), sizes=tuple(cols["m"]))
-
-
-@dataclass(frozen=True)
-class URejectronFigure:
-    """Figure 1: one :class:`RejectionCurve` per attack ("pgd": transfer, "gmsa-avg"), and the readings at the
-    threshold of ``thresholds`` nearest ``tau``."""
-
-    tau: float
-    curves: tuple[RejectionCurve, ...]
-    names: tuple[str, ...]
-
-    @property
-    def tau_index(self) -> int:
-        taus = list(self.curves[0].thresholds)
-        return taus.index(min(taus, key=lambda t: abs(t - self.tau)))
-
-    def curve(self, name: str) -> RejectionCurve:
-        return self.curves[self.names.index(name)]
-
-    def compare(self, attack: str = "gmsa-avg", reference: str = "pgd", *, boot_seed: int = 0) -> Comparison:
-        """Error on accepted perturbed points at τ under ``attack`` against ``reference``, on the same points,
-        read as the defended share 1 − error (a point counts as defended when it is classified correctly or
-        rejected): paired bootstrap; "below" means ``attack`` leaves fewer points defended (a higher error)."""
-        i, a, r = self.tau_index, self.curve(attack), self.curve(reference)
-        tau = a.thresholds[i]
-        return paired_comparison(attack, 1.0 - a.errors_at(tau), reference, 1.0 - r.errors_at(tau),
-                                 seed=boot_seed)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"tau": self.tau, "tau_index": self.tau_index,
-                "curves": {k: c.to_dict() for k, c in zip(self.names, self.curves, strict=True)}}
-
-
-def urejectron_figure(classifier: nn.Module, x_train: torch.Tensor, x_test: torch.Tensor, y_test: torch.Tensor, *,
-                      eps: float = 0.3, n: int = 1000, epochs: int = 10,
-                      thresholds: Sequence[float] = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95),
-                      tau: float = 0.5, T: int = 9, pgd_steps: int = 100, seed: int = 0,
-                      curves: MutableMapping[str, RejectionCurve] | None = None) -> URejectronFigure:
-    """Figure 1: URejectron (A.6; discriminator trained ``epochs`` epochs between D = ``x_train`` and the
-    perturbed batch, threshold ``tau``) over ``classifier``, the first ``n`` test points in one batch, under
-    transfer PGD and GMSA-AVG (``T``, PGD ``pgd_steps``), swept over ``thresholds``
-    (:func:`rejection_curve`). ``curves`` memoises the two curves by attack key."""
-    _check_data(classifier, x_train=x_train, x_test=x_test, y_test=y_test)
-    if not 0.0 < float(tau) < 1.0 or isinstance(tau, bool):
-        raise ValueError(f"tau must be in (0, 1), got {tau!r}")
-    n = check_int("n", n, ge=1)
-    if n > x_test.shape[0]:
-        raise ValueError(f"n must be at most the number of test points ({x_test.shape[0]}), got {n}")
-    taus = [float(t) for t in thresholds]
-    if not taus or not all(0.0 < t < 1.0 for t in taus):
-        raise ValueError(f"thresholds must be a non-empty sequence of values in (0, 1), got {thresholds!r}")
-    curves = {} if curves is None else curves
-    urej = URejectron(classifier, x_train, epochs=epochs, threshold=float(tau))
-    attacks = {"pgd": TransferPGD(solver=PGD(steps=pgd_steps)), "gmsa-avg": GMSA(mode="avg", T=T,
-                                                                                 solver=PGD(steps=pgd_steps))}
-    for name, attack in attacks.items():
-        if name not in curves:
-            curves[name] = rejection_curve(attack, urej, x_test[:n], y_test[:n], eps=eps, thresholds=taus, seed=seed)
-    return URejectronFigure(tau=float(tau), curves=tuple(curves[k] for k in attacks), names=tuple(attacks))

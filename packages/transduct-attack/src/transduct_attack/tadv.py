@@ -58,8 +58,9 @@ class TADV(TransductiveDefense):
             c, h = train_x.shape[1], tuple(train_x.shape[-2:])
             k = int(self.train_y.max()) + 1
 
-            def make_model(g: torch.Generator) -> nn.Module:
+            def default_model(g: torch.Generator) -> nn.Module:
                 return build(lambda: SmallCNN(in_channels=c, n_classes=k, image_size=h), g, device=train_x.device)
+            make_model = default_model
         self.make_model = make_model
 
     @property

@@ -53,7 +53,7 @@ class Adaptation:
         check_model("model", self.model)
         if not isinstance(self.model, LogitsModel):  # any output form read as logits
             wrapped = LogitsModel(self.model)
-            wrapped.position_aware = getattr(self.model, "position_aware", False)
+            wrapped.position_aware = getattr(self.model, "position_aware", False)  # pyright: ignore[reportArgumentType]
             object.__setattr__(self, "model", wrapped)
 
     def predict(self, x: torch.Tensor) -> torch.Tensor:

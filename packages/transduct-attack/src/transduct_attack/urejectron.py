@@ -19,6 +19,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from robustsuite_common.checks import check_images, check_int
+from robustsuite_common.contract import renamed
 
 from ._validate import check_generator, check_positive, logits_model
 from .networks import SmallCNN, build
@@ -28,7 +29,7 @@ __all__ = ["URejectron", "RejectionCurve", "rejection_curve"]
 
 
 class URejectron(TransductiveDefense):
-    """URejectron as a stateless, rejecting Γ over a fixed ``classifier``.
+    """URejectron as a stateless, rejecting Γ over a fixed classifier ``model`` (F).
 
     ``make_discriminator(generator)`` builds h (two logits; default a :class:`SmallCNN` without
     BatchNorm). Minibatches are balanced between D and x̃ (x̃ is resampled with replacement), as the
@@ -40,10 +41,11 @@ class URejectron(TransductiveDefense):
     rejects = True
     name = "URejectron"
 
-    def __init__(self, classifier: nn.Module, train_x: torch.Tensor, *,
+    @renamed(classifier="model")
+    def __init__(self, model: nn.Module, train_x: torch.Tensor, *,
                  make_discriminator: Callable[[torch.Generator], nn.Module] | None = None, epochs: int = 10,
                  lr: float = 1e-3, batch_size: int = 128, threshold: float = 0.5) -> None:
-        classifier = logits_model("classifier", classifier)
+        model = logits_model("model", model)
         check_images("train_x", train_x)
         self.train_x = train_x
         self.epochs = check_int("epochs", epochs, ge=1)
@@ -52,13 +54,14 @@ class URejectron(TransductiveDefense):
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
         self.threshold = float(threshold)
-        self._classifier = classifier
+        self._classifier = model
         if make_discriminator is None:
             c, h = train_x.shape[1], tuple(train_x.shape[-2:])
 
-            def make_discriminator(g: torch.Generator) -> nn.Module:
+            def default_discriminator(g: torch.Generator) -> nn.Module:
                 return build(lambda: SmallCNN(in_channels=c, n_classes=2, image_size=h, batch_norm=False), g,
                              device=train_x.device)
+            make_discriminator = default_discriminator
         self.make_discriminator = make_discriminator
 
     @property

@@ -5,7 +5,6 @@ A runner module sets ``EXPERIMENT`` (the import path of ``<pkg>.experiment``) an
 umbrella must resolve, and nothing of the method::
 
     NAME = "certcal"
-    TITLE = "Certified calibration ..."
     PAPER = "004"
     EXPERIMENT = "certcal.experiment"
 
@@ -17,6 +16,7 @@ umbrella must resolve, and nothing of the method::
     def inputs(ctx, specs: Inputs, config):      # -> (models, data) as <pkg>.experiment.run takes them
         ...
 
+The section's title is the experiment's ``Result.title`` (a runner module may set ``TITLE`` instead).
 A method's table in a run config holds the ``Inputs`` fields at its top level, ``preset`` (the package's named
 preset the experiment's config starts from, default ``"demo"``) and a ``config`` sub-table of overrides that
 the package's typed ``Config`` validates at planning time. ``Inputs`` may declare default ``targets`` (pairs of
@@ -78,18 +78,25 @@ class ExperimentRunner:
     LOGS_SAMPLES = True
 
     def __init__(self, module: ModuleType) -> None:
-        for attr in ("NAME", "TITLE", "EXPERIMENT", "Inputs", "inputs"):
+        for attr in ("NAME", "EXPERIMENT", "Inputs", "inputs"):
             if not hasattr(module, attr):
                 raise ImportError(f"runner module {module.__name__} sets EXPERIMENT but lacks {attr}")
         self.module = module
         self.__name__ = module.__name__
-        self.NAME, self.TITLE = module.NAME, module.TITLE
+        self.NAME = module.NAME
         self.PAPER = getattr(module, "PAPER", None)
         self.PACKAGES = getattr(module, "PACKAGES", (module.EXPERIMENT.split(".")[0].replace("_", "-"),))
 
     @functools.cached_property
     def experiment(self) -> ModuleType:
         return importlib.import_module(self.module.EXPERIMENT)
+
+    @functools.cached_property
+    def TITLE(self) -> str:  # noqa: N802 - the runner interface's name
+        """The runner module's ``TITLE`` if it sets one, else the experiment's own (``Result.title``), read when
+        first asked for (importing the experiment then, not at discovery)."""
+        title = getattr(self.module, "TITLE", None)
+        return str(title) if title is not None else str(self.experiment.Result.title)
 
     @property
     def SEEDED(self) -> bool:  # noqa: N802 - the runner interface's name

@@ -1,17 +1,15 @@
 """transduct-attack section: transductive defenses under transfer and model-space attacks (paper 003).
 
 Declarative: ``transduct_attack.experiment`` plays the paper's Tables 1, 2, 3, 4, 6 and Figure 1 (its typed
-``Config``, presets, checkpoints, records and figures); this module only names and resolves the inputs.
+``Config``, presets, checkpoints, records and figures, its title, and the label names its ``Data`` takes from the
+dataset); this module only names and resolves the inputs.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from robustsuite_common.config import Str, config, param
 
 NAME = "transduct_attack"
-TITLE = "Transductive defenses under adaptive attacks (RMC, DENT, DANN, TADV, URejectron vs FPA/GMSA)"
 PAPER = "003"
 EXPERIMENT = "transduct_attack.experiment"
 
@@ -28,11 +26,5 @@ class Inputs:
 def inputs(ctx, specs: Inputs, config):
     from transduct_attack.experiment import Data, Models
 
-    ds = ctx.dataset(specs.dataset)
-    names = tuple(ds.classes) if getattr(ds, "classes", None) else None
-
-    def named(split):
-        return split if split.label_names is not None or names is None else replace(split, label_names=names)
-
     models = Models(standard=ctx.model(specs.model), adversarial=ctx.model(specs.at_model))
-    return models, Data(train=named(ds.train), test=named(ds.test), name=specs.dataset)
+    return models, Data.from_dataset(ctx.dataset(specs.dataset), name=specs.dataset)

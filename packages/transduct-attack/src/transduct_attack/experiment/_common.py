@@ -6,12 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator, MutableMapping
-from importlib import resources
 from typing import Any
 
 import numpy as np
 import torch
 
+from robustsuite_common import contract
 from robustsuite_common.experiment import Metric, Store, Table
 from robustsuite_common.intervals import Interval
 
@@ -27,9 +27,9 @@ BOUNDS = {"accuracy": (0.0, 1.0)}
 
 
 def paper_values() -> dict[str, Any]:
-    """The paper's reference values (``paper_values.json`` beside this module), as fractions."""
-    text = resources.files(__package__).joinpath("paper_values.json").read_text(encoding="utf-8")
-    return {k: v for k, v in json.loads(text).items() if not k.startswith("_")}
+    """The paper's reference values (``paper.json`` beside this module), as fractions (``_source`` says where
+    each comes from)."""
+    return contract.paper_values("transduct_attack.experiment")
 
 
 def fingerprint(*tensors: torch.Tensor | torch.nn.Module) -> str:

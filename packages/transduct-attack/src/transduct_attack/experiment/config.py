@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Literal
 
 from robustsuite_common.config import Bool, Float, Int, config, param
+from robustsuite_common.contract import choose_preset
 
 __all__ = ["TABLES", "DEMO_V1", "ThreatConfig", "AttackConfig", "RobustnessConfig", "RMCConfig", "DENTConfig", "DANNConfig",
            "TADVConfig", "URejectronConfig", "AuditConfig", "Config", "PRESETS", "preset"]
@@ -295,6 +296,4 @@ PRESETS: dict[str, Config] = {"demo": DEMO, "paper": PAPER, "paper-cpu": PAPER_C
 
 def preset(name: str) -> Config:
     """The named preset (``ValueError`` listing the names)."""
-    if name not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
-    return PRESETS[name]
+    return choose_preset(PRESETS, name)

@@ -44,7 +44,7 @@ def audit(out: Out, cfg, models, xte, yte, *, store, progress, fp) -> tuple[Chec
     base_attack = a.base_attack
     model = models.adversarial
     defense = DENT(model)  # a.adaptive == "dent": A.3's settings (AdaMod, 6 steps, lr 0.006)
-    idx = draw_points(xte.shape[0], a.points, seed, xte.device)
+    idx = draw_points(xte.shape[0], n=a.points, seed=seed, device=xte.device)
     memo = StoreCells(store, f"audit-{config_hash(a, cfg.threat.eps, cfg.attack.pgd_steps, fp, seed, base_attack)}",
                       T.TableCell.from_dict)
     check, tab = _gain(defense, xte[idx], yte[idx], eps=cfg.threat.eps, T=a.T, pgd_steps=cfg.attack.pgd_steps,

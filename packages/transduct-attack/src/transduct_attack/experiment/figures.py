@@ -1,11 +1,30 @@
-"""The experiment's figures, drawn from a result's tables only (matplotlib, imported here)."""
+"""The experiment's figures (:func:`figures`), drawn from a result's tables only (matplotlib, imported here)."""
 
 from __future__ import annotations
 
-from robustsuite_common.experiment import ExperimentResult, Figure
+from robustsuite_common.experiment import ExperimentResult, Figure, Scalar
 from robustsuite_common.extras import optional_import
 
 from ._common import ATTACKS, LABEL
+
+__all__ = ["figures", "bars", "urejectron_curves"]
+
+
+def figures(result: ExperimentResult) -> list[Figure]:
+    """The section's figures, drawn from ``result`` alone: robust accuracy of each defense under transfer PGD,
+    FPA, GMSA-AVG and GMSA-MIN (bars), and URejectron against τ (Figure 1)."""
+    out = []
+    fig = bars(result)
+    if fig is not None:
+        out.append(fig)
+    if "urejectron" in result.tables:
+        out.append(urejectron_curves(result))
+    return out
+
+
+def _num(value: Scalar) -> float:
+    """A table cell as a number to draw (a missing value is not drawn)."""
+    return float("nan") if value is None else float(value)
 
 
 def _pyplot():
@@ -26,7 +45,7 @@ def bars(result: ExperimentResult) -> Figure | None:
             continue
         for row in result.tables[name].records():
             if row["attack"] in wanted and not str(row["defense"]).startswith("static"):
-                heights.setdefault(str(row["defense"]), {})[str(row["attack"])] = float(row["accuracy"])
+                heights.setdefault(str(row["defense"]), {})[str(row["attack"])] = _num(row["accuracy"])
     if not heights:
         return None
     import numpy as np
@@ -55,11 +74,11 @@ def urejectron_curves(result: ExperimentResult) -> Figure:
     fig, ax = plt.subplots(figsize=(6.5, 3.2))
     for attack, color in zip(dict.fromkeys(r["attack"] for r in rows), ("tab:blue", "tab:red"), strict=False):
         rs = [r for r in rows if r["attack"] == attack]
-        t = [r["tau"] for r in rs]
-        ax.plot(t, [r["error_accepted"] for r in rs], "-o", color=color, ms=3, label=f"error, {attack}")
-        ax.fill_between(t, [r["error_accepted_ci_low"] for r in rs], [r["error_accepted_ci_high"] for r in rs],
-                        color=color, alpha=0.15)
-        ax.plot(t, [r["rejection_rate"] for r in rs], "--", color=color, label=f"rejection, {attack}")
+        t = [_num(r["tau"]) for r in rs]
+        ax.plot(t, [_num(r["error_accepted"]) for r in rs], "-o", color=color, ms=3, label=f"error, {attack}")
+        ax.fill_between(t, [_num(r["error_accepted_ci_low"]) for r in rs],
+                        [_num(r["error_accepted_ci_high"]) for r in rs], color=color, alpha=0.15)
+        ax.plot(t, [_num(r["rejection_rate"]) for r in rs], "--", color=color, label=f"rejection, {attack}")
     ax.set_xlabel("threshold τ (accept if P(test | x) < τ)")
     ax.set_ylim(0, 1)
     ax.legend(fontsize=7)

@@ -1,12 +1,34 @@
-"""Tables 1 and 6: RMC over the standard and the adversarially trained base (A.2)."""
+"""RMC (appendix A.2) in the paper's evaluation: the recipe (:class:`RMCTableConfig`, :func:`rmc_table`, Tables 1
+and 6 on the caller's data) and the experiment's Tables 1 and 6 over the standard and the adversarially trained
+base, with their checkpoints and shards."""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable, Collection, Mapping, MutableMapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+import torch
+from torch import nn
+
+from robustsuite_common.checks import check_int
 from robustsuite_common.config import config_hash
 from robustsuite_common.experiment import TORCH, Metric, cached
 from robustsuite_common.intervals import Interval
 
-from ..tables import TableCell, rmc_table
+from ..model_space import attack_suite
+from ..rmc import RMC
+from ..tables import (
+    TABLE_ATTACKS,
+    DefenseTable,
+    TableCell,
+    check_data,
+    check_selected,
+    defense_table,
+    game_keys,
+    with_static,
+)
 from ._common import (
     ATTACKS,
     COLUMNS,
@@ -24,6 +46,98 @@ from ._common import (
     static_checks,
 )
 
+__all__ = ["RMCTableConfig", "rmc_table", "rmc_tables", "table_config", "rmc_games", "rmc_shard", "rmc_key"]
+
+
+@dataclass(frozen=True)
+class RMCTableConfig:
+    """The recipe of Tables 1 and 6 (A.2; defaults: the paper's MNIST values): RMC fine-tuned with Adam at ``lr``
+    for at most ``epochs`` epochs (``patience``) on the K = ``k`` nearest neighbours of D' = D ∪ PGD(D) (PGD
+    ``aug_steps`` steps, None: ``pgd_steps``, of ``aug_step_size``, None: 2.5·eps/steps, the paper 0.01, at ``eps``;
+    ``adv_copies`` PGD copies), built once per seed of ``seeds``; ``n`` points drawn per seed in rounds of
+    ``batch_size`` (the paper: 1); FPA/GMSA with ``T`` iterations of PGD ``pgd_steps``; Γ's rows ``attacks``
+    (Table 6: none, GMSA-AVG, GMSA-MIN), the static rows ``static_attacks`` ("pgd": white-box PGD, "autoattack":
+    standard AutoAttack). ``calibration_points`` > 0 first warms RMC up on that many clean points that follow the
+    seed's draw in its permutation (never scored, :meth:`RMC.warm_up`). ``points_per_game`` splits each seed's
+    points into independent games of that many points (each from the initial state; a unit of work each).
+    ``rmc_options`` go to :class:`RMC` (the authors' recipe: ``{"val_split": "nearest", "stop_rule": "authors",
+    "train_batchnorm": True, "calibration_k": 1024}``)."""
+
+    eps: float = 0.3
+    n: int = 1000
+    batch_size: int = 1
+    k: int = 1024
+    lr: float = 2e-4
+    epochs: int = 100
+    patience: int = 5
+    aug_step_size: float | None = None
+    aug_steps: int | None = None
+    adv_copies: int = 1
+    calibration_points: int = 0
+    T: int = 9
+    pgd_steps: int = 100
+    seeds: tuple[int, ...] = (0,)
+    attacks: tuple[str, ...] = TABLE_ATTACKS
+    static_attacks: tuple[str, ...] = ("none", "pgd")
+    points_per_game: int | None = None
+    rmc_options: Mapping[str, Any] | None = None
+
+
+_RECIPE_FIELDS = frozenset(f.name for f in fields(RMCTableConfig))
+
+
+def _recipe_of(config: RMCTableConfig | None, options: dict[str, Any]) -> RMCTableConfig:
+    """``config`` (default :class:`RMCTableConfig`) with the fields passed one by one (the signature before issue
+    34, kept one release with a ``DeprecationWarning``)."""
+    if config is not None and not isinstance(config, RMCTableConfig):
+        raise TypeError(f"config must be an RMCTableConfig, got {type(config).__name__}")
+    config = RMCTableConfig() if config is None else config
+    if not options:
+        return config
+    unknown = sorted(set(options) - _RECIPE_FIELDS)
+    if unknown:
+        raise TypeError(f"rmc_table() got unexpected keyword arguments {unknown}")
+    warnings.warn(f"rmc_table({', '.join(f'{k}=...' for k in options)}) is deprecated; pass "
+                  "config=RMCTableConfig(...)", DeprecationWarning, stacklevel=3)
+    return replace(config, **options)
+
+
+def rmc_table(model: nn.Module, x_train: torch.Tensor, y_train: torch.Tensor, x_test: torch.Tensor,
+              y_test: torch.Tensor, *, config: RMCTableConfig | None = None,
+              prepare: Callable[[RMC, int], None] | None = None, only: Collection[str] | None = None,
+              progress: bool = False, cells: MutableMapping[str, TableCell] | None = None,
+              **options: Any) -> DefenseTable:
+    """Tables 1 and 6: RMC (A.2) over ``model`` with D = (x_train, y_train), played on (x_test, y_test) with the
+    recipe ``config`` (an :class:`RMCTableConfig`; default: the paper's MNIST values). ``prepare(rmc, seed)`` runs
+    on each RMC built (e.g. to load a checkpointed D' with :meth:`RMC.set_augmented`); ``only``, ``progress`` and
+    ``cells`` as in :func:`~transduct_attack.defense_table`. Static rows: ``model``. The recipe's fields passed one
+    by one (``eps=0.3, n=1000, ...``) still work for one release, with a ``DeprecationWarning``."""
+    c = _recipe_of(config, options)
+    check_data(model, x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    n = check_int("n", c.n, ge=1)
+    calibration_points = check_int("calibration_points", c.calibration_points, ge=0)
+    if n + calibration_points > x_test.shape[0]:
+        raise ValueError(f"n + calibration_points must be at most {x_test.shape[0]}, got {n + calibration_points}")
+    suite = with_static(attack_suite(steps=c.pgd_steps, T=c.T), c.static_attacks)
+    check_selected(suite, c.attacks)
+    rmc_options = dict(c.rmc_options or {})
+    aug_steps = c.pgd_steps if c.aug_steps is None else c.aug_steps
+
+    def make(s: int) -> RMC:
+        rmc = RMC(model, x_train, y_train, k=c.k, aug_eps=c.eps, aug_steps=aug_steps, aug_step_size=c.aug_step_size,
+                  adv_copies=c.adv_copies, lr=c.lr, max_epochs=c.epochs, patience=c.patience, seed=s, **rmc_options)
+        if prepare is not None:
+            prepare(rmc, s)
+        if calibration_points > 0:  # clean points outside the seed's draw (same permutation), never scored
+            perm = torch.randperm(x_test.shape[0], generator=torch.Generator().manual_seed(s))
+            rmc.warm_up(x_test[perm[n:n + calibration_points].to(x_test.device)], batch_size=c.batch_size, seed=s)
+        return rmc
+
+    return defense_table(make, suite, x_test, y_test, eps=c.eps, n=n, batch_size=c.batch_size, seeds=c.seeds,
+                         draw=True, static_model=model, static_attacks=c.static_attacks, defense_attacks=c.attacks,
+                         points_per_game=c.points_per_game, only=only, progress=progress, cells=cells)
+
+
 SEED_COLUMNS = ("defense", "attack", "mean", "mean_ci_low", "mean_ci_high", "std over seeds", "pooled",
                 "pooled_ci_low", "pooled_ci_high", "paper")
 SEED_UNITS = {c: "fraction" for c in SEED_COLUMNS[2:-1]}
@@ -33,15 +147,13 @@ BASES = (("standard", "std", "standard"), ("adv. trained", "at", "adversarial"))
 
 def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, paper, key) -> None:
     r, seed = cfg.rmc, cfg.seed
-    n, b, rm, n_cal = r.points, r.batch_size, r.train_points or xtr.shape[0], r.warmup_points
+    n, b, rm = r.points, r.batch_size, r.train_points or xtr.shape[0]
     eps = cfg.threat.eps
     t1 = [seed] if "rmc" in cfg.tables else []
     t6 = list(r.seeds) if "rmc_seeds" in cfg.tables else []
     rows1, rows6 = [], []
     static = static_attacks(cfg, out.warnings)
     skeys = tuple(f"static {a}" for a in static)
-    options = {"val_split": r.val_split, "stop_rule": r.stop_rule, "train_batchnorm": r.train_batchnorm,
-               "calibration_k": r.calibration_k}
     for label, tag, role in BASES:
         model = getattr(models, role)
         memo = StoreCells(store, f"rmc-{tag}-{key(role)}", TableCell.from_dict)
@@ -49,12 +161,8 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
         prepare = _d_prime(store, key(role))
 
         def table(s, attacks, model=model, memo=memo, prepare=prepare):
-            return rmc_table(model, xtr[:rm], ytr[:rm], xte, yte, eps=eps, n=n, batch_size=b, k=r.k, lr=r.lr,
-                             epochs=r.max_epochs, patience=r.patience, calibration_points=n_cal, T=r.T,
-                             pgd_steps=cfg.attack.pgd_steps, aug_steps=r.aug_steps, adv_copies=r.adv_copies,
-                             seeds=s, attacks=attacks, static_attacks=static, rmc_options=options,
-                             points_per_game=r.points_per_game or None, prepare=prepare,
-                             progress=progress, cells=memo)
+            return rmc_table(model, xtr[:rm], ytr[:rm], xte, yte, config=table_config(cfg, s, attacks, static),
+                             prepare=prepare, progress=progress, cells=memo)
 
         ref = paper["rmc"][role]
         for s in t1:
@@ -91,7 +199,7 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
                     what = f"{name} under {LABEL[a]}: mean accuracy over seeds {t6}"
                     out.metrics[f"{metric}_mean"] = (
                         Metric(sr.mean, what, "fraction", note="fewer than three seeds: no interval")
-                        if sr.mean_ci_low is None else
+                        if sr.mean_ci_low is None or sr.mean_ci_high is None else
                         Metric.of(Interval(sr.mean, sr.mean_ci_low, sr.mean_ci_high, method="Student-t over seeds",
                                            bounds=(0.0, 1.0)), what, "fraction"))
                     out.metrics[f"{metric}_pooled"] = Metric.of(
@@ -143,10 +251,21 @@ def _indicative(n: int) -> str:
             else "")
 
 
+def table_config(cfg, seeds, attacks, static) -> RMCTableConfig:
+    """The recipe of the experiment's ``cfg`` (its ``rmc``, ``threat`` and ``attack`` groups) for ``seeds``, Γ's
+    rows ``attacks`` and the static rows ``static``."""
+    r = cfg.rmc
+    options = {"val_split": r.val_split, "stop_rule": r.stop_rule, "train_batchnorm": r.train_batchnorm,
+               "calibration_k": r.calibration_k}
+    return RMCTableConfig(eps=cfg.threat.eps, n=r.points, batch_size=r.batch_size, k=r.k, lr=r.lr,
+                          epochs=r.max_epochs, patience=r.patience, calibration_points=r.warmup_points, T=r.T,
+                          pgd_steps=cfg.attack.pgd_steps, aug_steps=r.aug_steps, adv_copies=r.adv_copies,
+                          seeds=tuple(seeds), attacks=tuple(attacks), static_attacks=tuple(static),
+                          rmc_options=options, points_per_game=r.points_per_game or None)
+
+
 def rmc_games(cfg) -> list[tuple[str, str]]:
     """Every RMC game of the config as ``(base role, memo key)``: the units a sharded run shares out."""
-    from ..tables import game_keys
-
     r = cfg.rmc
     t1 = [cfg.seed] if "rmc" in cfg.tables else []
     t6 = list(r.seeds) if "rmc_seeds" in cfg.tables else []
@@ -162,8 +281,7 @@ def rmc_games(cfg) -> list[tuple[str, str]]:
 def rmc_shard(cfg, models, xtr, ytr, xte, yte, games, *, store, progress, key) -> None:
     """Play the RMC ``games`` (``(base role, memo key)``) into ``store``."""
     r = cfg.rmc
-    options = {"val_split": r.val_split, "stop_rule": r.stop_rule, "train_batchnorm": r.train_batchnorm,
-               "calibration_k": r.calibration_k}
+    m = r.train_points or xtr.shape[0]
     static = static_attacks(cfg)
     for _, tag, role in BASES:
         mine = {k for rl, k in games if rl == role}
@@ -173,11 +291,7 @@ def rmc_shard(cfg, models, xtr, ytr, xte, yte, games, *, store, progress, key) -
         for s in seeds:
             attacks = ("none", *ATTACKS) if ("rmc" in cfg.tables and s == cfg.seed) else ("none", "gmsa-avg",
                                                                                              "gmsa-min")
-            rmc_table(getattr(models, role), xtr[:r.train_points or xtr.shape[0]], ytr[:r.train_points or xtr.shape[0]], xte, yte,
-                      eps=cfg.threat.eps, n=r.points, batch_size=r.batch_size, k=r.k, lr=r.lr, epochs=r.max_epochs,
-                      patience=r.patience, calibration_points=r.warmup_points, T=r.T, pgd_steps=cfg.attack.pgd_steps,
-                      aug_steps=r.aug_steps, adv_copies=r.adv_copies, seeds=[s], attacks=attacks,
-                      static_attacks=static, rmc_options=options, points_per_game=r.points_per_game or None,
+            rmc_table(getattr(models, role), xtr[:m], ytr[:m], xte, yte, config=table_config(cfg, [s], attacks, static),
                       prepare=_d_prime(store, key(role)), only=mine, progress=progress,
                       cells=StoreCells(store, f"rmc-{tag}-{key(role)}", TableCell.from_dict))
 
