@@ -279,7 +279,9 @@ def test_demo_preset_is_the_former_demo_and_presets_validate():
     rows = schema_rows(ex.Config)
     assert all(r["description"] for r in rows), [r["path"] for r in rows if not r["description"]]
     assert override(ex.preset("demo"), text__n_test=60).text.n_test == 60
-    assert ex.reference()["table3"]["up_conf"]["plain"]["pwws"] == [59.29, 0.62]
+    assert ex.paper_values()["table3"]["up_conf"]["plain"]["pwws"] == [59.29, 0.62]
+    with pytest.warns(DeprecationWarning, match="paper_values"):
+        assert ex.reference() == ex.paper_values()
 
 
 class _Counting:

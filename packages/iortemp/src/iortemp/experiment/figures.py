@@ -1,8 +1,10 @@
-"""The experiment's figures, drawn from a result's tables only (matplotlib, imported here)."""
+"""The experiment's figures, drawn from a result's tables only (matplotlib, imported on first use)."""
 
 from __future__ import annotations
 
-from robustsuite_common.experiment import Figure, Table
+from robustsuite_common.experiment import ExperimentResult, Figure, Table
+
+__all__ = ["figures"]
 
 
 def _err(t: Table, col: str) -> tuple[list, list]:
@@ -26,7 +28,9 @@ def _bars(ax, t: Table, groups: list[str], series: list[tuple[str, list[int]]], 
     ax.grid(axis="y", alpha=0.3)
 
 
-def draw(result) -> list[Figure]:
+def figures(result: ExperimentResult) -> list[Figure]:
+    """Clean against attacked accuracy per system (bars with intervals), the Fig. 1 sweep, and PGD beside
+    AutoAttack on the vision systems — drawn from ``result``'s tables only (matplotlib: the ``plot`` extra)."""
     import matplotlib
 
     matplotlib.use("Agg")

@@ -1,30 +1,22 @@
-"""From the computed outcomes to what a reader sees: tables (values in %), metrics with labels, units and
-intervals, per-sample records, warnings, notes and a summary written from the numbers."""
+"""The experiment's tables (values in %) and per-sample records, built from the text and vision outcomes; the
+metrics, notes and summary are written in :mod:`.result`."""
 
 from __future__ import annotations
 
-import json
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from robustsuite_common.experiment import Metric, Table, chance_rate
+from robustsuite_common.experiment import Table, chance_rate
 from robustsuite_common.intervals import Interval, at_chance, mean_interval, proportion_of
 
 from ..ior import IllusionTable
+from .config import paper_values
 from .text import TextOutcome
 from .vision import VisionOutcome
 
 LABELS = {"base": "base", "down_conf": "↓conf", "up_conf": "↑conf", "ddi_at": "ddi-at"}
 PCT = (0.0, 100.0)
-
-
-@cache
-def reference() -> dict:
-    """The paper's reference values (``reference.json`` beside this module)."""
-    return json.loads(resources.files(__package__).joinpath("reference.json").read_text(encoding="utf-8"))
 
 
 def lab(system: str) -> str:
@@ -158,7 +150,7 @@ def sweep_table(t: TextOutcome, seed: int) -> Table:
 
 
 def paper_table(t: TextOutcome) -> Table | None:
-    ref = reference()["table3"]
+    ref = paper_values()["table3"]
     rows = []
     for r in t.rows:
         paper = ref.get(r["system"], {}).get(r["mode"], {})
@@ -262,7 +254,3 @@ def chance_check(correct: list[bool], y: Any) -> tuple[Interval, float, bool]:
     acc = proportion_of(correct)
     share = chance_rate(np.asarray(y))
     return acc, share, at_chance(int(np.sum(correct)), len(correct), share)
-
-
-def metric_bool(value: bool, label: str) -> Metric:
-    return Metric(bool(value), label, "")
