@@ -131,7 +131,7 @@ def test_vision_shows_pgd_beside_autoattack_on_the_same_points(result, digits_mo
     rows = {r[0].split(" ")[0]: dict(zip(vt.columns, r, strict=True)) for r in vt.rows}
     up = rows["↑conf"]
     # standard AutoAttack through the package API on the served ↑conf system gives the table's column
-    aa = iortemp.robust_accuracy(iortemp.TemperatureScaled(net, 0.005), xt[:24], yt[:24], attack="autoattack",
+    aa = iortemp.robust_accuracy(iortemp.TemperatureScaled(net, temperature=0.005), xt[:24], yt[:24], attack="autoattack",
                                  eps=0.3, seed=cfg.seed)
     assert up["robust accuracy (AutoAttack)"] == pytest.approx(100 * aa.value)
     assert "AutoAttack (standard" in aa.attack

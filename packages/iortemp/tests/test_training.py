@@ -138,7 +138,7 @@ def test_ascc_weights_are_convex_combinations_of_synonyms(small, tiny_text, syno
     cfg = iortemp.TrainingConfig(ascc_steps=5, ascc_max_synonyms=4)
     table = _ascc_table(tok, synonyms, 4)
     cand, mask = _ascc_candidates(batch["input_ids"], table, 4)
-    coef = iortemp.ascc_perturbation(model, batch, cand, mask, cfg, torch.Generator().manual_seed(0))
+    coef = iortemp.ascc_perturbation(model, batch, cand, mask, config=cfg, generator=torch.Generator().manual_seed(0))
     assert (coef >= 0).all() and torch.allclose(coef.sum(-1), torch.ones(coef.shape[:2]))
     assert (coef[~mask] == 0).all()  # no weight outside the synonym set
     words = [i for i, t in enumerate(batch["input_ids"][0].tolist()) if t in table]

@@ -24,7 +24,7 @@ __all__ = ["PlattScaler", "TemperatureFit", "calibrate_temperature", "fit_temper
 _LOG_T_BOUNDS = (-30.0, 30.0)
 
 
-def temperature_nll(logits, labels, temperature: float) -> float:
+def temperature_nll(logits, labels, *, temperature: float) -> float:
     """Mean negative log-likelihood of ``labels`` under ``softmax(logits / T)``, in float64 (Eq. 9)."""
     z, y = check_logits_labels(logits, labels)
     lp = scaled_log_softmax64(z, check_temperature(temperature))
@@ -74,7 +74,7 @@ def fit_temperature(logits, labels, *, method: str = "exact", alpha: float = 0.0
     if separable:
         target = float(alpha ** (1.0 / len(y)))
         t = max(t_nll, _temperature_for_confidence(z, target))
-    return TemperatureFit(float(t), separable, temperature_nll(z, y, t), float(t_nll), int(len(y)))
+    return TemperatureFit(float(t), separable, temperature_nll(z, y, temperature=t), float(t_nll), int(len(y)))
 
 
 def _top2_gap(z: np.ndarray) -> np.ndarray:

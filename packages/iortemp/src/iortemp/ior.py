@@ -115,7 +115,7 @@ def temperature_sweep(
     out = []
     for t in temps:
         ev = evaluate(model, inputs, y, attack, temperature=t, seed=seed, progress=progress)
-        out.append(SweepPoint(t, confidence_stats(z, t).mean, ev.adversarial_accuracy))
+        out.append(SweepPoint(t, confidence_stats(z, temperature=t).mean, ev.adversarial_accuracy))
     return tuple(out)
 
 
@@ -382,8 +382,8 @@ def illusion_table(
     """Adversarial accuracy of each served system under each attack, plain / cal / opt (Tables 2-3), and
     optionally ``"platt"``: the adversary attacks a matrix-Platt-scaled copy instead (Table 13).
 
-    ``systems`` maps names to served models (e.g. ``{"base": m, "↓conf": TemperatureScaled(m, 2e6),
-    "↑conf": TemperatureScaled(m, 0.005), "ddi-at": d}``); ``opt_attack`` names the attack used to
+    ``systems`` maps names to served models (e.g. ``{"base": m, "↓conf": TemperatureScaled(m, temperature=2e6),
+    "↑conf": TemperatureScaled(m, temperature=0.005), "ddi-at": d}``); ``opt_attack`` names the attack used to
     optimise T on the validation set (default: the first attack; the paper uses DeepWordBug); ``search``
     holds further options of :func:`optimize_temperature` (``xatol``, ``flat_patience``, ``stall_patience``,
     ``log10_bounds``).

@@ -225,7 +225,7 @@ def optimize_temperature(
 ) -> TemperatureSearchResult:
     """Adversarial temperature T_a = argmin_T Q(T) (Eq. 11) on a validation set.
 
-    Q(T) (Eq. 10) attacks ``TemperatureScaled(model, T)`` with ``attack`` under the same ``seed`` at every T
+    Q(T) (Eq. 10) attacks ``TemperatureScaled(model, temperature=T)`` with ``attack`` under the same ``seed`` at every T
     and scores the adversarial examples on the unmodified ``model``. The paper uses DeepWordBug on the
     validation set; start from the calibrated temperature (``init_temperature=calibrate_temperature(...)``)
     to save evaluations. ``evaluate`` replaces :func:`~iortemp.evaluate_attack` (same signature), e.g. to

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from robustsuite_common.contract import renamed
 from robustsuite_common.extras import optional_import
 
 from ._validation import check_choice, check_int, check_labels, check_seed, check_texts
@@ -252,25 +253,29 @@ def _ascc_candidates(input_ids: torch.Tensor, table: dict[int, list[int]], k: in
     return torch.tensor(cand, device=dev), torch.tensor(mask, device=dev)
 
 
-def ascc_perturbation(model, batch: dict, cand: torch.Tensor, mask: torch.Tensor, cfg, gen) -> torch.Tensor:
+@renamed(batch="encoded", cfg="config", gen="generator")
+def ascc_perturbation(model, encoded: dict, cand: torch.Tensor, mask: torch.Tensor, *, config: TrainingConfig,
+                      generator: torch.Generator | None) -> torch.Tensor:
     """ASCC's inner maximisation: convex-combination weights (B, L, k+1) over each word's synonym embeddings
     that maximise KL(p(x) || p(x_hat)) minus an entropy term pushing them towards sparse vertices
-    (Dong et al., 2021, Eq. 8-10). Rows are on the probability simplex (masked entries exactly 0)."""
+    (Dong et al., 2021, Eq. 8-10). Rows are on the probability simplex (masked entries exactly 0). ``encoded``: the
+    tokenised batch (``input_ids``, ``attention_mask``); ``cand`` / ``mask``: the synonym candidates and their mask;
+    ``config``: the ASCC steps, step size and entropy weight; ``generator``: the random start's stream."""
     emb = model.get_input_embeddings()
     with torch.no_grad():
         ecand = emb(cand)  # (B, L, K1, d)
-        p_clean = torch.softmax(model(**batch).logits, dim=-1)
-    w = (torch.rand(cand.shape, generator=gen) * 1e-2).to(ecand.device, ecand.dtype)
+        p_clean = torch.softmax(model(**encoded).logits, dim=-1)
+    w = (torch.rand(cand.shape, generator=generator) * 1e-2).to(ecand.device, ecand.dtype)
     neg = torch.finfo(ecand.dtype).min
-    for _ in range(cfg.ascc_steps):
+    for _ in range(config.ascc_steps):
         w.requires_grad_(True)
         coef = torch.softmax(w.masked_fill(~mask, neg), dim=-1)
         adv = (coef.unsqueeze(-1) * ecand).sum(dim=-2)
-        logp_adv = torch.log_softmax(_forward(model, adv, batch), dim=-1)
+        logp_adv = torch.log_softmax(_forward(model, adv, encoded), dim=-1)
         kl = nn.functional.kl_div(logp_adv, p_clean, reduction="batchmean")
         ent = -(coef * torch.log(coef.clamp_min(1e-12))).sum(-1).mean()
-        (g,) = torch.autograd.grad(kl - cfg.ascc_entropy * ent / max(1, cand.shape[1]), w)
-        w = (w + cfg.ascc_lr * g / g.norm().clamp_min(1e-12)).detach()
+        (g,) = torch.autograd.grad(kl - config.ascc_entropy * ent / max(1, cand.shape[1]), w)
+        w = (w + config.ascc_lr * g / g.norm().clamp_min(1e-12)).detach()
     return torch.softmax(w.masked_fill(~mask, neg), dim=-1).detach()
 
 
@@ -376,7 +381,7 @@ def train_classifier(
                     loss.backward()
                 elif method == "ascc":
                     cand, cmask = _ascc_candidates(batch["input_ids"], table, cfg.ascc_max_synonyms)
-                    coef = ascc_perturbation(model, batch, cand, cmask, cfg, gen)
+                    coef = ascc_perturbation(model, batch, cand, cmask, config=cfg, generator=gen)
                     logits = model(**batch).logits
                     adv = (coef.unsqueeze(-1) * model.get_input_embeddings()(cand)).sum(dim=-2)
                     kl = nn.functional.kl_div(torch.log_softmax(_forward(model, adv, batch), dim=-1),
@@ -442,16 +447,17 @@ def train_classifier(
     return TrainingResult(method, step, tuple(epoch_losses), mean_alpha, cfg, float(unit))
 
 
+@renamed(classifier="model")
 def adversarial_augmentation(
-    classifier, texts: Sequence[str], labels, attack, *, seed: int = 0, progress: bool = False
+    model, texts: Sequence[str], labels, attack, *, seed: int = 0, progress: bool = False
 ) -> tuple[list[str], np.ndarray]:
     """The *aug* baseline's data (Sec. 5.1): the training set plus one adversarial example per sample that
-    ``attack`` (the paper: DeepWordBug) finds on a normally trained ``classifier``. Re-train a fresh
+    ``attack`` (the paper: DeepWordBug) finds on a normally trained ``model``. Re-train a fresh
     model on the returned set with ``train_classifier(..., method="base")``.
     """
     texts = check_texts("texts", texts)
     y = check_labels("labels", labels, length=len(texts))
-    out = call_attack(attack, classifier, texts, y, seed=seed, progress=progress)
+    out = call_attack(attack, model, texts, y, seed=seed, progress=progress)
     keep = np.flatnonzero(out.success)
     aug_texts = list(texts) + [out.adversarial[i] for i in keep]
     return aug_texts, np.concatenate([y, y[keep]])

@@ -116,7 +116,7 @@ def run_text(base, data, cfg: Config, store, progress: bool) -> TextOutcome:
 
     served = CachedTextClassifier(base) if a.cache_logits else base
     dt = cfg.systems.design_temperatures
-    systems = served_systems(served, {"down_conf": dt.down_conf, "up_conf": dt.up_conf})
+    systems = served_systems(served, design_temperatures={"down_conf": dt.down_conf, "up_conf": dt.up_conf})
     temps: dict[str, float | None] = {"base": None, "down_conf": dt.down_conf, "up_conf": dt.up_conf}
     ddi_info = None
     ddi_key: Any = None
