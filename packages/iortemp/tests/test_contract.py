@@ -378,9 +378,9 @@ def test_ascc_and_embedding_helpers_leave_the_model(bert):
     before = snapshot(model)
     clf = iortemp.HFTextClassifier(model, tok, max_length=32)
     batch = clf.encode(TEXTS[:2])
-    from iortemp.training import _ascc_candidates, _ascc_table
+    from iortemp.ascc import ascc_candidates, ascc_table
 
-    cand, mask = _ascc_candidates(batch["input_ids"], _ascc_table(tok, SYNONYMS, 2), 2)
+    cand, mask = ascc_candidates(batch["input_ids"], ascc_table(tok, SYNONYMS, 2), 2)
     w = iortemp.ascc_perturbation(model, batch, cand, mask, config=iortemp.TrainingConfig(ascc_steps=2),
                                   generator=torch.Generator().manual_seed(0))
     assert torch.allclose(w.sum(-1), torch.ones(w.shape[:2]))

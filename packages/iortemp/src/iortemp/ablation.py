@@ -22,7 +22,8 @@ from robustsuite_common.intervals import mean_interval, proportion_of, seed_inte
 from ._validation import check_choice, check_labels, check_texts
 from .hf import HFTextClassifier
 from .temperature import logits64
-from .training import NORMALIZATIONS, TrainingConfig, train_classifier
+from .training import train_classifier
+from .training_config import NORMALIZATIONS, TrainingConfig
 
 __all__ = ["NormalizationAblation", "ddi_normalization_ablation"]
 

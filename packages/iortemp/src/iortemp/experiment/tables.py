@@ -10,7 +10,7 @@ import numpy as np
 from robustsuite_common.experiment import Table, chance_rate
 from robustsuite_common.intervals import Interval, at_chance, mean_interval, proportion_of
 
-from ..ior import IllusionTable
+from ..illusion import IllusionTable
 from .config import paper_values
 from .text import TextOutcome
 from .vision import VisionOutcome

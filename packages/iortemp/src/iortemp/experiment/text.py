@@ -16,7 +16,8 @@ from .._numerics import scaled_log_softmax64
 from ..ablation import ddi_normalization_ablation
 from ..attacks import text_attack
 from ..hf import CachedTextClassifier, HFTextClassifier
-from ..ior import illusion_table, temperature_sweep
+from ..illusion import illusion_table
+from ..ior import temperature_sweep
 from ..metrics import calibration_error
 from ..protocol import evaluate_attack
 from ..temperature import logits64, served_systems

@@ -12,7 +12,7 @@ from robustsuite_common.experiment import JSON, cached
 from robustsuite_common.intervals import paired_difference
 
 from ..attacks import AutoAttackLinf, PGDLinf
-from ..ior import illusion_table
+from ..illusion import illusion_table
 from ..temperature import logits64, served_systems
 from ._store import Evaluations, fingerprint, key
 from .config import Config
