@@ -8,7 +8,7 @@ from torch import nn
 
 from robustsuite_common.contract import renamed
 
-from .embedding import forward_embeds
+from .embedding import forward_embeds, input_embeddings
 from .training_config import TrainingConfig
 
 __all__ = ["ascc_candidates", "ascc_loss", "ascc_perturbation", "ascc_table"]
@@ -49,7 +49,7 @@ def ascc_perturbation(model, encoded: dict, cand: torch.Tensor, mask: torch.Tens
     (Dong et al., 2021, Eq. 8-10). Rows are on the probability simplex (masked entries exactly 0). ``encoded``: the
     tokenised batch (``input_ids``, ``attention_mask``); ``cand`` / ``mask``: the synonym candidates and their mask;
     ``config``: the ASCC steps, step size and entropy weight; ``generator``: the random start's stream."""
-    emb = model.get_input_embeddings()
+    emb = input_embeddings(model)
     with torch.no_grad():
         ecand = emb(cand)  # (B, L, K1, d)
         p_clean = torch.softmax(model(**encoded).logits, dim=-1)
@@ -73,7 +73,7 @@ def ascc_loss(model: nn.Module, batch: dict, yb: torch.Tensor, table: dict[int, 
     cand, cmask = ascc_candidates(batch["input_ids"], table, cfg.ascc_max_synonyms)
     coef = ascc_perturbation(model, batch, cand, cmask, config=cfg, generator=gen)
     logits = model(**batch).logits
-    adv = (coef.unsqueeze(-1) * model.get_input_embeddings()(cand)).sum(dim=-2)
+    adv = (coef.unsqueeze(-1) * input_embeddings(model)(cand)).sum(dim=-2)
     kl = nn.functional.kl_div(torch.log_softmax(forward_embeds(model, adv, batch), dim=-1),
                               torch.softmax(logits, dim=-1), reduction="batchmean")
     loss = nn.functional.cross_entropy(logits, yb) + cfg.ascc_beta * kl

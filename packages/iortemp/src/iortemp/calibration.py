@@ -95,7 +95,8 @@ def _temperature_for_confidence(z: np.ndarray, target: float) -> float:
         return math.exp(hi)
     if gap(lo) <= 0:
         return math.exp(lo)
-    return float(math.exp(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12)))
+    root = brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12)  # pyright: ignore[reportArgumentType] - scipy stubs want float64
+    return float(math.exp(root))  # pyright: ignore[reportArgumentType] - brentq without full_output is a float
 
 
 def calibrate_temperature(

@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -87,7 +88,7 @@ def _demo(args) -> int:
         raise UsageError(f"--n must be >= 1, got {args.n}")
     clf, (_, (xva, yva), (xte, yte)) = trained_toy_classifier(seed=args.seed)
     systems = {"base": clf, "↓conf": iortemp.TemperatureScaled(clf, temperature=2e6), "↑conf": iortemp.TemperatureScaled(clf, temperature=0.005)}
-    attacks = {"wordswap": iortemp.GreedyWordSwap(candidates=SYNONYMS)}
+    attacks: dict[str, Any] = {"wordswap": iortemp.GreedyWordSwap(candidates=SYNONYMS)}
     if args.deepwordbug:
         attacks["deepwordbug"] = iortemp.TextAttackRecipe(recipe="deepwordbug")
     tab = iortemp.illusion_table(systems, attacks, xte[: args.n], yte[: args.n], val_inputs=xva[: args.n],

@@ -13,7 +13,7 @@ from torch import nn
 from robustsuite_common.extras import optional_import
 
 from ._validation import check_choice
-from .embedding import embedding_pgd, forward_embeds
+from .embedding import embedding_pgd, forward_embeds, input_embeddings
 from .training_config import TrainingConfig
 
 __all__ = ["ddi_at_step", "min_norm_simplex"]
@@ -80,7 +80,7 @@ def ddi_at_step(model: nn.Module, batch: dict, yb: torch.Tensor, params: list[to
     vecs, losses = [], []
     for _m in range(cfg.ddi_m):
         delta = embedding_pgd(model, batch, yb, cfg.ddi_k, acfg, gen)
-        emb = model.get_input_embeddings()(batch["input_ids"])
+        emb = input_embeddings(model)(batch["input_ids"])
         lm = nn.functional.cross_entropy(forward_embeds(model, emb + delta, batch), yb)
         grads = torch.autograd.grad(lm, params, allow_unused=True)
         vecs.append(

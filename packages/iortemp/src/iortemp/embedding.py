@@ -6,13 +6,28 @@ Sizes are absolute L2 norms (``TrainingConfig.adv_scale="embedding"`` rescales t
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import cast
+
 import torch
 from torch import nn
 
 from .training_config import TrainingConfig
 
-__all__ = ["ascend", "embedding_pgd", "forward_embeds", "freelb_loss", "init_delta", "mean_embedding_norm",
-           "pgd_loss"]
+__all__ = ["ascend", "embedding_pgd", "forward_embeds", "freelb_loss", "embedding_matrix", "init_delta", "input_embeddings",
+           "mean_embedding_norm", "pgd_loss"]
+
+
+def input_embeddings(model: nn.Module) -> nn.Module:
+    """The input-embedding layer of a transformers model (``model.get_input_embeddings()``)."""
+    # torch types an unknown attribute of a Module as Tensor | Module; a transformers model has this method
+    get = cast(Callable[[], nn.Module], model.get_input_embeddings)
+    return get()
+
+
+def embedding_matrix(model: nn.Module) -> torch.Tensor:
+    """The ``(vocabulary, d)`` weight of ``model``'s input-embedding layer."""
+    return cast(torch.Tensor, input_embeddings(model).weight)
 
 
 def mean_embedding_norm(model: nn.Module) -> float:
@@ -22,7 +37,7 @@ def mean_embedding_norm(model: nn.Module) -> float:
         raise TypeError("model must be a transformers model (nn.Module with get_input_embeddings), got "
                         f"{type(model).__name__}")
     with torch.no_grad():
-        w = model.get_input_embeddings().weight
+        w = embedding_matrix(model)
         return float(w.double().norm(dim=1).mean())
 
 
@@ -60,7 +75,7 @@ def ascend(delta: torch.Tensor, grad: torch.Tensor, cfg: TrainingConfig) -> torc
 def embedding_pgd(model, batch, labels, steps, cfg, gen) -> torch.Tensor:
     """Embedding-space L2 PGD (TextDefender's PGD-K inner maximisation); returns the perturbation."""
     with torch.no_grad():
-        embeds = model.get_input_embeddings()(batch["input_ids"])
+        embeds = input_embeddings(model)(batch["input_ids"])
     delta = init_delta(embeds, batch["attention_mask"], cfg, gen)
     for _ in range(steps):
         delta.requires_grad_(True)
@@ -74,7 +89,7 @@ def pgd_loss(model: nn.Module, batch: dict, yb: torch.Tensor, cfg: TrainingConfi
              gen: torch.Generator) -> torch.Tensor:
     """PGD-K training: the loss on the final perturbation of ``cfg.adv_steps`` steps (backpropagated here)."""
     delta = embedding_pgd(model, batch, yb, cfg.adv_steps, acfg, gen)
-    emb = model.get_input_embeddings()(batch["input_ids"])
+    emb = input_embeddings(model)(batch["input_ids"])
     loss = nn.functional.cross_entropy(forward_embeds(model, emb + delta, batch), yb)
     loss.backward()
     return loss
@@ -84,17 +99,18 @@ def freelb_loss(model: nn.Module, batch: dict, yb: torch.Tensor, cfg: TrainingCo
                 gen: torch.Generator) -> torch.Tensor:
     """FreeLB: parameter gradients accumulated over the ``cfg.adv_steps`` ascent steps; returns the mean loss."""
     with torch.no_grad():
-        emb0 = model.get_input_embeddings()(batch["input_ids"])
+        emb0 = input_embeddings(model)(batch["input_ids"])
     delta = init_delta(emb0, batch["attention_mask"], acfg, gen)
     loss_sum = 0.0
     for _k in range(cfg.adv_steps):
         delta.requires_grad_(True)
-        emb = model.get_input_embeddings()(batch["input_ids"])
+        emb = input_embeddings(model)(batch["input_ids"])
         lk = (
             nn.functional.cross_entropy(forward_embeds(model, emb + delta, batch), yb)
             / cfg.adv_steps
         )
         lk.backward()
         loss_sum += float(lk.detach())
+        assert delta.grad is not None  # lk.backward() reached delta
         delta = ascend(delta, delta.grad, acfg)
     return torch.tensor(loss_sum)

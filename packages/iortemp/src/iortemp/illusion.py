@@ -269,8 +269,8 @@ def _row(sname, mode, temps, searches, runs, seed_list, fit, opt_name, keep_samp
         "adversarial_accuracy": {a: float(np.mean(per_seed[a])) for a in attacks},
         "adversarial_accuracy_ci_low": {a: cis[a].low for a in attacks},
         "adversarial_accuracy_ci_high": {a: cis[a].high for a in attacks},
-        "adversarial_accuracy_seed_ci_low": {a: None if sis[a] is None else sis[a].low for a in attacks},
-        "adversarial_accuracy_seed_ci_high": {a: None if sis[a] is None else sis[a].high for a in attacks},
+        "adversarial_accuracy_seed_ci_low": {a: None if (s := sis[a]) is None else s.low for a in attacks},
+        "adversarial_accuracy_seed_ci_high": {a: None if (s := sis[a]) is None else s.high for a in attacks},
         "adversarial_accuracy_std": {
             a: float(np.std(per_seed[a], ddof=1)) if len(seed_list) > 1 else 0.0 for a in attacks
         },

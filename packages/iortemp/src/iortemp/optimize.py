@@ -20,7 +20,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 
 from ._validation import check_int, check_temperature
-from .protocol import check_inputs_labels, evaluate_attack
+from .protocol import AdversarialEvaluation, check_inputs_labels, evaluate_attack
 
 __all__ = ["TemperatureSearchResult", "optimize_temperature", "search_temperature"]
 
@@ -249,7 +249,7 @@ def optimize_temperature(
     floor: float | None = 0.0,
     seed: int = 0,
     progress: bool = False,
-    evaluate: Callable[..., object] | None = None,
+    evaluate: Callable[..., AdversarialEvaluation] | None = None,
 ) -> TemperatureSearchResult:
     """Adversarial temperature T_a = argmin_T Q(T) (Eq. 11) on a validation set.
 

@@ -11,6 +11,7 @@ import contextlib
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,7 +29,7 @@ __all__ = ["AdversarialEvaluation", "call_attack", "evaluate_attack", "predict",
 
 
 @renamed(victim="model")
-def call_attack(attack, model, inputs, labels, *, seed: int = 0, progress: bool = False):
+def call_attack(attack, model, inputs, labels, *, seed: int = 0, progress: bool = False) -> Any:
     """Call a user attack ``attack(model, inputs, labels[, seed=...][, progress=...])``.
 
     ``seed`` and ``progress`` are passed only when the callable accepts them (by name or ``**kwargs``), so
@@ -120,7 +121,7 @@ def predict(model, inputs) -> np.ndarray:
     return z.argmax(axis=1) if len(z) else np.zeros(0, dtype=np.int64)
 
 
-def check_inputs_labels(model, inputs, labels, *, name: str = "inputs") -> tuple[object, np.ndarray, int]:
+def check_inputs_labels(model, inputs, labels, *, name: str = "inputs") -> tuple[Any, np.ndarray, int]:
     """``(inputs, labels as int64, n)`` for ``model``: a vision ``nn.Module`` takes an ``(N, C, H, W)`` float
     tensor in [0, 1] (NaN, inf, out-of-range values, a missing batch dimension refused); a text classifier a
     list of strings (a bare string refused). Labels: N integer class indices."""

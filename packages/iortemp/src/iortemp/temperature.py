@@ -39,7 +39,7 @@ class TemperatureScaledText:
     Paper: a system served at the design temperature T_d, Eq. 8 (§3.1).
     """
 
-    def __init__(self, model: Callable[[list[str]], np.ndarray], *, temperature: float):
+    def __init__(self, model: Callable[[list[str]], Any], *, temperature: float):
         if not callable(model):
             raise TypeError("model must be a callable list[str] -> np.ndarray of logits")
         self.inner = model
@@ -85,8 +85,9 @@ class TemperatureScaledModule(nn.Module):
 
     @torch.no_grad()
     def logits64(self, x: torch.Tensor) -> torch.Tensor:
-        if hasattr(self.inner, "logits64"):
-            base = self.inner.logits64(x)
+        reporting = getattr(self.inner, "logits64", None)
+        if reporting is not None:
+            base = reporting(x)
         else:
             base = logits_from(self.inner(x), n=x.shape[0]).double()
         return base / self.temperature
@@ -124,8 +125,9 @@ def logits64(model, inputs, *, batch_size: int = 256) -> np.ndarray:
         with evaluating(model), torch.no_grad():
             for i in range(0, inputs.shape[0], batch_size):
                 xb = as_model_input(model, inputs[i : i + batch_size])
-                if hasattr(model, "logits64"):
-                    out = model.logits64(xb)
+                reporting = getattr(model, "logits64", None)
+                if reporting is not None:
+                    out = reporting(xb)
                 else:
                     out = logits_from(model(xb), n=xb.shape[0]).double()
                 outs.append(out.detach().cpu().double().numpy())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 __all__ = ["find_wordnet", "wordnet_candidates", "wordnet_reader", "wordnet_synonyms"]
 
@@ -91,7 +92,7 @@ def _nltk_layout(src: Path) -> Path:
     return dst
 
 
-_READERS: dict[str, object] = {}
+_READERS: dict[str, Any] = {}
 
 
 def wordnet_reader(root: str | os.PathLike | None = None):

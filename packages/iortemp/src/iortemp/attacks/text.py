@@ -14,6 +14,7 @@ from torch import nn
 
 from .._textattack import STOPWORDS
 from .._validation import check_choice, check_finite_array, check_int, check_texts
+from ..embedding import embedding_matrix
 from .output import AttackOutput, check_text_batch, progress_bar
 from .recipes import TextAttackRecipe
 
@@ -58,7 +59,7 @@ class EmbeddingNeighbours:
     @classmethod
     def from_hf(cls, model: nn.Module, tokenizer, *, k: int = 10, min_length: int = 3, vocabulary=None):
         """Neighbours among the alphabetic whole-word tokens of a transformers model's input embeddings."""
-        emb = model.get_input_embeddings().weight.detach().cpu().double().numpy()
+        emb = embedding_matrix(model).detach().cpu().double().numpy()
         vocab = tokenizer.get_vocab()
         allowed = None if vocabulary is None else {w.lower() for w in vocabulary}
         keep = [

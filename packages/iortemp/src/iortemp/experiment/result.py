@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from robustsuite_common.config import to_dict
 from robustsuite_common.experiment import ExperimentResult, Metric, Table, ci_of, headline
-from robustsuite_common.intervals import Interval
+from robustsuite_common.intervals import Interval, proportion_of
 from robustsuite_common.verdict import Check
 
 from ..ior import paired_verdict
@@ -158,7 +158,7 @@ def _metrics(t, v, vt, vv, data) -> tuple[dict[str, Metric], list[str]]:
                 r["adversarial_accuracy"]["pgd"], f"robust accuracy under {v.pgd_name} (mean over seeds), {tb.lab(k)}",
                 "fraction")
             if k in v.autoattack:
-                aa = tb.proportion_of(v.autoattack[k]["correct_adversarial"])
+                aa = proportion_of(v.autoattack[k]["correct_adversarial"])
                 m[f"vision_robust_accuracy_{k}"] = Metric.of(aa, f"robust accuracy (standard AutoAttack), {tb.lab(k)}",
                                                              "fraction")
                 m[f"vision_pgd_minus_autoattack_{k}"] = Metric.of(
