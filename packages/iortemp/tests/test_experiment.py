@@ -317,3 +317,19 @@ def test_bad_inputs_are_refused_before_any_work(tiny_text, corpus, digits_model)
         with pytest.raises(err, match=name.replace(".", r"\.")):
             ex.run(models, data, c, progress=False)
     assert counting.calls == 0
+
+
+def test_data_from_datasets_names_the_labels_with_the_users_names_first():
+    """The experiment fills a split's label names from its dataset's classes (the umbrella copied this before)."""
+    from types import SimpleNamespace
+
+    named = Split(["a", "b"], np.array([0, 1]), label_names=("neg", "pos"))
+    bare = Split(["c", "d"], np.array([1, 0]))
+    text = SimpleNamespace(train=bare, val=named, test=bare, classes=["negative", "positive"])
+    images = SimpleNamespace(train=bare, val=bare, test=bare, classes=("zero", "one"))
+    data = ex.Data.from_datasets(text=text, vision=images)
+    assert data.train.label_names == data.test.label_names == ("negative", "positive")
+    assert data.val.label_names == ("neg", "pos")  # the names the user wrote win
+    assert data.vision_test.label_names == data.vision_val.label_names == ("zero", "one")
+    assert ex.Data.from_datasets(vision=images).test is None
+    assert ex.Result.title == ex.TITLE

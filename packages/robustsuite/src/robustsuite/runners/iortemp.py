@@ -3,14 +3,24 @@ does the work (served systems, adversary temperatures, DDi-AT, the vision check 
 
 from __future__ import annotations
 
+from typing import Any
+
 from robustsuite_common.config import Str, config, param
 
 from ..errors import ConfigError
 
 NAME = "iortemp"
-TITLE = "Illusion of robustness: extreme confidence, adversary temperature scaling, DDi-AT"
 PAPER = "000"
 EXPERIMENT = "iortemp.experiment"
+
+
+def __getattr__(name: str) -> Any:
+    """``TITLE``: the experiment's own (``iortemp.experiment.Result.title``), read on first use."""
+    if name == "TITLE":
+        from iortemp.experiment import Result
+
+        return Result.title
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @config
