@@ -126,7 +126,7 @@ def test_one_command_line_override_parser():
 
 # hand-written ImportErrors that tell the user to pip install something no robustsuite extra installs
 NOT_AN_EXTRA = {
-    ("packages/iortemp/src/iortemp/attacks.py", "_use_constraint"):
+    ("packages/iortemp/src/iortemp/attacks/recipes.py", "_use_constraint"):
         "tensorflow + tensorflow_hub for TextAttack's Universal Sentence Encoder: no package's extra installs them",
 }
 

@@ -61,7 +61,7 @@ class _Counted:
 
 def bench_search(n_val: int, max_grid_level: int, seed: int, attack: str, start: str, xatol: float) -> None:
     clf, (_, (xva, yva), _) = trained_toy_classifier(seed=seed)
-    up = iortemp.TemperatureScaled(clf, 0.005)
+    up = iortemp.TemperatureScaled(clf, temperature=0.005)
     atk = (iortemp.TextAttackRecipe(recipe="deepwordbug") if attack == "deepwordbug"
            else iortemp.GreedyWordSwap(candidates=SYNONYMS))
     x, y = xva[:n_val], yva[:n_val]
@@ -116,7 +116,7 @@ def bench_calibration(n: int, seed: int) -> None:
         t0 = time.perf_counter()
         tg = iortemp.calibrate_temperature(logits, y, method="gd")
         dt_g = time.perf_counter() - t0
-        ne, ng = iortemp.temperature_nll(logits, y, te), iortemp.temperature_nll(logits, y, tg)
+        ne, ng = iortemp.temperature_nll(logits, y, temperature=te), iortemp.temperature_nll(logits, y, temperature=tg)
         print(f"[calib] {name:18s} exact T={te:.4g} NLL={ne:.5f} in {dt_e * 1e3:.1f} ms | "
               f"GD T={tg:.4g} NLL={ng:.5f} in {dt_g * 1e3:.0f} ms | speed-up {dt_g / dt_e:.0f}x, "
               f"NLL excess of GD {ng - ne:+.2e}")

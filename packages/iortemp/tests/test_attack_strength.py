@@ -41,7 +41,7 @@ def test_overconfident_victim_masks_pgd_but_adversary_temperature_unmasks(digits
     """The IOR itself, on fixed weights: T_d = 0.005 hides PGD's effect; attacking at T_a = 1 / T_d restores it."""
     net, _, (xt, yt) = digits_model
     pgd = iortemp.PGDLinf(eps=0.15, steps=10, random_start=False)
-    up = iortemp.TemperatureScaled(net, 0.005)
+    up = iortemp.TemperatureScaled(net, temperature=0.005)
     plain = proportion_of(iortemp.evaluate_attack(up, xt, yt, pgd).correct_adversarial)
     base = proportion_of(iortemp.evaluate_attack(net, xt, yt, pgd).correct_adversarial)
     undone = iortemp.evaluate_attack(up, xt, yt, pgd, temperature=200.0)

@@ -23,11 +23,11 @@ def test_planted_temperature_is_recovered(t_star):
 def test_exact_matches_brute_force_grid():
     z, y = planted(n=3000, t_star=1.7, seed=1)
     grid = np.exp(np.linspace(np.log(0.5), np.log(5), 4001))
-    nll = [iortemp.temperature_nll(z, y, t) for t in grid]
+    nll = [iortemp.temperature_nll(z, y, temperature=t) for t in grid]
     t_grid = grid[int(np.argmin(nll))]
     t = iortemp.calibrate_temperature(z, y)
     assert t == pytest.approx(t_grid, rel=1e-3)
-    assert iortemp.temperature_nll(z, y, t) <= min(nll) + 1e-12
+    assert iortemp.temperature_nll(z, y, temperature=t) <= min(nll) + 1e-12
 
 
 def test_paper_gd_converges_when_close_and_stalls_when_far():
@@ -52,17 +52,17 @@ def test_overconfident_logits_calibrate_back():
 def test_platt_scaling_reduces_nll_and_vector_is_diagonal():
     z, y = planted(n=3000, k=3, t_star=2.0, seed=4)
     z = z + np.array([0.0, 1.0, -1.0])  # a class bias that temperature alone cannot fix
-    base = iortemp.temperature_nll(z, y, 1.0)
-    temp = iortemp.temperature_nll(z, y, iortemp.calibrate_temperature(z, y))
+    base = iortemp.temperature_nll(z, y, temperature=1.0)
+    temp = iortemp.temperature_nll(z, y, temperature=iortemp.calibrate_temperature(z, y))
     vec = iortemp.PlattScaler(kind="vector").fit(z, y)
     mat = iortemp.PlattScaler(kind="matrix").fit(z, y)
-    nll_vec = iortemp.temperature_nll(vec.transform(z), y, 1.0)
-    nll_mat = iortemp.temperature_nll(mat.transform(z), y, 1.0)
+    nll_vec = iortemp.temperature_nll(vec.transform(z), y, temperature=1.0)
+    nll_mat = iortemp.temperature_nll(mat.transform(z), y, temperature=1.0)
     assert nll_mat <= nll_vec + 1e-9 and nll_vec < temp < base
     w = vec.weight
     assert np.allclose(w, np.diag(np.diag(w)))
     gd = iortemp.PlattScaler(kind="vector", method="gd", iterations=5000).fit(z, y)
-    assert iortemp.temperature_nll(gd.transform(z), y, 1.0) == pytest.approx(nll_vec, abs=5e-3)
+    assert iortemp.temperature_nll(gd.transform(z), y, temperature=1.0) == pytest.approx(nll_vec, abs=5e-3)
 
 
 def test_bad_inputs():
@@ -131,11 +131,11 @@ def test_platt_exact_is_equivariant_to_the_served_logit_scale(kind, scale):
     """↓conf logits (T_d = 2e6) or ↑conf ones reach the same calibrated NLL as the base logits: an affine map
     absorbs any positive scale, so the exact fit must not stall on the tiny gradients of z / 2e6."""
     z, y = planted(n=3000, k=3, t_star=2.0, seed=7)
-    ref = iortemp.temperature_nll(iortemp.PlattScaler(kind=kind).fit(z, y).transform(z), y, 1.0)
+    ref = iortemp.temperature_nll(iortemp.PlattScaler(kind=kind).fit(z, y).transform(z), y, temperature=1.0)
     sc = iortemp.PlattScaler(kind=kind).fit(z * scale, y)
-    got = iortemp.temperature_nll(sc.transform(z * scale), y, 1.0)
+    got = iortemp.temperature_nll(sc.transform(z * scale), y, temperature=1.0)
     assert got == pytest.approx(ref, abs=1e-6)
-    assert got < iortemp.temperature_nll(z * scale, y, 1.0)
+    assert got < iortemp.temperature_nll(z * scale, y, temperature=1.0)
 
 
 def test_calibration_scale_equivariant_to_1e8():
@@ -152,11 +152,11 @@ def test_exact_reaches_the_grid_optimum_on_an_up_conf_system_where_gd_stalls():
     z, y = planted(n=2000, t_star=1.8, seed=3)
     up = z * 200.0
     grid = np.exp(np.linspace(np.log(1.0), np.log(1e4), 6001))
-    nll = [iortemp.temperature_nll(up, y, t) for t in grid]
+    nll = [iortemp.temperature_nll(up, y, temperature=t) for t in grid]
     t_grid = grid[int(np.argmin(nll))]
     t = iortemp.calibrate_temperature(up, y)
     assert t == pytest.approx(t_grid, rel=2e-3)
-    assert iortemp.temperature_nll(up, y, t) <= min(nll) + 1e-12
+    assert iortemp.temperature_nll(up, y, temperature=t) <= min(nll) + 1e-12
     assert t == pytest.approx(200.0 * iortemp.calibrate_temperature(z, y), rel=1e-6)
     assert iortemp.calibrate_temperature(up, y, method="gd") < 0.5 * t
 

@@ -67,8 +67,8 @@ VISION = {
         m, x, y, eps=0.1, steps=2, max_evaluations=2)),
     "AutoAttackLinf": lambda m, x, y: iortemp.AutoAttackLinf(eps=0.1)(m, x, y).adversarial,
     "robust_accuracy": lambda m, x, y: iortemp.robust_accuracy(m, x, y, eps=0.1).robust,
-    "TemperatureScaled": lambda m, x, y: _served_and_reported(iortemp.TemperatureScaled(m, 0.005), x),
-    "TemperatureScaledModule": lambda m, x, y: _served_and_reported(iortemp.TemperatureScaledModule(m, 2e6), x),
+    "TemperatureScaled": lambda m, x, y: _served_and_reported(iortemp.TemperatureScaled(m, temperature=0.005), x),
+    "TemperatureScaledModule": lambda m, x, y: _served_and_reported(iortemp.TemperatureScaledModule(m, temperature=2e6), x),
     "served_systems": lambda m, x, y: [iortemp.logits64(s, x) for s in iortemp.served_systems(m).values()],
     "PlattScaler": lambda m, x, y: iortemp.logits64(iortemp.PlattScaler().fit(
         np.random.default_rng(0).normal(size=(8, K_VISION)), np.arange(8)).wrap(m), x),
@@ -179,10 +179,10 @@ def test_temperatures_from_1e_3_to_1e7_give_finite_numbers(net, images):
     x, y = images
     net.eval()
     for t in (1e-3, 5e-3, 1.0, 2e6, 1e7):
-        z = iortemp.logits64(iortemp.TemperatureScaled(net, t), x)
+        z = iortemp.logits64(iortemp.TemperatureScaled(net, temperature=t), x)
         assert np.isfinite(z).all() and math.isfinite(iortemp.confidence_stats(z).mean)
-        assert np.isfinite(iortemp.TemperatureScaled(net, t)(x).log_softmax(1).detach().numpy()).all()
-        assert math.isfinite(iortemp.temperature_nll(iortemp.logits64(net, x), y, t))
+        assert np.isfinite(iortemp.TemperatureScaled(net, temperature=t)(x).log_softmax(1).detach().numpy()).all()
+        assert math.isfinite(iortemp.temperature_nll(iortemp.logits64(net, x), y, temperature=t))
 
 
 # ------------------------------------------------------------------------------------------------ text catalogue
@@ -222,8 +222,8 @@ TEXT = {
     "TextAttackRecipe": lambda c, t, y: iortemp.TextAttackRecipe(recipe="deepwordbug")(c, t, y).adversarial,
     "text_attack": lambda c, t, y: iortemp.text_attack("wordswap", model=c, neighbours=2)(c, t, y).adversarial,
     "adversarial_augmentation": lambda c, t, y: iortemp.adversarial_augmentation(c, t, y, _swap())[0],
-    "TemperatureScaled": lambda c, t, y: iortemp.TemperatureScaled(c, 0.01)(t),
-    "TemperatureScaledText": lambda c, t, y: iortemp.TemperatureScaledText(c, 2e6).logits64(t),
+    "TemperatureScaled": lambda c, t, y: iortemp.TemperatureScaled(c, temperature=0.01)(t),
+    "TemperatureScaledText": lambda c, t, y: iortemp.TemperatureScaledText(c, temperature=2e6).logits64(t),
     "CachedTextClassifier": lambda c, t, y: iortemp.CachedTextClassifier(c)(t),
     "HFTextClassifier": lambda c, t, y: iortemp.HFTextClassifier(c.model, c.tokenizer, max_length=32)(t),
     "served_systems": lambda c, t, y: [iortemp.logits64(s, t) for s in iortemp.served_systems(c).values()],
@@ -284,7 +284,7 @@ Y = np.array([1, 0, 0])
 
 # name -> (good call, [(bad call, exception, message)])
 DATA = {
-    "confidence_stats": (lambda: iortemp.confidence_stats(Z, 1e7), [
+    "confidence_stats": (lambda: iortemp.confidence_stats(Z, temperature=1e7), [
         (lambda: iortemp.confidence_stats(Z, temperature=-2), ValueError, "temperature"),
         (lambda: iortemp.confidence_stats(Z, temperature=0), ValueError, "temperature"),
         (lambda: iortemp.confidence_stats(Z, temperature=float("nan")), ValueError, "temperature"),
@@ -300,9 +300,9 @@ DATA = {
         (lambda: iortemp.calibrate_temperature(Z, [0, 1]), ValueError, "labels")]),
     "fit_temperature": (lambda: iortemp.fit_temperature(Z, Y), [
         (lambda: iortemp.fit_temperature(Z, [-1, 0, 0]), ValueError, "labels")]),
-    "temperature_nll": (lambda: iortemp.temperature_nll(Z, Y, 1e-3), [
-        (lambda: iortemp.temperature_nll(Z, Y, -1.0), ValueError, "temperature"),
-        (lambda: iortemp.temperature_nll(NAN, [0, 1], 1.0), ValueError, "logits")]),
+    "temperature_nll": (lambda: iortemp.temperature_nll(Z, Y, temperature=1e-3), [
+        (lambda: iortemp.temperature_nll(Z, Y, temperature=-1.0), ValueError, "temperature"),
+        (lambda: iortemp.temperature_nll(NAN, [0, 1], temperature=1.0), ValueError, "logits")]),
     "min_norm_simplex": (lambda: iortemp.min_norm_simplex(np.eye(2)), [
         (lambda: iortemp.min_norm_simplex(np.full((2, 2), np.nan)), ValueError, "gram"),
         (lambda: iortemp.min_norm_simplex(np.ones((2, 3))), ValueError, "gram")]),
@@ -337,9 +337,9 @@ DATA["robust_accuracy"] = (None, [(lambda: iortemp.robust_accuracy(torch.nn.Line
                                                                    attack="fgsm"), ValueError, "attack")])
 DATA["text_attack"] = (None, [(lambda: iortemp.text_attack("hotflip"), ValueError, "name"),
                               (lambda: iortemp.text_attack("wordswap", model=lambda t: None), TypeError, "wordswap")])
-DATA["TemperatureScaled"] = (None, [(lambda: iortemp.TemperatureScaled(lambda t: None, 0), ValueError, "temperature"),
-                                    (lambda: iortemp.TemperatureScaled(42, 1.0), TypeError, "model")])
-DATA["served_systems"] = (None, [(lambda: iortemp.served_systems(lambda t: None, {"up": -1}), ValueError,
+DATA["TemperatureScaled"] = (None, [(lambda: iortemp.TemperatureScaled(lambda t: None, temperature=0), ValueError, "temperature"),
+                                    (lambda: iortemp.TemperatureScaled(42, temperature=1.0), TypeError, "model")])
+DATA["served_systems"] = (None, [(lambda: iortemp.served_systems(lambda t: None, design_temperatures={"up": -1}), ValueError,
                                   "design_temperatures")])
 DATA["PlattScaler"] = (None, [(lambda: iortemp.PlattScaler().fit(NAN, [0, 1]), ValueError, "logits"),
                               (lambda: iortemp.PlattScaler(kind="diag"), ValueError, "kind")])
@@ -378,11 +378,11 @@ def test_ascc_and_embedding_helpers_leave_the_model(bert):
     before = snapshot(model)
     clf = iortemp.HFTextClassifier(model, tok, max_length=32)
     batch = clf.encode(TEXTS[:2])
-    from iortemp.training import _ascc_candidates, _ascc_table
+    from iortemp.ascc import ascc_candidates, ascc_table
 
-    cand, mask = _ascc_candidates(batch["input_ids"], _ascc_table(tok, SYNONYMS, 2), 2)
-    w = iortemp.ascc_perturbation(model, batch, cand, mask, iortemp.TrainingConfig(ascc_steps=2),
-                                  torch.Generator().manual_seed(0))
+    cand, mask = ascc_candidates(batch["input_ids"], ascc_table(tok, SYNONYMS, 2), 2)
+    w = iortemp.ascc_perturbation(model, batch, cand, mask, config=iortemp.TrainingConfig(ascc_steps=2),
+                                  generator=torch.Generator().manual_seed(0))
     assert torch.allclose(w.sum(-1), torch.ones(w.shape[:2]))
     assert iortemp.mean_embedding_norm(model) > 0
     iortemp.EmbeddingNeighbours.from_hf(model, tok, k=2)

@@ -131,7 +131,7 @@ def test_vision_shows_pgd_beside_autoattack_on_the_same_points(result, digits_mo
     rows = {r[0].split(" ")[0]: dict(zip(vt.columns, r, strict=True)) for r in vt.rows}
     up = rows["↑conf"]
     # standard AutoAttack through the package API on the served ↑conf system gives the table's column
-    aa = iortemp.robust_accuracy(iortemp.TemperatureScaled(net, 0.005), xt[:24], yt[:24], attack="autoattack",
+    aa = iortemp.robust_accuracy(iortemp.TemperatureScaled(net, temperature=0.005), xt[:24], yt[:24], attack="autoattack",
                                  eps=0.3, seed=cfg.seed)
     assert up["robust accuracy (AutoAttack)"] == pytest.approx(100 * aa.value)
     assert "AutoAttack (standard" in aa.attack
@@ -279,7 +279,9 @@ def test_demo_preset_is_the_former_demo_and_presets_validate():
     rows = schema_rows(ex.Config)
     assert all(r["description"] for r in rows), [r["path"] for r in rows if not r["description"]]
     assert override(ex.preset("demo"), text__n_test=60).text.n_test == 60
-    assert ex.reference()["table3"]["up_conf"]["plain"]["pwws"] == [59.29, 0.62]
+    assert ex.paper_values()["table3"]["up_conf"]["plain"]["pwws"] == [59.29, 0.62]
+    with pytest.warns(DeprecationWarning, match="paper_values"):
+        assert ex.reference() == ex.paper_values()
 
 
 class _Counting:
@@ -315,3 +317,19 @@ def test_bad_inputs_are_refused_before_any_work(tiny_text, corpus, digits_model)
         with pytest.raises(err, match=name.replace(".", r"\.")):
             ex.run(models, data, c, progress=False)
     assert counting.calls == 0
+
+
+def test_data_from_datasets_names_the_labels_with_the_users_names_first():
+    """The experiment fills a split's label names from its dataset's classes (the umbrella copied this before)."""
+    from types import SimpleNamespace
+
+    named = Split(["a", "b"], np.array([0, 1]), label_names=("neg", "pos"))
+    bare = Split(["c", "d"], np.array([1, 0]))
+    text = SimpleNamespace(train=bare, val=named, test=bare, classes=["negative", "positive"])
+    images = SimpleNamespace(train=bare, val=bare, test=bare, classes=("zero", "one"))
+    data = ex.Data.from_datasets(text=text, vision=images)
+    assert data.train.label_names == data.test.label_names == ("negative", "positive")
+    assert data.val.label_names == ("neg", "pos")  # the names the user wrote win
+    assert data.vision_test.label_names == data.vision_val.label_names == ("zero", "one")
+    assert ex.Data.from_datasets(vision=images).test is None
+    assert ex.Result.title == ex.TITLE

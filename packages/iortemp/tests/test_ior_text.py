@@ -12,8 +12,8 @@ def table(tiny_text, corpus, synonyms):
     _, (xva, yva), (xte, yte) = corpus
     systems = {
         "base": tiny_text,
-        "down": iortemp.TemperatureScaled(tiny_text, 2e6),
-        "up": iortemp.TemperatureScaled(tiny_text, 0.005),
+        "down": iortemp.TemperatureScaled(tiny_text, temperature=2e6),
+        "up": iortemp.TemperatureScaled(tiny_text, temperature=0.005),
     }
     attacks = {"wordswap": iortemp.GreedyWordSwap(candidates=synonyms)}
     return iortemp.illusion_table(systems, attacks, xte[:80], yte[:80], val_inputs=xva[:60],
@@ -49,7 +49,7 @@ def test_confidence_table1(table):
 def test_detector_flags_overconfident_and_not_base(tiny_text, corpus, synonyms):
     _, (xva, yva), (xte, yte) = corpus
     atk = iortemp.GreedyWordSwap(candidates=synonyms)
-    up = iortemp.detect_ior(iortemp.TemperatureScaled(tiny_text, 0.005), xte[:50], yte[:50], atk,
+    up = iortemp.detect_ior(iortemp.TemperatureScaled(tiny_text, temperature=0.005), xte[:50], yte[:50], atk,
                             val_inputs=xva[:50], val_labels=yva[:50], optimise=False,
                             sweep_temperatures=[1.0, 100.0])
     base = iortemp.detect_ior(tiny_text, xte[:50], yte[:50], atk, val_inputs=xva[:50], val_labels=yva[:50],
@@ -68,7 +68,7 @@ def test_attack_deterministic_and_transfer(tiny_text, corpus, synonyms):
     b = atk(tiny_text, xte[:20], yte[:20], seed=1)
     assert a.adversarial == b.adversarial and np.array_equal(a.success, b.success)
     # transfer from the base model to the overconfident model is as effective as attacking base
-    up = iortemp.TemperatureScaled(tiny_text, 0.005)
+    up = iortemp.TemperatureScaled(tiny_text, temperature=0.005)
     tr = iortemp.transfer_attack(tiny_text, up, xte[:20], yte[:20], atk)
     direct = iortemp.evaluate_attack(tiny_text, xte[:20], yte[:20], atk)
     assert tr.adversarial_accuracy == direct.adversarial_accuracy
@@ -180,7 +180,7 @@ def test_cached_text_classifier_same_logits_fewer_model_calls(tiny_text, corpus)
     np.testing.assert_array_equal(again[:5], first[5:10])
     np.testing.assert_allclose(again[5:10], tiny_text(xte[10:15]), rtol=1e-5, atol=1e-6)
     assert seen == list(dict.fromkeys(xte[:15])) and cached.misses == len(seen) and cached.hits == 7
-    up = iortemp.TemperatureScaled(cached, 0.005)
+    up = iortemp.TemperatureScaled(cached, temperature=0.005)
     np.testing.assert_array_equal(up(xte[:3]), (first[:3] / np.float32(0.005)).astype(np.float32))
     assert cached(["dup", "dup"]).shape[0] == 2 and seen[-1] == "dup" and seen.count("dup") == 1
     with pytest.raises(TypeError, match="model"):

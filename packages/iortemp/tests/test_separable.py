@@ -17,13 +17,13 @@ def _separable_val(net, xv, yv):
 def test_fit_temperature_reports_the_separable_case_and_bounds_t(digits_model):
     net, (xv, yv), _ = digits_model
     xs, ys = _separable_val(net, xv, yv)
-    z = iortemp.logits64(iortemp.TemperatureScaled(net, 0.005), xs)
+    z = iortemp.logits64(iortemp.TemperatureScaled(net, temperature=0.005), xs)
     fit = iortemp.fit_temperature(z, ys.numpy())
     assert fit.separable
     # the unbounded NLL optimum sits at the search edge; the bounded T makes the mean confidence equal the
     # one-sided 95 % lower bound of the accuracy a perfectly classified set of this size supports
     n = len(ys)
-    assert math.isclose(iortemp.confidence_stats(z, fit.temperature).mean, 0.05 ** (1 / n), rel_tol=1e-9)
+    assert math.isclose(iortemp.confidence_stats(z, temperature=fit.temperature).mean, 0.05 ** (1 / n), rel_tol=1e-9)
     assert fit.temperature > 1.0  # served logits are 200x too sharp: the bound undoes most of it
     # scale equivariance: the same set served at T_d = 1 gives a 200x smaller bounded T
     fit1 = iortemp.fit_temperature(iortemp.logits64(net, xs), ys.numpy())
@@ -39,7 +39,7 @@ def test_detector_flags_overconfident_model_on_separable_validation_set(digits_m
     net, (xv, yv), (xt, yt) = digits_model
     xs, ys = _separable_val(net, xv, yv)
     pgd = iortemp.PGDLinf(eps=0.15, steps=10, random_start=False)
-    up = iortemp.TemperatureScaled(net, 0.005)
+    up = iortemp.TemperatureScaled(net, temperature=0.005)
     base = iortemp.evaluate_attack(net, xt, yt, pgd)
     for optimise in (False, True):
         rep = iortemp.detect_ior(up, xt, yt, pgd, val_inputs=xs, val_labels=ys, optimise=optimise,

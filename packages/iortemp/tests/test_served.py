@@ -13,11 +13,11 @@ def test_served_systems_scale_the_same_model(tiny_text, corpus):
     assert sys_["up_conf"].temperature == 0.005 and sys_["down_conf"].temperature == 2e6
     z = tiny_text(xte[:4])
     np.testing.assert_array_equal(sys_["up_conf"](xte[:4]), (z / np.float32(0.005)).astype(np.float32))
-    assert list(iortemp.served_systems(tiny_text, {"hot": 10.0})) == ["base", "hot"]
+    assert list(iortemp.served_systems(tiny_text, design_temperatures={"hot": 10.0})) == ["base", "hot"]
     with pytest.raises(ValueError, match="base"):
-        iortemp.served_systems(tiny_text, {"base": 2.0})
+        iortemp.served_systems(tiny_text, design_temperatures={"base": 2.0})
     with pytest.raises(ValueError, match="design_temperatures"):
-        iortemp.served_systems(tiny_text, {"cold": 0.0})
+        iortemp.served_systems(tiny_text, design_temperatures={"cold": 0.0})
 
 
 def test_text_attack_by_name(tiny_text):

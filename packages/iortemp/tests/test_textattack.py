@@ -13,7 +13,7 @@ def test_deepwordbug_offline_shows_ior_and_is_seeded(tiny_text, corpus):
     _, (xva, yva), (xte, yte) = corpus
     x, y = xte[:30], yte[:30]
     atk = iortemp.TextAttackRecipe(recipe="deepwordbug")
-    up = iortemp.TemperatureScaled(tiny_text, 0.005)
+    up = iortemp.TemperatureScaled(tiny_text, temperature=0.005)
     base = iortemp.evaluate_attack(tiny_text, x, y, atk, seed=0)
     plain = iortemp.evaluate_attack(up, x, y, atk, seed=0)
     t_cal = iortemp.calibrate_temperature(iortemp.logits64(up, xva), yva)

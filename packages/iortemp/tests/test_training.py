@@ -129,16 +129,17 @@ def test_embedding_relative_adversary_sizes(small, tiny_bert):
 
 def test_ascc_weights_are_convex_combinations_of_synonyms(small, tiny_text, synonyms):
     """ASCC's x_hat lies in the convex hull of each word's synonym embeddings, and raises the KL it maximises."""
-    from iortemp.training import _ascc_candidates, _ascc_table, _forward
+    from iortemp.ascc import ascc_candidates, ascc_table
+    from iortemp.embedding import forward_embeds
 
     x, _ = small
     model, tok = tiny_text.model, tiny_text.tokenizer  # trained: the KL between clean and x_hat is not ~0
     clf = iortemp.HFTextClassifier(model, tok, max_length=32)
     batch = clf.encode(x[:8])
     cfg = iortemp.TrainingConfig(ascc_steps=5, ascc_max_synonyms=4)
-    table = _ascc_table(tok, synonyms, 4)
-    cand, mask = _ascc_candidates(batch["input_ids"], table, 4)
-    coef = iortemp.ascc_perturbation(model, batch, cand, mask, cfg, torch.Generator().manual_seed(0))
+    table = ascc_table(tok, synonyms, 4)
+    cand, mask = ascc_candidates(batch["input_ids"], table, 4)
+    coef = iortemp.ascc_perturbation(model, batch, cand, mask, config=cfg, generator=torch.Generator().manual_seed(0))
     assert (coef >= 0).all() and torch.allclose(coef.sum(-1), torch.ones(coef.shape[:2]))
     assert (coef[~mask] == 0).all()  # no weight outside the synonym set
     words = [i for i, t in enumerate(batch["input_ids"][0].tolist()) if t in table]
@@ -149,7 +150,7 @@ def test_ascc_weights_are_convex_combinations_of_synonyms(small, tiny_text, syno
         kl = {}
         for name, c in (("ascc", coef), ("uniform", mask.float() / mask.float().sum(-1, keepdim=True))):
             adv = (c.unsqueeze(-1) * emb(cand)).sum(-2)
-            kl[name] = float(torch.nn.functional.kl_div(torch.log_softmax(_forward(model, adv, batch), -1), p,
+            kl[name] = float(torch.nn.functional.kl_div(torch.log_softmax(forward_embeds(model, adv, batch), -1), p,
                                                           reduction="batchmean"))
     assert kl["ascc"] > kl["uniform"]
 

@@ -11,7 +11,7 @@ from robustsuite_common.intervals import proportion_of
 def test_pgd_ior_on_overconfident_vision_model(digits_model):
     net, (xv, yv), (xt, yt) = digits_model
     pgd = iortemp.PGDLinf(eps=0.15, steps=10, random_start=False)
-    up = iortemp.TemperatureScaled(net, 0.005)
+    up = iortemp.TemperatureScaled(net, temperature=0.005)
     rep = iortemp.detect_ior(up, xt, yt, pgd, val_inputs=xv, val_labels=yv, optimise=True, max_evaluations=6)
     base = iortemp.evaluate_attack(net, xt, yt, pgd)
     cp = proportion_of
@@ -51,7 +51,7 @@ def test_pgd_bad_input(digits_model):
         iortemp.PGDLinf()(net, xt[:, 0], yt)
     with pytest.raises(ValueError, match="labels"):
         iortemp.PGDLinf()(net, xt, yt[:-1])
-    assert np.isfinite(iortemp.logits64(iortemp.TemperatureScaled(net, 1e7), xt)).all()
+    assert np.isfinite(iortemp.logits64(iortemp.TemperatureScaled(net, temperature=1e7), xt)).all()
 
 
 def test_robust_accuracy_defaults_to_standard_autoattack(digits_model):
@@ -66,7 +66,7 @@ def test_robust_accuracy_defaults_to_standard_autoattack(digits_model):
     assert default.robust == tuple(bool(v) for v in direct.robust) and "AutoAttack (standard" in default.attack
     pgd = iortemp.robust_accuracy(net, x, y, attack="pgd", eps=0.3, steps=10, seed=1)
     assert default.value <= pgd.value and pgd.attack.startswith("PGD-10")
-    up = iortemp.TemperatureScaled(net, 0.005)
+    up = iortemp.TemperatureScaled(net, temperature=0.005)
     fooled = iortemp.robust_accuracy(up, x, y, attack="pgd", eps=0.3, steps=10, seed=1)
     assert fooled.interval.above(iortemp.robust_accuracy(up, x, y, eps=0.3, seed=1).interval)
     with pytest.raises(ValueError, match="attack"):

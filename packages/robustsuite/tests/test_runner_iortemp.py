@@ -5,7 +5,6 @@ gives on the same model, data and config (what the section shows is tested in pa
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
@@ -23,11 +22,6 @@ SPECS = {"model": "builtin:text-tiny", "dataset": "builtin:sentiment-mini", "vis
          "vision_dataset": "builtin:digits"}
 
 
-def _named(ds):
-    return [s if s.label_names is not None else replace(s, label_names=tuple(ds.classes))
-            for s in (ds.train, ds.val, ds.test)]
-
-
 @pytest.mark.slow  # two runs of the experiment (~40 s of CPU)
 def test_unit_section_equals_the_package_experiment(tmp_path):
     from iortemp import experiment
@@ -39,10 +33,8 @@ def test_unit_section_equals_the_package_experiment(tmp_path):
     sec = report["sections"]["iortemp"]
 
     ds, vds = load_dataset(SPECS["dataset"]), load_dataset(SPECS["vision_dataset"])
-    train, val, test = _named(ds)
-    _, vval, vtest = _named(vds)
     models = experiment.Models(text=load_model(SPECS["model"]), vision=load_model(SPECS["vision_model"]))
-    data = experiment.Data(test=test, val=val, train=train, vision_test=vtest, vision_val=vval)
+    data = experiment.Data.from_datasets(text=ds, vision=vds)  # the package names the labels itself
     cfg = from_dict(experiment.Config, {**SMALL, "seed": 3}, base=experiment.preset("demo"))
     res = experiment.run(models, data, cfg, progress=False)
 

@@ -24,16 +24,8 @@ from .attacks import (
 from .audit import temperature_illusion_check
 from .calibration import PlattScaler, TemperatureFit, calibrate_temperature, fit_temperature, temperature_nll
 from .hf import CachedTextClassifier, HFTextClassifier
-from .ior import (
-    IllusionTable,
-    IORReport,
-    SweepPoint,
-    detect_ior,
-    illusion_table,
-    paired_verdict,
-    run_interval,
-    temperature_sweep,
-)
+from .illusion import IllusionTable, illusion_table
+from .ior import IORReport, SweepPoint, detect_ior, paired_verdict, run_interval, temperature_sweep
 from .metrics import CalibrationError, ConfidenceStats, calibration_error, confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature, search_temperature
 from .protocol import AdversarialEvaluation, call_attack, evaluate_attack, predict, transfer_attack

@@ -22,7 +22,8 @@ from robustsuite_common.intervals import mean_interval, proportion_of, seed_inte
 
 from .hf import HFTextClassifier
 from .temperature import logits64
-from .training import NORMALIZATIONS, TrainingConfig, train_classifier
+from .training import train_classifier
+from .training_config import NORMALIZATIONS, TrainingConfig
 
 __all__ = ["NormalizationAblation", "ddi_normalization_ablation"]
 

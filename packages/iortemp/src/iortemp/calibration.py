@@ -25,7 +25,7 @@ __all__ = ["PlattScaler", "TemperatureFit", "calibrate_temperature", "fit_temper
 _LOG_T_BOUNDS = (-30.0, 30.0)
 
 
-def temperature_nll(logits, labels, temperature: float) -> float:
+def temperature_nll(logits, labels, *, temperature: float) -> float:
     """Mean negative log-likelihood of ``labels`` under ``softmax(logits / T)``, in float64 (Eq. 9)."""
     z, y = check_logits_labels(logits, labels)
     lp = scaled_log_softmax64(z, check_temperature(temperature))
@@ -75,7 +75,7 @@ def fit_temperature(logits, labels, *, method: str = "exact", alpha: float = 0.0
     if separable:
         target = float(alpha ** (1.0 / len(y)))
         t = max(t_nll, _temperature_for_confidence(z, target))
-    return TemperatureFit(float(t), separable, temperature_nll(z, y, t), float(t_nll), int(len(y)))
+    return TemperatureFit(float(t), separable, temperature_nll(z, y, temperature=t), float(t_nll), int(len(y)))
 
 
 def _top2_gap(z: np.ndarray) -> np.ndarray:
@@ -96,7 +96,8 @@ def _temperature_for_confidence(z: np.ndarray, target: float) -> float:
         return math.exp(hi)
     if gap(lo) <= 0:
         return math.exp(lo)
-    return float(math.exp(brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12)))
+    root = brentq(gap, lo, hi, xtol=1e-12, rtol=1e-12)  # pyright: ignore[reportArgumentType] - scipy stubs want float64
+    return float(math.exp(root))  # pyright: ignore[reportArgumentType] - brentq without full_output is a float
 
 
 def calibrate_temperature(

@@ -8,6 +8,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -86,8 +87,8 @@ def _demo(args) -> int:
     if args.n < 1:
         raise UsageError(f"--n must be >= 1, got {args.n}")
     clf, (_, (xva, yva), (xte, yte)) = trained_toy_classifier(seed=args.seed)
-    systems = {"base": clf, "↓conf": iortemp.TemperatureScaled(clf, 2e6), "↑conf": iortemp.TemperatureScaled(clf, 0.005)}
-    attacks = {"wordswap": iortemp.GreedyWordSwap(candidates=SYNONYMS)}
+    systems = {"base": clf, "↓conf": iortemp.TemperatureScaled(clf, temperature=2e6), "↑conf": iortemp.TemperatureScaled(clf, temperature=0.005)}
+    attacks: dict[str, Any] = {"wordswap": iortemp.GreedyWordSwap(candidates=SYNONYMS)}
     if args.deepwordbug:
         attacks["deepwordbug"] = iortemp.TextAttackRecipe(recipe="deepwordbug")
     tab = iortemp.illusion_table(systems, attacks, xte[: args.n], yte[: args.n], val_inputs=xva[: args.n],
@@ -128,8 +129,8 @@ def _calibrate(args) -> int:
             raise UsageError(f"{name}: {path} is not a .npy array: {err}") from None
     z, y = arrays
     t = iortemp.calibrate_temperature(z, y, method=args.method)
-    print(json.dumps({"temperature": t, "nll_before": iortemp.temperature_nll(z, y, 1.0),
-                      "nll_after": iortemp.temperature_nll(z, y, t)}))
+    print(json.dumps({"temperature": t, "nll_before": iortemp.temperature_nll(z, y, temperature=1.0),
+                      "nll_after": iortemp.temperature_nll(z, y, temperature=t)}))
     return 0
 
 

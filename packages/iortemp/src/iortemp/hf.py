@@ -19,7 +19,7 @@ class CachedTextClassifier:
     The attacks of a Table 2/3 grid query the same texts again and again: every served temperature of one
     base model, every adversary temperature (plain / cal / opt) and the Brent search's probes rank the same
     words and score many of the same candidates. Wrapping the *base* model once and serving
-    ``TemperatureScaled(cached, T)`` computes each distinct text once, in batches of the texts not yet seen.
+    ``TemperatureScaled(cached, temperature=T)`` computes each distinct text once, in batches of the texts not yet seen.
     A text's logits are those of the batch it was first computed in (padding can move float32 logits by an
     ulp between batches); with the same query order the results are reproducible. ``maxsize`` bounds the
     memory (oldest entries dropped first); ``hits`` / ``misses`` count texts.

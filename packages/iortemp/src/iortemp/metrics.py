@@ -57,7 +57,7 @@ def _reporting_temperature(z: np.ndarray, temperature) -> float:
     return t
 
 
-def confidence_stats(logits, temperature: float = 1.0) -> ConfidenceStats:
+def confidence_stats(logits, *, temperature: float = 1.0) -> ConfidenceStats:
     """Mean (and spread) of the predicted-class probability from ``logits / T`` computed in float64.
 
     Pass float64 reporting logits (``iortemp.logits64``): a T_d = 2e6 binary model then reports

@@ -11,41 +11,44 @@ import contextlib
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_images, check_labels, check_seed, check_texts
+from robustsuite_common.checks import check_images, check_seed, check_texts
+from robustsuite_common.contract import renamed
 from robustsuite_common.models import evaluating
 
 from ._numerics import scaled_log_softmax64
-from ._validation import check_temperature, is_texts
+from ._validation import check_labels, check_temperature, is_texts
 from .metrics import ConfidenceStats, confidence_stats
 from .temperature import TemperatureScaled, logits64
 
 __all__ = ["AdversarialEvaluation", "call_attack", "evaluate_attack", "predict", "transfer_attack"]
 
 
-def call_attack(attack, victim, inputs, labels, *, seed: int = 0, progress: bool = False):
-    """Call a user attack ``attack(victim, inputs, labels[, seed=...][, progress=...])``.
+@renamed(victim="model")
+def call_attack(attack, model, inputs, labels, *, seed: int = 0, progress: bool = False) -> Any:
+    """Call a user attack ``attack(model, inputs, labels[, seed=...][, progress=...])``.
 
     ``seed`` and ``progress`` are passed only when the callable accepts them (by name or ``**kwargs``), so
-    a plain function ``def atk(victim, x, y)`` works as well as this package's attack classes.
+    a plain function ``def atk(model, x, y)`` works as well as this package's attack classes.
     """
     if not callable(attack):
-        raise TypeError("attack must be callable as attack(victim, inputs, labels[, seed=...][, progress=...])")
+        raise TypeError("attack must be callable as attack(model, inputs, labels[, seed=...][, progress=...])")
     try:
         params = inspect.signature(attack).parameters
     except (TypeError, ValueError):  # builtins / C callables without a signature: pass everything
-        return attack(victim, inputs, labels, seed=seed, progress=progress)
+        return attack(model, inputs, labels, seed=seed, progress=progress)
     var_kw = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     kwargs = {}
     for name, value in (("seed", seed), ("progress", progress)):
         p = params.get(name)
         if var_kw or (p is not None and p.kind is not inspect.Parameter.POSITIONAL_ONLY):
             kwargs[name] = value
-    return attack(victim, inputs, labels, **kwargs)
+    return attack(model, inputs, labels, **kwargs)
 
 
 @dataclass(frozen=True)
@@ -119,7 +122,7 @@ def predict(model, inputs) -> np.ndarray:
     return z.argmax(axis=1) if len(z) else np.zeros(0, dtype=np.int64)
 
 
-def check_inputs_labels(model, inputs, labels, *, name: str = "inputs") -> tuple[object, np.ndarray, int]:
+def check_inputs_labels(model, inputs, labels, *, name: str = "inputs") -> tuple[Any, np.ndarray, int]:
     """``(inputs, labels as int64, n)`` for ``model``: a vision ``nn.Module`` takes an ``(N, C, H, W)`` float
     tensor in [0, 1] (NaN, inf, out-of-range values, a missing batch dimension refused); a text classifier a
     list of strings (a bare string refused). Labels: N integer class indices."""
@@ -153,7 +156,7 @@ def evaluate_attack(
     keep_adversarial: bool = False,
     progress: bool = False,
 ) -> AdversarialEvaluation:
-    """Attack ``TemperatureScaled(source_model or model, temperature)`` and score the found adversarial
+    """Attack ``TemperatureScaled(source_model or model, temperature=temperature)`` and score the found adversarial
     inputs on the unmodified ``model`` (adversarial accuracy, Eq. 10 at one temperature).
 
     ``temperature=1.0`` is the plain out-of-the-box attack; ``source_model`` gives a transfer attack.
@@ -175,7 +178,7 @@ def evaluate_attack(
         check_labels("labels", y, n_classes=k)
         victim = source_model if source_model is not None else model
         if temperature != 1.0:
-            victim = TemperatureScaled(victim, temperature)
+            victim = TemperatureScaled(victim, temperature=temperature)
         out = call_attack(attack, victim, inputs, y, seed=seed, progress=progress)
         clean_logits = logits64(model, inputs)
         adv_logits = logits64(model, out.adversarial)

@@ -40,7 +40,7 @@ class TemperatureScaledText:
     Paper: a system served at the design temperature T_d, Eq. 8 (§3.1).
     """
 
-    def __init__(self, model: Callable[[list[str]], np.ndarray], temperature: float):
+    def __init__(self, model: Callable[[list[str]], Any], *, temperature: float):
         if not callable(model):
             raise TypeError("model must be a callable list[str] -> np.ndarray of logits")
         self.inner = model
@@ -73,7 +73,7 @@ class TemperatureScaledModule(nn.Module):
     Paper: a system served at the design temperature T_d, Eq. 8 (§3.1).
     """
 
-    def __init__(self, model: nn.Module, temperature: float):
+    def __init__(self, model: nn.Module, *, temperature: float):
         super().__init__()
         if not isinstance(model, nn.Module):
             raise TypeError("model must be a torch.nn.Module")
@@ -86,14 +86,15 @@ class TemperatureScaledModule(nn.Module):
 
     @torch.no_grad()
     def logits64(self, x: torch.Tensor) -> torch.Tensor:
-        if hasattr(self.inner, "logits64"):
-            base = self.inner.logits64(x)
+        reporting = getattr(self.inner, "logits64", None)
+        if reporting is not None:
+            base = reporting(x)
         else:
             base = logits_from(self.inner(x), n=x.shape[0]).double()
         return base / self.temperature
 
 
-def TemperatureScaled(model, temperature: float):  # noqa: N802 - reads as a type at call sites
+def TemperatureScaled(model, *, temperature: float):  # noqa: N802 - reads as a type at call sites
     """Wrap ``model`` so its logits are divided by ``temperature`` (Eq. 8).
 
     Returns a :class:`TemperatureScaledModule` for a ``torch.nn.Module`` (vision contract) and a
@@ -101,9 +102,9 @@ def TemperatureScaled(model, temperature: float):  # noqa: N802 - reads as a typ
     finite outputs; the argmax is that of ``model``.
     """
     if isinstance(model, nn.Module):
-        return TemperatureScaledModule(model, temperature)
+        return TemperatureScaledModule(model, temperature=temperature)
     if callable(model):
-        return TemperatureScaledText(model, temperature)
+        return TemperatureScaledText(model, temperature=temperature)
     raise TypeError(
         f"model must be a torch.nn.Module or a callable text classifier, got {type(model).__name__}"
     )
@@ -125,8 +126,9 @@ def logits64(model, inputs, *, batch_size: int = 256) -> np.ndarray:
         with evaluating(model), torch.no_grad():
             for i in range(0, inputs.shape[0], batch_size):
                 xb = as_model_input(model, inputs[i : i + batch_size])
-                if hasattr(model, "logits64"):
-                    out = model.logits64(xb)
+                reporting = getattr(model, "logits64", None)
+                if reporting is not None:
+                    out = reporting(xb)
                 else:
                     out = logits_from(model(xb), n=xb.shape[0]).double()
                 outs.append(out.detach().cpu().double().numpy())
@@ -147,11 +149,11 @@ def _device_of(model: nn.Module) -> torch.device:
     return torch.device("cpu")
 
 
-def served_systems(model, design_temperatures: dict[str, float] | None = None) -> dict:
-    """The served systems of Tables 1-3: ``{"base": model}`` plus ``TemperatureScaled(model, T_d)`` per entry
+def served_systems(model, *, design_temperatures: dict[str, float] | None = None) -> dict:
+    """The served systems of Tables 1-3: ``{"base": model}`` plus ``TemperatureScaled(model, temperature=T_d)`` per entry
     of ``design_temperatures`` (default the paper's ``{"down_conf": 2e6, "up_conf": 0.005}``)."""
     temps = {"down_conf": 2e6, "up_conf": 0.005} if design_temperatures is None else dict(design_temperatures)
     if "base" in temps:
         raise ValueError("design_temperatures must not name a system 'base' (that is the unscaled model)")
-    return {"base": model} | {str(k): TemperatureScaled(model, check_temperature(t, f"design_temperatures[{k!r}]"))
+    return {"base": model} | {str(k): TemperatureScaled(model, temperature=check_temperature(t, f"design_temperatures[{k!r}]"))
                               for k, t in temps.items()}

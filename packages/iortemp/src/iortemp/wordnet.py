@@ -12,8 +12,9 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
-__all__ = ["find_wordnet", "wordnet_reader", "wordnet_synonyms"]
+__all__ = ["find_wordnet", "wordnet_candidates", "wordnet_reader", "wordnet_synonyms"]
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
 _FILES = ("data.noun", "data.verb", "data.adj", "data.adv", "index.noun", "index.verb", "index.adj",
@@ -91,7 +92,7 @@ def _nltk_layout(src: Path) -> Path:
     return dst
 
 
-_READERS: dict[str, object] = {}
+_READERS: dict[str, Any] = {}
 
 
 def wordnet_reader(root: str | os.PathLike | None = None):
@@ -127,3 +128,22 @@ def wordnet_synonyms(word: str, *, root: str | os.PathLike | None = None) -> lis
             if lemma != word and "_" not in lemma and lemma.isalpha():
                 out.add(lemma)
     return sorted(out)
+
+
+_WN_CANDIDATES: dict[tuple[str, str], list[str]] = {}
+
+
+def wordnet_candidates(word: str, root=None) -> list[str]:
+    """TextAttack's ``WordSwapWordNet`` candidates of ``word`` (single-word lemmas of every synset, the word
+    itself excluded), read from local WordNet files and cached per (WordNet directory, word) for the process:
+    PWWS asks for the same words at every temperature, seed and system of a table."""
+    key = (str(root) if root is not None else str(find_wordnet(None)), word)
+    if key not in _WN_CANDIDATES:
+        wn = wordnet_reader(root)
+        out = set()
+        for syn in wn.synsets(word):
+            for lemma in syn.lemma_names():
+                if lemma != word and "_" not in lemma and " " not in lemma:
+                    out.add(lemma)
+        _WN_CANDIDATES[key] = sorted(out)
+    return list(_WN_CANDIDATES[key])

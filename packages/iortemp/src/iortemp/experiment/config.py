@@ -10,18 +10,19 @@ are offsets added to it.
 
 from __future__ import annotations
 
-from typing import Literal
+import warnings
+from typing import Any, Literal
 
+from robustsuite_common import contract
 from robustsuite_common.config import Bool, Float, Int, Str, config, param
 
 Mode = Literal["plain", "cal", "opt", "platt"]
 TextAttackName = Literal["deepwordbug", "pwws", "textfooler", "bae", "wordswap"]
 Normalization = Literal["normalise", "clip", "none"]
 
-__all__ = ["AblationConfig", "AuditConfig", "AutoAttackConfig", "Config", "DDiATConfig", "DesignTemperatures",
-           "PRESETS",
-           "SearchConfig", "SweepConfig", "SystemsConfig", "TextAttacksConfig", "TextConfig", "VisionConfig",
-           "preset"]
+__all__ = ["EXECUTION_FIELDS", "AblationConfig", "AuditConfig", "AutoAttackConfig", "Config", "DDiATConfig", "DesignTemperatures",
+           "PRESETS", "SearchConfig", "SweepConfig", "SystemsConfig", "TextAttacksConfig", "TextConfig",
+           "VisionConfig", "paper_values", "preset", "reference"]
 
 
 @config
@@ -226,6 +227,8 @@ class Config:
                 raise ValueError(f"{where} must be one of text.attacks.names {list(names)}, got {name!r}")
 
 
+EXECUTION_FIELDS = ("text.attacks.cache_logits",)  # changes how, not what, is computed
+
 # The demo: the umbrella runner's former DEFAULTS exactly. 40 test texts suffice: the paired test resolves the
 # headline illusion (↑conf under PWWS, McNemar p = 0.001; its estimated power at the observed rates is 0.98 at
 # n = 40, 0.88 at n = 30), where two independent Clopper-Pearson intervals needed about 80 texts (README, "Demo
@@ -274,6 +277,16 @@ PRESETS: dict[str, Config] = {"demo": DEMO, "paper": PAPER, "paper-cpu": PAPER_C
 
 def preset(name: str) -> Config:
     """The named preset (``ValueError`` listing the names)."""
-    if name not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
-    return PRESETS[name]
+    return contract.choose_preset(PRESETS, name)
+
+
+def paper_values() -> dict[str, Any]:
+    """The paper's reference values (Tables 1, 3, 4, 5, 11, 13), read from ``paper.json`` beside this module."""
+    return contract.paper_values("iortemp.experiment")
+
+
+
+def reference() -> dict[str, Any]:
+    """Deprecated alias of :func:`paper_values` (kept for one release)."""
+    warnings.warn("iortemp.experiment.reference() is deprecated; use paper_values()", DeprecationWarning, stacklevel=2)
+    return paper_values()

@@ -47,7 +47,7 @@ def effect_metrics(t: Any, verdicts: Mapping[tuple[str, str], Mapping[str, Any]]
       (plain − best temperature) lies wholly above ``threshold`` (where ``ior_<system>`` compares the point
       estimate alone);
     - ``ior_cal_drop_<system>[_<attack>]``: adversarial accuracy plain − calibrated adversary (seeds averaged per
-      text; the interval of :func:`iortemp.ior.paired_verdict`), for ↑conf and DDi-AT, under ``attack``."""
+      text; the interval of :func:`iortemp.paired_verdict`), for ↑conf and DDi-AT, under ``attack``."""
     from ..ior import paired_verdict
 
     out: dict[str, Metric] = {}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from robustsuite_common.checks import check_images, check_labels, check_texts
@@ -10,7 +10,7 @@ from robustsuite_common.experiment import Split
 
 from .config import Config
 
-__all__ = ["Data", "Models", "check_inputs"]
+__all__ = ["Data", "Models", "check_inputs", "named_splits"]
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,27 @@ class Data:
     train: Split | None = None
     vision_test: Split | None = None
     vision_val: Split | None = None
+
+    @classmethod
+    def from_datasets(cls, *, text: Any = None, vision: Any = None) -> Data:
+        """The data of two datasets (objects with ``train``, ``val``, ``test`` splits and ``classes``, e.g. the
+        umbrella's): ``text`` gives ``train``/``val``/``test``, ``vision`` gives ``vision_val``/``vision_test``;
+        a split without label names gets its dataset's ``classes``."""
+        train = val = test = vision_val = vision_test = None
+        if text is not None:
+            train, val, test = named_splits(text)
+        if vision is not None:
+            _, vision_val, vision_test = named_splits(vision)
+        return cls(test=test, val=val, train=train, vision_test=vision_test, vision_val=vision_val)
+
+
+def named_splits(dataset: Any) -> tuple[Split, Split, Split]:
+    """``dataset``'s ``(train, val, test)`` splits, each with the dataset's ``classes`` as label names where the
+    split names none (the names the user wrote win)."""
+    def name(split: Split) -> Split:
+        return split if split.label_names is not None else replace(split, label_names=tuple(dataset.classes))
+
+    return name(dataset.train), name(dataset.val), name(dataset.test)
 
 
 def _split(name: str, split: Any, *, images: bool) -> None:

@@ -16,7 +16,8 @@ from .._numerics import scaled_log_softmax64
 from ..ablation import ddi_normalization_ablation
 from ..attacks import text_attack
 from ..hf import CachedTextClassifier, HFTextClassifier
-from ..ior import illusion_table, temperature_sweep
+from ..illusion import illusion_table
+from ..ior import temperature_sweep
 from ..metrics import calibration_error
 from ..protocol import evaluate_attack
 from ..temperature import logits64, served_systems
@@ -116,7 +117,7 @@ def run_text(base, data, cfg: Config, store, progress: bool) -> TextOutcome:
 
     served = CachedTextClassifier(base) if a.cache_logits else base
     dt = cfg.systems.design_temperatures
-    systems = served_systems(served, {"down_conf": dt.down_conf, "up_conf": dt.up_conf})
+    systems = served_systems(served, design_temperatures={"down_conf": dt.down_conf, "up_conf": dt.up_conf})
     temps: dict[str, float | None] = {"base": None, "down_conf": dt.down_conf, "up_conf": dt.up_conf}
     ddi_info = None
     ddi_key: Any = None

@@ -12,7 +12,7 @@ from robustsuite_common.experiment import JSON, cached
 from robustsuite_common.intervals import paired_difference
 
 from ..attacks import AutoAttackLinf, PGDLinf
-from ..ior import illusion_table
+from ..illusion import illusion_table
 from ..temperature import logits64, served_systems
 from ._store import Evaluations, fingerprint, key
 from .config import Config
@@ -46,7 +46,7 @@ def run_vision(net, data, cfg: Config, store, progress: bool) -> VisionOutcome:
     seeds = [cfg.seed + s for s in v.seeds]
     pgd = PGDLinf(eps=v.eps, steps=v.steps, random_start=v.random_start)
     dt = cfg.systems.design_temperatures
-    systems = served_systems(net, {"down_conf": dt.down_conf, "up_conf": dt.up_conf})
+    systems = served_systems(net, design_temperatures={"down_conf": dt.down_conf, "up_conf": dt.up_conf})
     temps = {"base": None, "down_conf": dt.down_conf, "up_conf": dt.up_conf}
     fp = fingerprint(np.concatenate([logits64(net, xv), logits64(net, x)]), xv, yv, x, y)
     aa = AutoAttackLinf(eps=v.eps, version=v.autoattack.version) if v.autoattack.enabled else None

@@ -3,16 +3,24 @@ does the work (served systems, adversary temperatures, DDi-AT, the vision check 
 
 from __future__ import annotations
 
-from dataclasses import replace
+from typing import Any
 
 from robustsuite_common.config import Str, config, param
 
 from ..errors import ConfigError
 
 NAME = "iortemp"
-TITLE = "Illusion of robustness: extreme confidence, adversary temperature scaling, DDi-AT"
 PAPER = "000"
 EXPERIMENT = "iortemp.experiment"
+
+
+def __getattr__(name: str) -> Any:
+    """``TITLE``: the experiment's own (``iortemp.experiment.Result.title``), read on first use."""
+    if name == "TITLE":
+        from iortemp.experiment import Result
+
+        return Result.title
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @config
@@ -29,12 +37,6 @@ class Inputs:
     vision_dataset: Str = param("builtin:fashion-mnist", doc="images for the vision part", unit="dataset spec")
 
 
-def _named(ds):
-    """The dataset's splits with the user's label names (the dataset's classes when a split has none)."""
-    return [s if s.label_names is not None else replace(s, label_names=tuple(ds.classes))
-            for s in (ds.train, ds.val, ds.test)]
-
-
 def checks_model(specs: Inputs) -> str:
     """The spec the temperature-illusion check is about: the vision model (``model`` itself when it is one)."""
     return specs.vision_model or specs.model
@@ -45,18 +47,15 @@ def inputs(ctx, specs: Inputs, cfg):
 
     ds = ctx.dataset(specs.dataset)
     if ds.modality == "vision" and not specs.vision_model:  # an image model alone: the vision part (the audit)
-        _, vval, vtest = _named(ds)
-        return Models(vision=ctx.model(specs.model)), Data(vision_test=vtest, vision_val=vval)
+        return Models(vision=ctx.model(specs.model)), Data.from_datasets(vision=ds)
     if ds.modality != "text":
         raise ConfigError(f"[methods.{NAME}] dataset must be a text dataset, got {specs.dataset} ({ds.modality})")
-    train, val, test = _named(ds)
-    vision = vtest = vval = None
+    vision = vds = None
     if specs.vision_model:
         vds = ctx.dataset(specs.vision_dataset)
         if vds.modality != "vision":
             raise ConfigError(f"[methods.{NAME}] vision_dataset must hold images, got {specs.vision_dataset} "
                               f"({vds.modality})")
         vision = ctx.model(specs.vision_model)
-        _, vval, vtest = _named(vds)
     models = Models(text=ctx.model(specs.model), vision=vision)
-    return models, Data(test=test, val=val, train=train, vision_test=vtest, vision_val=vval)
+    return models, Data.from_datasets(text=ds, vision=vds)

@@ -1,17 +1,23 @@
-"""The experiment's figures, drawn from a result's tables only (matplotlib, imported here)."""
+"""The experiment's figures, drawn from a result's tables only (matplotlib, imported on first use)."""
 
 from __future__ import annotations
 
-from robustsuite_common.experiment import Figure, Table
+from typing import Any
+
+from robustsuite_common.experiment import ExperimentResult, Figure, Table
+
+__all__ = ["figures"]
 
 
 def _err(t: Table, col: str) -> tuple[list, list]:
-    vals, lo, hi = t.column(col), t.column(col + "_ci_low"), t.column(col + "_ci_high")
+    vals: list[Any] = list(t.column(col))  # numbers or None in a percent column
+    lo: list[Any] = list(t.column(col + "_ci_low"))
+    hi: list[Any] = list(t.column(col + "_ci_high"))
     return ([max(0.0, (v or 0) - (a if a is not None else (v or 0))) for v, a in zip(vals, lo, strict=True)],
             [max(0.0, (b if b is not None else (v or 0)) - (v or 0)) for v, b in zip(vals, hi, strict=True)])
 
 
-def _bars(ax, t: Table, groups: list[str], series: list[tuple[str, list[int]]], cols: list[str]) -> None:
+def _bars(ax, t: Table, groups: list[Any], series: list[tuple[str, list[int]]], cols: list[str]) -> None:
     import numpy as np
 
     width = 0.8 / len(series)
@@ -26,7 +32,9 @@ def _bars(ax, t: Table, groups: list[str], series: list[tuple[str, list[int]]], 
     ax.grid(axis="y", alpha=0.3)
 
 
-def draw(result) -> list[Figure]:
+def figures(result: ExperimentResult) -> list[Figure]:
+    """Clean against attacked accuracy per system (bars with intervals), the Fig. 1 sweep, and PGD beside
+    AutoAttack on the vision systems — drawn from ``result``'s tables only (matplotlib: the ``plot`` extra)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -56,7 +64,8 @@ def draw(result) -> list[Figure]:
     if "sweep" in result.tables:
         s = result.tables["sweep"]
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.2))
-        ts, qs, cs = s.column("T"), s.column("adversarial accuracy"), s.column("mean confidence")
+        ts, qs = s.column("T"), s.column("adversarial accuracy")
+        cs: list[Any] = list(s.column("mean confidence"))
         lo, hi = _err(s, "adversarial accuracy")
         axes[0].errorbar(ts, qs, yerr=[lo, hi], fmt="o-", capsize=2)
         axes[0].set_xscale("log")

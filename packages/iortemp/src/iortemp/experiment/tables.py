@@ -1,30 +1,22 @@
-"""From the computed outcomes to what a reader sees: tables (values in %), metrics with labels, units and
-intervals, per-sample records, warnings, notes and a summary written from the numbers."""
+"""The experiment's tables (values in %) and per-sample records, built from the text and vision outcomes; the
+metrics, notes and summary are written in :mod:`.result`."""
 
 from __future__ import annotations
 
-import json
-from functools import cache
-from importlib import resources
 from typing import Any
 
 import numpy as np
 
-from robustsuite_common.experiment import Metric, Table, chance_rate
+from robustsuite_common.experiment import Table, chance_rate
 from robustsuite_common.intervals import Interval, at_chance, mean_interval, proportion_of
 
-from ..ior import IllusionTable
+from ..illusion import IllusionTable
+from .config import paper_values
 from .text import TextOutcome
 from .vision import VisionOutcome
 
 LABELS = {"base": "base", "down_conf": "↓conf", "up_conf": "↑conf", "ddi_at": "ddi-at"}
 PCT = (0.0, 100.0)
-
-
-@cache
-def reference() -> dict:
-    """The paper's reference values (``reference.json`` beside this module)."""
-    return json.loads(resources.files(__package__).joinpath("reference.json").read_text(encoding="utf-8"))
 
 
 def lab(system: str) -> str:
@@ -92,7 +84,7 @@ def verdict_table(name: str, title: str, v: dict[tuple[str, str], dict], first: 
     rows = [[lab(k), a, *_iv(x["plain"]), *_iv(x["best"]), x["best_mode"], *_iv(x["difference"]),
              x["mcnemar"]["p_value"], x["illusion"], x["resolved"]] for (k, a), x in v.items()]
     units = {"plain": "%", "best of cal/opt": "%", "drop": "points", "McNemar p": "p-value"}
-    return Table(name, title, tuple(cols), tuple(rows), units,
+    return Table(name, title, tuple(cols), tuple(tuple(r) for r in rows), units,
                  {"plain": PCT, "best of cal/opt": PCT, "drop": (-100.0, 100.0)})
 
 
@@ -119,16 +111,19 @@ def transfer_table(t: TextOutcome) -> Table:
         rows.append([lab(target), lab(target)] + [v for a in t.attacks for v in (
             pct(r["adversarial_accuracy"][a]), pct(r["adversarial_accuracy_ci_low"][a]),
             pct(r["adversarial_accuracy_ci_high"][a]))])
+    transfer = t.transfer
+    assert transfer is not None  # called when DDi-AT ran
     rows.append(["ddi-at", "base"] + [v for a in t.attacks for v in _iv(proportion_of(
-        t.transfer[a]["correct_adversarial"]))])
+        transfer[a]["correct_adversarial"]))])
     return Table("transfer", "Transfer attacks (Table 4): adversarial examples found on the source, adversarial "
                  "accuracy (%) of the target (own-source rows: mean over seeds, per-run interval; transfer: seed "
-                 f"{t.seeds[0]}, Clopper-Pearson)", tuple(cols), tuple(rows), {c: "%" for c in cols[2:]},
+                 f"{t.seeds[0]}, Clopper-Pearson)", tuple(cols), tuple(tuple(r) for r in rows), {c: "%" for c in cols[2:]},
                  {a: PCT for a in t.attacks})
 
 
 def ablation_table(t: TextOutcome) -> Table:
     res = t.ablation
+    assert res is not None  # called when the ablation ran
     cols, rows = ["setting"], [[r["setting"]] for r in res["rows"]]
     for c in ("accuracy", "confidence"):
         cols += [c, f"{c}_ci_low", f"{c}_ci_high", f"{c} over seeds", f"{c} over seeds_ci_low",
@@ -140,14 +135,15 @@ def ablation_table(t: TextOutcome) -> Table:
     return Table("ddi_normalization", f"DDi-AT gradient normalisation (Table 5): clean accuracy and mean confidence "
                  f"(%) on {res['n']} test texts after fine-tuning base with DDi-AT, seeds {res['seeds']}; per-run "
                  "intervals (Clopper-Pearson / BCa bootstrap, hull over seeds) and Student-t intervals over seeds",
-                 tuple(cols), tuple(rows), {c: "%" for c in cols[1:]}, {c: PCT for c in ("accuracy", "confidence")})
+                 tuple(cols), tuple(tuple(r) for r in rows), {c: "%" for c in cols[1:]},
+                 {c: PCT for c in ("accuracy", "confidence")})
 
 
 def sweep_table(t: TextOutcome, seed: int) -> Table:
     rows = []
     for p in t.sweep:
         k = int(round(p["adversarial_accuracy"] * t.n_test))
-        rows.append([p["temperature"], pct(p["mean_confidence"]), *_iv(proportion_of([1] * k + [0] * (t.n_test - k)))])
+        rows.append([p["temperature"], pct(p["mean_confidence"]), *_iv(proportion_of([True] * k + [False] * (t.n_test - k)))])
     cols = ("T", "mean confidence", "adversarial accuracy", "adversarial accuracy_ci_low",
             "adversarial accuracy_ci_high")
     return Table("sweep", f"Fig. 1: the base model served at temperature T, attacked with {t.sweep_attack} on the "
@@ -158,7 +154,7 @@ def sweep_table(t: TextOutcome, seed: int) -> Table:
 
 
 def paper_table(t: TextOutcome) -> Table | None:
-    ref = reference()["table3"]
+    ref = paper_values()["table3"]
     rows = []
     for r in t.rows:
         paper = ref.get(r["system"], {}).get(r["mode"], {})
@@ -262,7 +258,3 @@ def chance_check(correct: list[bool], y: Any) -> tuple[Interval, float, bool]:
     acc = proportion_of(correct)
     share = chance_rate(np.asarray(y))
     return acc, share, at_chance(int(np.sum(correct)), len(correct), share)
-
-
-def metric_bool(value: bool, label: str) -> Metric:
-    return Metric(bool(value), label, "")
