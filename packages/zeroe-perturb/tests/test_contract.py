@@ -132,7 +132,8 @@ EXEMPT = {
     "load_natural_lexicon": "reads a shipped or installed file (source: a choice)",
     "load_lexicon": "takes file paths", "load_neighbours": "takes a file path or a shipped table's name",
     "experiment.EXECUTION_FIELDS": "constant", "experiment.PRESETS": "constant", "experiment.preset": "takes a name",
-    "experiment.paper_reference": "takes nothing", "experiment.Result": "returned by run (from_dict: a saved result)",
+    "experiment.paper_reference": "takes nothing (deprecated name of paper_values)",
+    "experiment.paper_values": "takes nothing", "experiment.Result": "returned by run (from_dict: a saved result)",
     **{f"experiment.{c}": "a typed config group, validated on construction (test_experiment)" for c in (
         "Config", "AttackConfig", "SeedsConfig", "ClassificationConfig", "PairsConfig", "MultilabelConfig",
         "TaggingConfig", "HeadlineConfig", "DefenseConfig", "AuditConfig")},

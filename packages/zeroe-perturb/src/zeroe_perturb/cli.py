@@ -1,7 +1,9 @@
-"""``zeroe-perturb`` command line: stream text (one sample per line) or JSONL through an attacker.
+"""``zeroe-perturb`` command line: stream text (one sample per line) or JSONL through an attacker, or run the
+experiment (``zeroe-perturb experiment --preset demo``, the same as ``python -m zeroe_perturb.experiment``).
 
     echo "Adversarial attacks are harmless." | zeroe-perturb --attack visual --p 0.5 --seed 0
     zeroe-perturb --attack intrude --p 0.8 --seed 1 --jsonl --field text -i in.jsonl -o out.jsonl
+    zeroe-perturb experiment --preset demo --out DIR
 
 Line ``i`` (0-based) uses ``item_seed(seed, i)``: output is reproducible and equals
 ``perturb_batch(lines, attack, p, seed)``.
@@ -49,11 +51,16 @@ def _fail(message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["experiment"]:
+        from .experiment.__main__ import main as experiment_main
+
+        return experiment_main(args[1:], prog="zeroe-perturb experiment")
     from robustsuite_common.threads import use_threads
 
     use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
     try:
-        return _main(argv)
+        return _main(args)
     except _InputError as e:
         _fail(str(e))
     except UnicodeDecodeError as e:

@@ -16,7 +16,7 @@ from ._reference import table5
 
 # Table 5 (paper appendix), attack level high: attacker -> rank (1 = most harmful). NLI ranks Visual and Intrude
 # jointly first; the POS column has no Segment (segmentation is not applicable to token tagging). Kept as data in
-# data/paper_reference.json.
+# experiment/paper.json.
 PAPER_TABLE5: dict[str, dict[str, int]] = table5()
 
 

@@ -1,4 +1,5 @@
-"""``python -m zeroe_perturb.experiment``: the experiment offline on the shipped WordNet glosses.
+"""``python -m zeroe_perturb.experiment`` (or ``zeroe-perturb experiment``): the experiment offline on the
+shipped WordNet glosses.
 
     python -m zeroe_perturb.experiment [--preset demo] [--seed 0] [--set classification.n=100] [--out DIR]
 
@@ -15,7 +16,8 @@ import sys
 from pathlib import Path
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, prog: str = "python -m zeroe_perturb.experiment") -> int:
+    """Run the experiment from command-line arguments (``argv``, default ``sys.argv[1:]``); the exit status."""
     from robustsuite_common.threads import use_threads
 
     use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
@@ -24,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..glosses import WordNaiveBayes, load_glosses
     from . import PRESETS, Data, Models, figures, run
 
-    ap = argparse.ArgumentParser(prog="python -m zeroe_perturb.experiment", description=__doc__,
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", choices=sorted(PRESETS), default="demo")
     ap.add_argument("--seed", type=int, default=0)

@@ -13,7 +13,7 @@ from robustsuite_common.verdict import Check
 
 from ..audit import CHECK_ID, noise_check_from, rule_text
 from ._cells import Task
-from ._config import Config
+from .config import Config
 
 EVIDENCE = "zeroe_perturb section: table 'levels' and the per-sample records 'classification'"
 

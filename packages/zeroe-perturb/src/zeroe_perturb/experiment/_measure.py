@@ -14,7 +14,7 @@ from robustsuite_common.intervals import Interval, proportion, seed_interval
 from ..benchmark import AttackScore, BenchmarkResult
 from ..ranking import _reference
 from ._cells import Scorer, Task, scorer
-from ._config import Config
+from .config import Config
 from ._stats import Counts, full_sample, item_interval, kendall_tau_b
 
 UNIT = (0.0, 1.0)

@@ -11,10 +11,10 @@ from robustsuite_common.experiment import JSON, Metric, Table, cached
 
 from ._audit import audit_checks
 from ._cells import Task, build_task, cell_outputs, clean_outputs, subset
-from ._config import Config
-from ._inputs import Data, Models, check_inputs
+from .config import Config
+from .inputs import Data, Models, check_inputs
 from ._measure import TaskMeasure, measure
-from ._result import Result, metrics, records, summary, tables, warnings_of
+from .result import Result, metrics, records, summary, tables, warnings_of
 from .effects import defense_metrics, effect_metrics, paper_effects, ranking_tc
 
 TASK_LABELS = {"classification": "text classification", "pairs_hypothesis": "pairs (hypothesis)",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -15,9 +15,10 @@ from robustsuite_common.intervals import Interval
 from .._outputs import softmax_confidence
 from ..ranking import _reference
 from ._cells import Task
-from ._config import Config
+from .config import Config
 from ._measure import TaskMeasure
 
+TITLE = "Zéroe: low-level adversarial text attacks"
 UNITS = {"accuracy": "fraction of items right", "auroc": "AUROC", "token accuracy": "fraction of tokens right"}
 
 
@@ -28,6 +29,8 @@ class Result(ExperimentResult):
     accessors for the numbers readers ask for first. ``checks`` holds the verdict's checks the run computed
     (``audit.enabled``: the ``zeroe-noise`` check); empty otherwise."""
 
+    #: the experiment's title (the report's section heading)
+    title: ClassVar[str] = TITLE
 
     @property
     def model_at_chance(self) -> bool:
@@ -64,7 +67,8 @@ def _metric(value: Any, iv: Interval | None, label: str, unit: str, note: str = 
 CELL_COLUMNS = ("attack", "p", "s(p)", "s(p)_ci_low", "s(p)_ci_high", "s*(p)", "s*(p)_ci_low", "s*(p)_ci_high",
                 "edits per text", "words changed", "above chance")
 CELL_BOUNDS = {"s(p)": (0.0, 1.0), "s*(p)": (0.0, None)}
-CELL_UNITS = {"p": "probability per word", "s(p)": "score under attack (mean over the attack seeds)",
+CELL_TITLE = "Zéroe: low-level adversarial text attacks"
+UNITS = {"p": "probability per word", "s(p)": "score under attack (mean over the attack seeds)",
               "s*(p)": "s(p) / s(0)", "edits per text": "characters (run seed)",
               "words changed": "fraction of words (run seed)", "above chance": "s(p) interval above the chance score"}
 
