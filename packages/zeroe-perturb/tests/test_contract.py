@@ -75,7 +75,7 @@ for text_case, bad in (("none", None), ("number", 3), ("list", ["a"])):
     case("perturb", text_case, lambda m, b=bad: zp.perturb(b, "truncate", 0.5), TypeError, "text")
     case("Attacker", text_case, lambda m, b=bad: zp.Truncate()(b, 0.5), TypeError, "text")
 case("noise_check", "model_not_callable", lambda m: zp.noise_check("roberta", TEXTS, LABELS), TypeError, "model")
-case("noise_check", "good", lambda m: zp.noise_check(m, TEXTS, LABELS, attacks=["truncate"], n_resamples=100), None,
+case("noise_check", "good", lambda m: zp.noise_check(m, TEXTS, LABELS, attacks=["truncate"], n_boot=100), None,
      None)
 case("evaluate_pairs", "bare_string", lambda m: zp.evaluate_pairs(m, "premise", LABELS[:1]), TypeError, "pairs")
 case("evaluate_pairs", "not_pairs", lambda m: zp.evaluate_pairs(m, ["a", "b"], LABELS[:2]), TypeError, "pairs")

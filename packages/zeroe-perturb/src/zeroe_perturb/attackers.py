@@ -117,7 +117,7 @@ class Attacker(ABC):
     def _protocol_run(self, texts: Sequence[str], p: float, rng: random.Random | None, base: int,
                       start: int) -> list[Perturbation]:
         """The §3.1 protocol over ``texts`` (validated): with ``rng``, or (``rng=None``) each text ``i``
-        with the stream of ``item_seed(base, start + i)``.  (Validation, ``protocol.target_count`` and
+        with the stream of ``item_seed(start + i, seed=base)``.  (Validation, ``protocol.target_count`` and
         ``select_tokens`` inlined: this is the hot path.)"""
         fresh = rng is None
         if fresh:
@@ -140,7 +140,7 @@ class Attacker(ABC):
         append = out.append
         for idx, text in enumerate(texts, start):
             if fresh:
-                b = prefix + b"%d" % idx  # = item_seed(base, idx).encode(); Random(str) seeding
+                b = prefix + b"%d" % idx  # = item_seed(idx, seed=base).encode(); Random(str) seeding
                 if not reuse:
                     rng = _NEW_RANDOM(_RANDOM)
                     rng.gauss_next = None
@@ -239,7 +239,7 @@ class Attacker(ABC):
         raise NotImplementedError
 
     def _batch(self, texts: Sequence[str], p: float, base: int, start: int) -> list[Perturbation]:
-        """``[self(t, p, seed=item_seed(base, start + i)) for i, t in enumerate(texts)]`` (the batch form;
+        """``[self(t, p, seed=item_seed(start + i, seed=base)) for i, t in enumerate(texts)]`` (the batch form;
         ``texts`` and ``p`` already validated), each item's ``random.Random`` seeded through the C seeding
         with the int its str seed stands for, state for state (see :func:`_make_rng`)."""
         if type(self).__call__ is Attacker.__call__:
@@ -248,7 +248,7 @@ class Attacker(ABC):
         append = out.append
         prefix = b"zeroe:%d:" % base
         for idx, text in enumerate(texts, start):
-            b = prefix + b"%d" % idx  # = item_seed(base, idx).encode()
+            b = prefix + b"%d" % idx  # = item_seed(idx, seed=base).encode()
             rng = _NEW_RANDOM(_RANDOM)
             _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
             rng.gauss_next = None
@@ -502,7 +502,7 @@ class Truncate(Attacker):
     def _run(self, texts: Sequence[str], p: float, rng: random.Random | None, base: int,
              start: int) -> list[Perturbation]:
         """:meth:`Attacker.__call__` specialised to truncation, draw for draw, over ``texts``: with ``rng``,
-        or (``rng=None``) each text ``i`` with the stream of ``item_seed(base, start + i)``, a private
+        or (``rng=None``) each text ``i`` with the stream of ``item_seed(start + i, seed=base)``, a private
         ``Random`` reseeded in place.  Truncation draws nothing per word and always changes the word, so
         the §3.1 selection is all that is drawn."""
         fresh = rng is None
@@ -518,7 +518,7 @@ class Truncate(Attacker):
         append = out.append
         for idx, text in enumerate(texts, start):
             if fresh:
-                b = prefix + b"%d" % idx  # = item_seed(base, idx).encode(); Random(str) seeding
+                b = prefix + b"%d" % idx  # = item_seed(idx, seed=base).encode(); Random(str) seeding
                 _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
             entry = memo.get(text)
             if entry is None:  # per-text memo: tokens, candidates, their truncations, the sample's draws
@@ -613,7 +613,7 @@ class Segment(Attacker):
     def _run(self, texts: Sequence[str], p: float, rng: random.Random | None, base: int,
              start: int) -> list[Perturbation]:
         """The segment attack over ``texts``: with ``rng``, or (``rng=None``) each text ``i`` with the
-        stream of ``item_seed(base, start + i)`` (a private ``Random`` reseeded in place).
+        stream of ``item_seed(start + i, seed=base)`` (a private ``Random`` reseeded in place).
 
         Draws, in order: the §3.1 rounding of ``p·n``, a uniform permutation of the joinable gaps
         (``Random.sample`` of all of them, pool branch, draw for draw), then one ``random()`` per
@@ -633,7 +633,7 @@ class Segment(Attacker):
         append = out.append
         for idx, text in enumerate(texts, start):
             if fresh:
-                b = prefix + b"%d" % idx  # = item_seed(base, idx).encode(); Random(str) seeding
+                b = prefix + b"%d" % idx  # = item_seed(idx, seed=base).encode(); Random(str) seeding
                 _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
             entry = memo.get(text)
             if entry is None:  # per-text memo: tokens, joinable gaps (joinable[i]: the gap before word i)
@@ -647,7 +647,7 @@ class Segment(Attacker):
             parts, n, open_gaps, cand, nc, steps, template, gap_len = entry
             if n >= len(powers):  # powers[k] = phi**k for the k <= n + 1 of this text
                 powers = [phi**k for k in range(2 * n + 2)]
-            # target_count(n, p, rng) inlined, capped by the joinable gaps
+            # target_count(n, p, generator=rng) inlined, capped by the joinable gaps
             x = p * n
             budget = int(x + 1e-9)  # = floor(x + 1e-9), x >= 0
             if x - budget > 1e-9 and rand() < x - budget:
@@ -797,7 +797,7 @@ class NaturalNoise(_OptionPicker, Attacker):
         if lexicon is None:
             from .natural_noise import load_natural_lexicon
 
-            lexicon, self.source = load_natural_lexicon(source)
+            lexicon, self.source = load_natural_lexicon(source=source)
         else:
             self.source = "user"
         self.lexicon = {k.lower(): tuple(v) for k, v in lexicon.items() if v}

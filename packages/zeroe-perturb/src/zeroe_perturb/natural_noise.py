@@ -126,7 +126,7 @@ def load_codespell_lexicon() -> dict[str, tuple[str, ...]]:
     return parse_codespell(path.read_text(encoding="utf-8").splitlines())
 
 
-def load_natural_lexicon(source: str = "auto") -> tuple[dict[str, tuple[str, ...]], str]:
+def load_natural_lexicon(*, source: str = "auto") -> tuple[dict[str, tuple[str, ...]], str]:
     """The natural-noise lexicon and its name: ``"codespell"``, ``"shipped"`` (the small project list),
     or ``"auto"`` (codespell when installed, else the shipped list with a warning)."""
     if source not in ("auto", "codespell", "shipped"):

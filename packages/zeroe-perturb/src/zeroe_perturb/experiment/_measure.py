@@ -14,8 +14,8 @@ from robustsuite_common.intervals import Interval, proportion, seed_interval
 from ..benchmark import AttackScore, BenchmarkResult
 from ..ranking import _reference
 from ._cells import Scorer, Task, scorer
-from .config import Config
 from ._stats import Counts, full_sample, item_interval, kendall_tau_b
+from .config import Config
 
 UNIT = (0.0, 1.0)
 

@@ -17,8 +17,8 @@ from robustsuite_common.effects import (
 from robustsuite_common.experiment import Metric, Table
 
 from ..ranking import _reference
-from .config import Config
 from ._measure import TaskMeasure
+from .config import Config
 
 __all__ = ["paper_effects", "measure_effects", "effects_spec", "effect_metrics", "defense_metrics", "ranking_tc"]
 

@@ -15,8 +15,8 @@ from robustsuite_common.intervals import Interval
 from .._outputs import softmax_confidence
 from ..ranking import _reference
 from ._cells import Task
-from .config import Config
 from ._measure import TaskMeasure
+from .config import Config
 
 TITLE = "Zéroe: low-level adversarial text attacks"
 UNITS = {"accuracy": "fraction of items right", "auroc": "AUROC", "token accuracy": "fraction of tokens right"}
@@ -67,8 +67,7 @@ def _metric(value: Any, iv: Interval | None, label: str, unit: str, note: str = 
 CELL_COLUMNS = ("attack", "p", "s(p)", "s(p)_ci_low", "s(p)_ci_high", "s*(p)", "s*(p)_ci_low", "s*(p)_ci_high",
                 "edits per text", "words changed", "above chance")
 CELL_BOUNDS = {"s(p)": (0.0, 1.0), "s*(p)": (0.0, None)}
-CELL_TITLE = "Zéroe: low-level adversarial text attacks"
-UNITS = {"p": "probability per word", "s(p)": "score under attack (mean over the attack seeds)",
+CELL_UNITS = {"p": "probability per word", "s(p)": "score under attack (mean over the attack seeds)",
               "s*(p)": "s(p) / s(0)", "edits per text": "characters (run seed)",
               "words changed": "fraction of words (run seed)", "above chance": "s(p) interval above the chance score"}
 

@@ -11,11 +11,11 @@ from robustsuite_common.experiment import JSON, Metric, Table, cached
 
 from ._audit import audit_checks
 from ._cells import Task, build_task, cell_outputs, clean_outputs, subset
-from .config import Config
-from .inputs import Data, Models, check_inputs
 from ._measure import TaskMeasure, measure
-from .result import Result, metrics, records, summary, tables, warnings_of
+from .config import Config
 from .effects import defense_metrics, effect_metrics, paper_effects, ranking_tc
+from .inputs import Data, Models, check_inputs
+from .result import Result, metrics, records, summary, tables, warnings_of
 
 TASK_LABELS = {"classification": "text classification", "pairs_hypothesis": "pairs (hypothesis)",
                "pairs_both": "pairs (both)", "multilabel": "multi-label", "tagging": "tagging"}
