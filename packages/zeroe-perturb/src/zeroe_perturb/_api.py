@@ -95,7 +95,8 @@ def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, *, see
         raise TypeError(f"seed must be an int or None for a batch, got {type(seed).__name__}")
     start = check_int("start", start, ge=0)
     attacker = get_attacker(attack)
-    base = int(np.random.SeedSequence().entropy) if seed is None else int(seed)
+    # a fresh SeedSequence's entropy is an int (numpy's stub says int | Sequence[int] | None)
+    base = int(np.random.SeedSequence().entropy) if seed is None else int(seed)  # pyright: ignore[reportArgumentType]
     # = [attacker(t, p, seed=item_seed(start + i, seed=base)) for i, t in enumerate(texts)], state for state
     results = attacker._batch(texts, p, base, start)
     return results if report else [r.perturbed for r in results]

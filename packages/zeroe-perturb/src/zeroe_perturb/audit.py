@@ -23,7 +23,7 @@ on the same texts overstates its drop, so no status rests on it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -33,7 +33,7 @@ from robustsuite_common.intervals import Interval, at_chance, bootstrap, proport
 from robustsuite_common.verdict import Check
 
 from ._api import ATTACKS
-from .benchmark import attack_texts, predict_logits
+from .benchmark import TextClassifier, attack_texts, predict_logits
 from .protocol import check_p
 
 __all__ = ["CHECK_ID", "HUMAN_READABLE_ATTACKS", "noise_check"]
@@ -91,9 +91,9 @@ def noise_check_from(clean: np.ndarray, noisy: np.ndarray, columns: Sequence[str
     c = np.asarray(clean, dtype=np.float64)
     a = np.asarray(noisy, dtype=np.float64)
     n = c.shape[0]
-    names = tuple(dict.fromkeys(columns))
+    names: list[str] = list(dict.fromkeys(columns))
     abar = a.mean(axis=1)  # per text: the share of the attacked copies it still gets right
-    kw = {"seed": seed, "level": confidence, "n_resamples": n_boot}
+    kw: dict[str, Any] = {"seed": seed, "level": confidence, "n_resamples": n_boot}
     drop = bootstrap((c, abar), _drop, bounds=(None, 1.0), **kw)
     noisy_iv = bootstrap(abar, _mean, bounds=(0.0, 1.0), **kw)
     k = int(c.sum())
@@ -156,14 +156,15 @@ def noise_check(model: Any, texts: Sequence[str], labels: Any, *, level: float =
     confidence = check_float("confidence", confidence, gt=0.0, lt=1.0)
     n_boot = check_int("n_boot", n_boot, ge=100)
     batch_size = check_int("batch_size", batch_size, ge=1)
-    z = predict_logits(model, texts, batch_size=batch_size)
+    classifier = cast("TextClassifier", model)
+    z = predict_logits(classifier, texts, batch_size=batch_size)
     if int(y.max()) >= z.shape[1]:
         raise ValueError(f"labels must be class indices < the model's {z.shape[1]} classes, got {int(y.max())}")
     clean = z.argmax(axis=1) == y
     noisy = np.empty((len(texts), len(attacks)), dtype=bool)
     for j, a in enumerate(attacks):
         adv, _, _ = attack_texts(texts, a, level, seed=seed)
-        noisy[:, j] = predict_logits(model, adv, batch_size=batch_size).argmax(axis=1) == y
+        noisy[:, j] = predict_logits(classifier, adv, batch_size=batch_size).argmax(axis=1) == y
     chance = float(np.bincount(y).max() / len(y))
     return noise_check_from(clean, noisy, attacks, chance, level=level, max_drop=max_drop, confidence=confidence,
                             n_boot=n_boot, seed=seed, evidence=evidence)

@@ -344,7 +344,7 @@ def evaluate(
         _check_auroc_labels(y)
     batch_size = check_int("batch_size", batch_size, ge=1)
     check_outputs(outputs)
-    pred = dict(batch_size=batch_size, outputs=outputs, multilabel=y.ndim == 2)
+    pred: dict[str, Any] = {"batch_size": batch_size, "outputs": outputs, "multilabel": y.ndim == 2}
     s0 = fn(y, predict_logits(model, texts, **pred))
     cells = [(a, p) for a in resolved for p in levels]
     it = cells
@@ -407,8 +407,8 @@ def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | 
         per = [[r.relative(a, p) for r in results] for p in levels]
         m = [1.0] + [float(np.mean(v)) for v in per]
         ax.plot([0.0, *levels], m, color=cmap(k % 10), marker="o", ms=3, label=a)
-        ivs = [seed_interval(v, bounds=(0.0, None)) for v in per]
-        if all(iv is not None for iv in ivs):
+        ivs = [iv for v in per if (iv := seed_interval(v, bounds=(0.0, None))) is not None]
+        if len(ivs) == len(per):
             ax.fill_between([0.0, *levels], [1.0] + [iv.low for iv in ivs], [1.0] + [iv.high for iv in ivs],
                             color=cmap(k % 10), alpha=0.15, lw=0)
     if chance is not None:

@@ -131,6 +131,7 @@ def _main(argv: list[str] | None) -> int:
         if tmp is not None:
             dst.close()
     if tmp is not None:
+        assert args.output is not None  # tmp is set only with --output
         os.replace(tmp, args.output)
     return 0
 

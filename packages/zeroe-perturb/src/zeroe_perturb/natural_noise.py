@@ -88,7 +88,7 @@ def codespell_dictionary_path() -> Path:
     """Path of codespell's main misspellings list; ImportError naming the extra if codespell is missing."""
     codespell_lib = optional_import("codespell_lib", extra="zeroe-perturb[typos]",
                                     feature="the codespell typo lexicon")
-    path = Path(codespell_lib.__file__).parent / "data" / CODESPELL_FILE
+    path = Path(str(codespell_lib.__file__)).parent / "data" / CODESPELL_FILE
     if not path.is_file():
         raise FileNotFoundError(f"codespell is installed but its misspellings list is missing: {path}")
     return path

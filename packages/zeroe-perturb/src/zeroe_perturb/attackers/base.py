@@ -79,9 +79,9 @@ def report(template: dict[str, Any], p: float, text: str, new_parts: list[str] |
 
 def run_memo(att: Attacker, key: str = "_run_texts") -> dict[str, Any]:
     """The attacker's per-text memo ``key`` (a new one when missing or grown past its bound)."""
-    memo = att.__dict__.get(key)
+    memo = vars(att).get(key)
     if memo is None or len(memo) > _TEXT_MEMO_MAX:
-        memo = att.__dict__[key] = {}
+        memo = vars(att)[key] = {}
     return memo
 
 
@@ -135,9 +135,9 @@ class Attacker(ABC):
         phi = p if self.phi is None else self.phi
         # per-text memo of the tokenisation and the changeable words: the benchmark attacks the same texts
         # in every cell (attacker × level × seed), and both depend only on the text and the fixed resources
-        memo_texts = self.__dict__.get("_texts")
+        memo_texts = vars(self).get("_texts")
         if memo_texts is None:
-            memo_texts = self.__dict__["_texts"] = {}
+            memo_texts = vars(self)["_texts"] = {}
         choices = self._choice_table()  # word -> (options, len, bit count, distances), or None
         out = []
         append = out.append
@@ -164,9 +164,9 @@ class Attacker(ABC):
             memo_texts.clear()
         parts = _SPLIT(text)
         words = parts[1::2]
-        memo = self.__dict__.get("_memo")
+        memo = vars(self).get("_memo")
         if memo is None or len(memo) > _MEMO_MAX:
-            memo = self.__dict__["_memo"] = {}
+            memo = vars(self)["_memo"] = {}
         cand = []
         for i, w in enumerate(words):
             e = memo.get(w)

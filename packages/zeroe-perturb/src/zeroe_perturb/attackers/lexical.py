@@ -16,7 +16,7 @@ from .base import _MEMO_MAX, Attacker
 def _cased_options(att: Attacker, word: str, lookup: Callable[[str], Any], *,
                    lower: bool = True) -> tuple[str, ...]:
     """``tuple(match_case(word, o) for o in lookup(word.lower() if lower else word))``, memoised per word."""
-    memo = att.__dict__.setdefault("_options", {})
+    memo = vars(att).setdefault("_options", {})
     out = memo.get(word)
     if out is None:
         if len(memo) > _MEMO_MAX:
@@ -39,7 +39,7 @@ class _OptionPicker(Attacker):
 
     def _options_of(self, word: str) -> tuple[str, ...]:
         """The word's options in its capitalisation (memoised)."""
-        memo = self.__dict__.get("_options")
+        memo = vars(self).get("_options")
         options = memo.get(word) if memo is not None else None
         if options is None:
             lookup, lower = self._lookup()
@@ -61,14 +61,14 @@ class _OptionPicker(Attacker):
         if not (cls.perturb_word is kind.perturb_word and cls.word_distance is Attacker.word_distance
                 and cls._options_of is kind._options_of):
             return None
-        table = self.__dict__.get("_choice_memo")
+        table = vars(self).get("_choice_memo")
         if table is None or len(table) > _MEMO_MAX:
-            table = self.__dict__["_choice_memo"] = {}
+            table = vars(self)["_choice_memo"] = {}
         return table
 
     def _choices(self, word: str) -> tuple[tuple[str, ...], int, int, tuple[int, ...]]:
         options = self._options_of(word)
-        out = self.__dict__["_choice_memo"][word] = (options, len(options), len(options).bit_length(),
+        out = vars(self)["_choice_memo"][word] = (options, len(options), len(options).bit_length(),
                                                      tuple(_levenshtein(word, o) for o in options))
         return out
 

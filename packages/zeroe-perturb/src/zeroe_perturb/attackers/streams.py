@@ -32,7 +32,7 @@ def _make_rng(seed: SeedLike) -> random.Random:
         b = seed.encode()
         rng = _NEW_RANDOM(_RANDOM)
         _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
-        rng.gauss_next = None
+        rng.gauss_next = None  # pyright: ignore[reportAttributeAccessIssue] - CPython's Random attribute
         return rng
     return make_rng(seed)
 
@@ -42,7 +42,7 @@ def item_stream(base: int, index: int) -> random.Random:
     b = b"zeroe:%d:%d" % (base, index)  # = item_seed(index, seed=base).encode()
     rng = _NEW_RANDOM(_RANDOM)
     _CSEED(rng, _FROM_BYTES(b + _sha512(b).digest()))
-    rng.gauss_next = None
+    rng.gauss_next = None  # pyright: ignore[reportAttributeAccessIssue] - CPython's Random attribute
     return rng
 
 
@@ -54,7 +54,7 @@ def reseeded(texts: Sequence[str], rng: random.Random | None, base: int,
     if rng is not None:
         return rng, texts
     rng = _NEW_RANDOM(_RANDOM)
-    rng.gauss_next = None
+    rng.gauss_next = None  # pyright: ignore[reportAttributeAccessIssue] - CPython's Random attribute
     return rng, _reseeding(texts, rng, base, start)
 
 

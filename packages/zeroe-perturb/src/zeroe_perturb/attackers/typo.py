@@ -26,7 +26,7 @@ class KeyboardTypo(Attacker):
 
     def _plan(self, word: str) -> tuple[list[int], list[tuple[str, ...]]]:
         """Positions of the word's keys and their neighbours in the character's case (memoised)."""
-        plans = self.__dict__.setdefault("_plans", {})
+        plans = vars(self).setdefault("_plans", {})
         plan = plans.get(word)
         if plan is None:
             if len(plans) > _MEMO_MAX:
@@ -38,7 +38,7 @@ class KeyboardTypo(Attacker):
         return plan
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        plans = self.__dict__.get("_plans")
+        plans = vars(self).get("_plans")
         plan = plans.get(word) if plans is not None else None
         idx, nbs = plan if plan is not None else self._plan(word)
         m = len(idx)

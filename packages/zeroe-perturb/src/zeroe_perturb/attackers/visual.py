@@ -78,7 +78,7 @@ class Visual(Attacker):
         nb = self.neighbours[c]
         cum = self._cum[c]
         if cum is None:
-            return nb[rng._randbelow(len(nb))]
+            return nb[rng._randbelow(len(nb))]  # pyright: ignore[reportAttributeAccessIssue] - CPython's draw
         # = rng.choices(nb, cum_weights=cum)[0], draw for draw
         return nb[bisect.bisect(cum, rng.random() * (cum[-1] + 0.0), 0, len(nb) - 1)]
 

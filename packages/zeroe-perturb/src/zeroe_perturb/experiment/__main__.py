@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None, *, prog: str = "python -m zeroe_perturb.
     except ConfigError as e:
         ap.error(str(e))
     train, test = load_glosses("train"), load_glosses("test")
-    clf = WordNaiveBayes().fit(train.x, train.y, n_classes=len(train.label_names))
+    names = train.label_names
+    assert names is not None  # the shipped glosses name their topics
+    clf = WordNaiveBayes().fit(train.x, train.y, n_classes=len(names))
     cfg = override(cfg, {"defense.enabled": False, "pairs.enabled": False, "multilabel.enabled": False,
                          "tagging.enabled": False})  # the shipped data hold text classification only
     result = run(Models(classifier=clf, names={"classification": "WordNaiveBayes (shipped glosses)"}),
