@@ -79,7 +79,7 @@ def report(template: dict[str, Any], p: float, text: str, new_parts: list[str] |
 
 def run_memo(att: Attacker, key: str = "_run_texts") -> dict[str, Any]:
     """The attacker's per-text memo ``key`` (a new one when missing or grown past its bound)."""
-    memo = vars(att).get(key)
+    memo = att.__dict__.get(key)
     if memo is None or len(memo) > _TEXT_MEMO_MAX:
         memo = vars(att)[key] = {}
     return memo
@@ -135,7 +135,7 @@ class Attacker(ABC):
         phi = p if self.phi is None else self.phi
         # per-text memo of the tokenisation and the changeable words: the benchmark attacks the same texts
         # in every cell (attacker × level × seed), and both depend only on the text and the fixed resources
-        memo_texts = vars(self).get("_texts")
+        memo_texts = self.__dict__.get("_texts")
         if memo_texts is None:
             memo_texts = vars(self)["_texts"] = {}
         choices = self._choice_table()  # word -> (options, len, bit count, distances), or None
@@ -164,7 +164,7 @@ class Attacker(ABC):
             memo_texts.clear()
         parts = _SPLIT(text)
         words = parts[1::2]
-        memo = vars(self).get("_memo")
+        memo = self.__dict__.get("_memo")
         if memo is None or len(memo) > _MEMO_MAX:
             memo = vars(self)["_memo"] = {}
         cand = []

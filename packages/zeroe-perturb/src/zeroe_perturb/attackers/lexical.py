@@ -39,7 +39,7 @@ class _OptionPicker(Attacker):
 
     def _options_of(self, word: str) -> tuple[str, ...]:
         """The word's options in its capitalisation (memoised)."""
-        memo = vars(self).get("_options")
+        memo = self.__dict__.get("_options")
         options = memo.get(word) if memo is not None else None
         if options is None:
             lookup, lower = self._lookup()
@@ -61,7 +61,7 @@ class _OptionPicker(Attacker):
         if not (cls.perturb_word is kind.perturb_word and cls.word_distance is Attacker.word_distance
                 and cls._options_of is kind._options_of):
             return None
-        table = vars(self).get("_choice_memo")
+        table = self.__dict__.get("_choice_memo")
         if table is None or len(table) > _MEMO_MAX:
             table = vars(self)["_choice_memo"] = {}
         return table

@@ -38,7 +38,7 @@ class KeyboardTypo(Attacker):
         return plan
 
     def perturb_word(self, word: str, phi: float, rng: random.Random) -> str:
-        plans = vars(self).get("_plans")
+        plans = self.__dict__.get("_plans")
         plan = plans.get(word) if plans is not None else None
         idx, nbs = plan if plan is not None else self._plan(word)
         m = len(idx)
