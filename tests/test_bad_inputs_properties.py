@@ -166,7 +166,7 @@ texts = st.lists(st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0
 def test_zeroe_perturb_batch(batch, p, seed, start):
     import zeroe_perturb as zp
 
-    out = _check_outcome(lambda: zp.perturb_batch(batch, "truncate", p, seed, start=start),
+    out = _check_outcome(lambda: zp.perturb_batch(batch, "truncate", p, seed=seed, start=start),
                          {"texts", "p", "seed", "start"})
     if not isinstance(out, Exception):
         assert isinstance(out, list) and len(out) == len(batch) and all(isinstance(t, str) for t in out)

@@ -169,7 +169,7 @@ def main() -> None:
         zp.perturb("warm up the resources", attackers[attack], 0.5, seed=0)
         t_z = timed(lambda a=attackers[attack]: zp.perturb_batch(texts, a, args.p, seed=0, report=True))
         t_n = timed(lambda f=naive: [f(t, args.p, r) for r in [random.Random(0)] for t in texts])
-        t_s = timed(lambda f=naive: [f(t, args.p, random.Random(zp.item_seed(0, i))) for i, t in enumerate(texts)])
+        t_s = timed(lambda f=naive: [f(t, args.p, random.Random(zp.item_seed(i, seed=0))) for i, t in enumerate(texts)])
         aug, name = nlpaug_for(attack, args.p)
         if aug is not None:
             def run_nlpaug(a=aug):

@@ -77,7 +77,7 @@ def measure(texts: list[str], attack: str, p: float) -> dict:
                     n_changed += 1
                     chars += Levenshtein.distance(a, b)
         else:  # intrude inserted spaces: fall back to the token-aligned report fields
-            r = att(t, p, seed=zp.item_seed(0, texts.index(t)))
+            r = att(t, p, seed=zp.item_seed(texts.index(t), seed=0))
             n_changed += r.n_attacked
             chars += r.edit_distance
     ci = stats.binomtest(n_changed, n_words).proportion_ci(0.95)

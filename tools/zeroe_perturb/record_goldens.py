@@ -44,7 +44,7 @@ def record() -> dict:
         for t in TEXTS:
             for p in LEVELS:
                 for s in SEEDS:
-                    r = att(t, p, seed=zp.item_seed(s, len(rows)))
+                    r = att(t, p, seed=zp.item_seed(len(rows), seed=s))
                     rows.append({"attack": name, "text": t, "p": p, "seed": s, "perturbed": r.perturbed,
                                  "attacked": list(r.attacked), "edit_distance": r.edit_distance})
     return {"format": "zeroe-perturb goldens v1", "rows": rows}

@@ -60,7 +60,7 @@ def test_same_seed_same_output_and_global_rng_untouched(attack):
 def test_batch_equals_items_with_item_seeds(attack):
     texts = [TEXT, "", "the story was boring", "Great acting and a wonderful ending."]
     batch = zp.perturb_batch(texts, attack, 0.5, seed=7)
-    singles = [zp.perturb(t, attack, 0.5, seed=zp.item_seed(7, i)) for i, t in enumerate(texts)]
+    singles = [zp.perturb(t, attack, 0.5, seed=zp.item_seed(i, seed=7)) for i, t in enumerate(texts)]
     assert batch == singles
     reports = zp.perturb_batch(texts, attack, 0.5, seed=7, report=True)
     assert [r.perturbed for r in reports] == batch
@@ -80,8 +80,8 @@ def test_report_is_json_safe():
 def test_every_seed_kind_is_reproducible():
     for make in (lambda: np.random.default_rng(3), lambda: np.random.SeedSequence(3), lambda: random.Random(3),
                  lambda: 3, lambda: "three"):
-        assert zp.perturb(TEXT, "intrude", 0.5, make()) == zp.perturb(TEXT, "intrude", 0.5, make())
-    assert zp.item_seed(7, 2) != zp.item_seed(72, 0) != zp.item_seed(7, 20)
+        assert zp.perturb(TEXT, "intrude", 0.5, seed=make()) == zp.perturb(TEXT, "intrude", 0.5, seed=make())
+    assert zp.item_seed(2, seed=7) != zp.item_seed(0, seed=72) != zp.item_seed(20, seed=7)
 
 
 def _dp_levenshtein(a, b):
@@ -123,21 +123,21 @@ def test_bad_inputs_raise_named_errors():
 def test_protocol_target_and_selection():
     assert zp.target_count(10, 0.2) == 2 and zp.target_count(3, 0.5) == 1 and zp.target_count(5, 0.0) == 0
     rng = random.Random(0)
-    out = zp.select_tokens(10, 1.0, rng, lambda i: True)
+    out = zp.select_tokens(10, 1.0, lambda i: True, generator=rng)
     assert sorted(out) == list(range(10))
     # unchangeable tokens are never attacked
-    out = zp.select_tokens(10, 1.0, rng, lambda i: i % 2 == 0)
+    out = zp.select_tokens(10, 1.0, lambda i: i % 2 == 0, generator=rng)
     assert sorted(out) == [0, 2, 4, 6, 8]
     # p·n rounded at random: at n = 7, p = 0.5 the count is 3 or 4, each with probability 1/2 (exact
     # binomial interval over 4000 draws), so every token is attacked with probability p
-    counts = [len(zp.select_tokens(7, 0.5, random.Random(s), lambda i: True)) for s in range(4000)]
+    counts = [len(zp.select_tokens(7, 0.5, lambda i: True, generator=random.Random(s))) for s in range(4000)]
     assert set(counts) == {3, 4}
     ci = stats.binomtest(sum(c == 4 for c in counts), len(counts)).proportion_ci(0.999)
     assert ci.low <= 0.5 <= ci.high
     # every token equally likely: per-index counts are inside their binomial intervals around p
     per_index = np.zeros(7)
     for s in range(4000):
-        per_index[zp.select_tokens(7, 0.5, random.Random(s), lambda i: True)] += 1
+        per_index[zp.select_tokens(7, 0.5, lambda i: True, generator=random.Random(s))] += 1
     for c in per_index:
         ci = stats.binomtest(int(c), 4000).proportion_ci(0.999)
         assert ci.low <= 0.5 <= ci.high
@@ -148,3 +148,21 @@ def test_levenshtein_reference_values():
     assert zp.levenshtein("", "abc") == 3
     assert zp.levenshtein("flaw", "lawn") == 2
     assert zp.levenshtein(["AH", "B"], ["AH", "B"]) == 0
+
+
+def test_old_keywords_keep_working_one_release_with_a_deprecation_warning():
+    """Issue 34: ``rng`` is ``generator``, ``classifier`` is ``model``, ``n_resamples`` is ``n_boot``."""
+    import warnings
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        old = zp.select_tokens(10, 0.5, lambda i: True, rng=random.Random(3))
+        count = zp.target_count(7, 0.5, rng=random.Random(3))
+    assert old == zp.select_tokens(10, 0.5, lambda i: True, generator=random.Random(3))
+    assert count == zp.target_count(7, 0.5, generator=random.Random(3))
+    assert [w.category for w in seen] == [DeprecationWarning, DeprecationWarning]
+    clf = lambda texts: np.array([[2.0, -1.0] if "good" in t else [-1.0, 2.0] for t in texts])  # noqa: E731
+    with pytest.warns(DeprecationWarning, match="classifier"):
+        res = zp.evaluate(classifier=clf, texts=["good day", "bad day"], labels=[0, 1], attacks=["truncate"],
+                          levels=[0.5])
+    assert res == zp.evaluate(clf, ["good day", "bad day"], [0, 1], attacks=["truncate"], levels=[0.5])

@@ -61,7 +61,7 @@ def test_classifier_changing_its_column_count_is_refused_naming_the_batch():
 @pytest.mark.parametrize(("start", "error"), [(1.9, TypeError), (-1, ValueError), (True, TypeError)])
 def test_perturb_batch_refuses_a_start_that_is_not_a_non_negative_int(start, error):
     with pytest.raises(error, match="^start"):
-        zp.perturb_batch(TEXTS, "truncate", 0.5, 0, start=start)
+        zp.perturb_batch(TEXTS, "truncate", 0.5, seed=0, start=start)
 
 
 def test_kendall_tau_at_a_level_not_run_names_the_levels():

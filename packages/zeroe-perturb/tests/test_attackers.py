@@ -54,7 +54,7 @@ def _pairs(orig: str, new: str):
 @FAST
 @given(sentences(), P, SEED)
 def test_inner_shuffle_keeps_ends_and_letters(text, p, seed):
-    r = zp.perturb(text, "inner-shuffle", p, seed, report=True)
+    r = zp.perturb(text, "inner-shuffle", p, seed=seed, report=True)
     for a, b in _pairs(text, r.perturbed):
         assert len(a) == len(b) and Counter(a) == Counter(b)
         assert a[0] == b[0] and a[-1] == b[-1]
@@ -64,7 +64,7 @@ def test_inner_shuffle_keeps_ends_and_letters(text, p, seed):
 @FAST
 @given(sentences(), P, SEED)
 def test_full_shuffle_keeps_letter_multiset(text, p, seed):
-    r = zp.perturb(text, "full-shuffle", p, seed, report=True)
+    r = zp.perturb(text, "full-shuffle", p, seed=seed, report=True)
     pairs = _pairs(text, r.perturbed)
     for a, b in pairs:
         assert Counter(a) == Counter(b)
@@ -76,7 +76,7 @@ def test_full_shuffle_keeps_letter_multiset(text, p, seed):
 @FAST
 @given(sentences(), P, SEED)
 def test_disemvowel_removes_only_vowels_from_eligible_words(text, p, seed):
-    r = zp.perturb(text, "disemvowel", p, seed, report=True)
+    r = zp.perturb(text, "disemvowel", p, seed=seed, report=True)
     for k, (a, b) in enumerate(_pairs(text, r.perturbed)):
         if k in r.attacked:
             assert len(a) > 3 and b == "".join(c for c in a if c.lower() not in "aeiou") and b
@@ -88,7 +88,7 @@ def test_disemvowel_removes_only_vowels_from_eligible_words(text, p, seed):
 @FAST
 @given(sentences(), P, SEED)
 def test_truncate_removes_exactly_one_letter(text, p, seed):
-    r = zp.perturb(text, "truncate", p, seed, report=True)
+    r = zp.perturb(text, "truncate", p, seed=seed, report=True)
     for k, (a, b) in enumerate(_pairs(text, r.perturbed)):
         assert b == (a[:-1] if k in r.attacked else a)
         if k in r.attacked:
@@ -100,7 +100,7 @@ def test_truncate_removes_exactly_one_letter(text, p, seed):
 @FAST
 @given(sentences(), P, SEED)
 def test_intrude_inserts_one_symbol_kind_per_word(text, p, seed):
-    r = zp.perturb(text, "intrude", p, seed, report=True)
+    r = zp.perturb(text, "intrude", p, seed=seed, report=True)
     assert len(r.perturbed) - len(text) == r.edit_distance
     assert r.edit_distance >= r.n_attacked  # at least one insertion per attacked word
     extra = Counter(r.perturbed) - Counter(text)
@@ -112,7 +112,7 @@ def test_intrude_inserts_one_symbol_kind_per_word(text, p, seed):
 @FAST
 @given(sentences(), P, SEED)
 def test_segment_only_removes_whitespace(text, p, seed):
-    r = zp.perturb(text, "segment", p, seed, report=True)
+    r = zp.perturb(text, "segment", p, seed=seed, report=True)
     assert "".join(r.perturbed.split()) == "".join(text.split())
     assert len(split_words(r.perturbed)[1]) == r.n_tokens - r.n_attacked
     assert len(text) - len(r.perturbed) == r.edit_distance
@@ -122,7 +122,7 @@ def test_segment_only_removes_whitespace(text, p, seed):
 @FAST
 @given(sentences(), P, SEED)
 def test_keyboard_typo_uses_adjacent_keys(text, p, seed):
-    r = zp.perturb(text, "keyboard-typo", p, seed, report=True)
+    r = zp.perturb(text, "keyboard-typo", p, seed=seed, report=True)
     for a, b in _pairs(text, r.perturbed):
         assert len(a) == len(b)
         for x, y in zip(a, b, strict=True):
@@ -135,7 +135,7 @@ def test_keyboard_typo_uses_adjacent_keys(text, p, seed):
 @given(lexicon_sentences(), P, SEED)
 def test_natural_noise_uses_lexicon(text, p, seed):
     lex = zp.get_attacker("natural-noise").lexicon  # codespell when installed, else the shipped list
-    r = zp.perturb(text, "natural-noise", p, seed, report=True)
+    r = zp.perturb(text, "natural-noise", p, seed=seed, report=True)
     g, orig = split_words(text)
     new = r.perturbed[:-1].split(" ") if text != "." else []
     assert len(new) == len(orig)
@@ -151,7 +151,7 @@ def test_natural_noise_uses_lexicon(text, p, seed):
 @given(sentences(), P, SEED)
 def test_visual_replaces_with_neighbours(text, p, seed):
     table = zp.load_neighbours()
-    r = zp.perturb(text, "visual", p, seed, report=True)
+    r = zp.perturb(text, "visual", p, seed=seed, report=True)
     assert len(r.perturbed) == len(text)
     for x, y in zip(text, r.perturbed, strict=True):
         if x != y:
@@ -162,8 +162,8 @@ def test_visual_replaces_with_neighbours(text, p, seed):
 @settings(max_examples=25, deadline=None)
 @given(st.sampled_from(zp.ATTACKS), st.text(max_size=60), P, SEED)
 def test_every_attacker_handles_arbitrary_unicode_deterministically(attack, text, p, seed):
-    a = zp.perturb(text, attack, p, seed, report=True)
-    b = zp.perturb(text, attack, p, seed, report=True)
+    a = zp.perturb(text, attack, p, seed=seed, report=True)
+    b = zp.perturb(text, attack, p, seed=seed, report=True)
     assert a == b
     assert _within_budget(a, p)
     assert a.edit_distance >= zp.levenshtein(text, a.perturbed)
@@ -223,7 +223,7 @@ PHONETIC_WORDS = ["attacks", "harmless", "night", "phone", "really", "weather", 
 def test_phonetic_replaces_words_by_kept_respellings(words, p, seed):
     resp = zp.PhoneticRespeller()
     text = " ".join(words)
-    r = zp.perturb(text, "phonetic", p, seed, report=True)
+    r = zp.perturb(text, "phonetic", p, seed=seed, report=True)
     new = r.perturbed.split(" ") if words else []
     assert len(new) == len(words)
     for k, (a, b) in enumerate(zip(words, new, strict=True)):

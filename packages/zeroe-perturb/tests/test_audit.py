@@ -59,7 +59,7 @@ def test_statistic_is_the_relative_drop_of_eq1_with_a_paired_interval():
     n = 200
     clean = np.ones(n, dtype=bool)
     noisy = np.array([[j < i % 5 for j in range(4)] for i in range(n)])
-    c = noise_check_from(clean, noisy, ["a", "b", "c", "d"], 0.125, level=0.3, n_resamples=2000)
+    c = noise_check_from(clean, noisy, ["a", "b", "c", "d"], 0.125, level=0.3, n_boot=2000)
     abar = noisy.mean(axis=1)
     assert c.statistic == pytest.approx(1 - abar.mean() / clean.mean()) == pytest.approx(0.5)
     half = 1.96 * abar.std(ddof=1) / np.sqrt(n)
@@ -87,13 +87,13 @@ def test_the_drop_is_relative_to_the_clean_accuracy_on_the_same_texts():
 def test_shipped_gloss_model_passes_at_p_03_and_the_rule_bites_at_higher_noise(shipped):
     clf, sp = shipped
     texts, y = list(sp.x), sp.y
-    c = noise_check(clf, texts, y, n_resamples=500)
+    c = noise_check(clf, texts, y, n_boot=500)
     assert c.status == "pass" and c.n == 100
     assert c.statistic == pytest.approx(0.1254, abs=1e-3)  # s(0) 0.62, s(0.3) 0.542 over the nine attackers
     assert "inner-shuffle" in c.rule and "full-shuffle" not in c.rule
-    warn = noise_check(clf, texts, y, level=0.5, attacks=["visual", "intrude", "disemvowel"], n_resamples=500)
+    warn = noise_check(clf, texts, y, level=0.5, attacks=["visual", "intrude", "disemvowel"], n_boot=500)
     assert warn.status == "warn" and warn.interval[0] > 0.2 and warn.next_step
-    fail = noise_check(clf, texts, y, level=0.8, attacks=["visual", "intrude", "disemvowel"], n_resamples=500)
+    fail = noise_check(clf, texts, y, level=0.8, attacks=["visual", "intrude", "disemvowel"], n_boot=500)
     assert fail.status == "fail" and "reaches the chance score 0.170" in fail.detail
 
 
@@ -101,8 +101,8 @@ def test_same_seed_same_check_any_batch_size_and_the_model_untouched(shipped):
     clf, sp = shipped
     texts, y = list(sp.x)[:40], sp.y[:40]
     before = (dict(clf.vocab), clf.log_lik.copy(), clf.log_prior.copy())
-    a = noise_check(clf, texts, y, attacks=["truncate", "visual"], n_resamples=200)
-    b = noise_check(clf, texts, y, attacks=["truncate", "visual"], n_resamples=200, batch_size=7)
+    a = noise_check(clf, texts, y, attacks=["truncate", "visual"], n_boot=200)
+    b = noise_check(clf, texts, y, attacks=["truncate", "visual"], n_boot=200, batch_size=7)
     assert a == b
     assert clf.vocab == before[0] and np.array_equal(clf.log_lik, before[1]) and np.array_equal(clf.log_prior,
                                                                                                 before[2])
@@ -112,7 +112,7 @@ def test_same_seed_same_check_any_batch_size_and_the_model_untouched(shipped):
                                            ({"attacks": ["typo"]}, ValueError, "attacks"),
                                            ({"attacks": "visual"}, TypeError, "attacks"),
                                            ({"max_drop": 2.0}, ValueError, "max_drop"),
-                                           ({"n_resamples": 10}, ValueError, "n_resamples")])
+                                           ({"n_boot": 10}, ValueError, "n_boot")])
 def test_bad_hyper_parameters_are_refused_by_name(kw, exc, word):
     calls = []
     with pytest.raises(exc, match=word):
@@ -134,8 +134,7 @@ def test_audit_preset_gives_the_functions_check_in_result_checks(shipped):
     assert cfg.attack.attacks == HUMAN_READABLE_ATTACKS and cfg.attack.levels == (0.3,) and cfg.audit.enabled
     assert not (cfg.pairs.enabled or cfg.multilabel.enabled or cfg.tagging.enabled or cfg.defense.enabled)
     res = ex.run(ex.Models(classifier=clf), ex.Data(classification=sp), cfg, progress=False)
-    assert res.checks == (noise_check(clf, list(sp.x), sp.y, n_resamples=500,
-                                      evidence=res.checks[0].evidence),)
+    assert res.checks == (noise_check(clf, list(sp.x), sp.y, n_boot=500, evidence=res.checks[0].evidence),)
     back = ex.Result.from_dict(json.loads(json.dumps(res.to_dict())))
     assert back.checks == res.checks and back.to_dict() == res.to_dict()
     lo, hi = res.checks[0].interval
@@ -154,7 +153,7 @@ def test_the_audit_reads_accuracy_when_the_tables_use_auroc(toy):
     res = ex.run(ex.Models(classifier=models.classifier), ex.Data(classification=data.classification), cfg,
                  progress=False)
     sp = data.classification
-    direct = noise_check(models.classifier, list(sp.x), sp.y, attacks=["truncate", "visual"], n_resamples=300,
+    direct = noise_check(models.classifier, list(sp.x), sp.y, attacks=["truncate", "visual"], n_boot=300,
                          evidence=res.checks[0].evidence)
     assert res.checks == (direct,)
     assert f"chance {np.bincount(sp.y).max() / len(sp.y):.3f}" in direct.detail

@@ -117,7 +117,7 @@ def test_seeds_chance_line_and_figure(corpus):
 
 @pytest.mark.parametrize("attack", ["segment", "truncate", "intrude", "visual", "natural-noise"])
 def test_attack_texts_is_the_per_text_definition(corpus, attack):
-    """attack_texts runs the batch loops; each text must still get item_seed(level_seed(...), i)'s stream."""
+    """attack_texts runs the batch loops; each text must still get item_seed(i, seed=level_seed(...))'s stream."""
     from zeroe_perturb import get_attacker
     from zeroe_perturb.benchmark import level_seed
     from zeroe_perturb.protocol import item_seed
@@ -126,7 +126,7 @@ def test_attack_texts_is_the_per_text_definition(corpus, attack):
     adv, dist, frac = attack_texts(texts, attack, 0.5, seed=7)
     a = get_attacker(attack)
     base = level_seed(7, attack, 0.5)
-    reps = [a(t, 0.5, seed=item_seed(base, i)) for i, t in enumerate(texts)]
+    reps = [a(t, 0.5, seed=item_seed(i, seed=base)) for i, t in enumerate(texts)]
     assert adv == [r.perturbed for r in reps]
     assert dist.tolist() == [float(r.edit_distance) for r in reps]
     assert frac.tolist() == [float(r.fraction_attacked) for r in reps]

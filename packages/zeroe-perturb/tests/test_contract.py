@@ -75,7 +75,7 @@ for text_case, bad in (("none", None), ("number", 3), ("list", ["a"])):
     case("perturb", text_case, lambda m, b=bad: zp.perturb(b, "truncate", 0.5), TypeError, "text")
     case("Attacker", text_case, lambda m, b=bad: zp.Truncate()(b, 0.5), TypeError, "text")
 case("noise_check", "model_not_callable", lambda m: zp.noise_check("roberta", TEXTS, LABELS), TypeError, "model")
-case("noise_check", "good", lambda m: zp.noise_check(m, TEXTS, LABELS, attacks=["truncate"], n_resamples=100), None,
+case("noise_check", "good", lambda m: zp.noise_check(m, TEXTS, LABELS, attacks=["truncate"], n_boot=100), None,
      None)
 case("evaluate_pairs", "bare_string", lambda m: zp.evaluate_pairs(m, "premise", LABELS[:1]), TypeError, "pairs")
 case("evaluate_pairs", "not_pairs", lambda m: zp.evaluate_pairs(m, ["a", "b"], LABELS[:2]), TypeError, "pairs")
@@ -132,7 +132,8 @@ EXEMPT = {
     "load_natural_lexicon": "reads a shipped or installed file (source: a choice)",
     "load_lexicon": "takes file paths", "load_neighbours": "takes a file path or a shipped table's name",
     "experiment.EXECUTION_FIELDS": "constant", "experiment.PRESETS": "constant", "experiment.preset": "takes a name",
-    "experiment.paper_reference": "takes nothing", "experiment.Result": "returned by run (from_dict: a saved result)",
+    "experiment.paper_reference": "takes nothing (deprecated name of paper_values)",
+    "experiment.paper_values": "takes nothing", "experiment.Result": "returned by run (from_dict: a saved result)",
     **{f"experiment.{c}": "a typed config group, validated on construction (test_experiment)" for c in (
         "Config", "AttackConfig", "SeedsConfig", "ClassificationConfig", "PairsConfig", "MultilabelConfig",
         "TaggingConfig", "HeadlineConfig", "DefenseConfig", "AuditConfig")},

@@ -60,11 +60,11 @@ def test_demo_preset_is_the_former_runner_defaults():
     paper = ex.preset("paper")
     assert paper.attack.levels == (0.2, 0.5, 0.8) and paper.defense.enabled and paper.classification.n is None
     assert paper.defense.one_one == paper.defense.leave_one_out == zp.ATTACKS
-    with pytest.raises(ValueError, match=r"preset must be one of \['audit', 'demo', 'paper'\]"):
+    with pytest.raises(ValueError, match=r"preset must be one of \['audit', 'demo', 'paper', 'paper-cpu'\]"):
         ex.preset("papr")
     from typing import get_args
 
-    from zeroe_perturb.experiment._config import AttackName
+    from zeroe_perturb.experiment.config import AttackName
 
     assert get_args(AttackName) == zp.ATTACKS  # one list of attacker names
 

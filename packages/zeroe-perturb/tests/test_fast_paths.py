@@ -43,7 +43,7 @@ def _reference_truncate(text: str, p: float, rng: random.Random) -> tuple[str, t
     """Truncate as recorded in the goldens: §3.1 count, ``Random.sample`` of the eligible words."""
     gaps, words = split_words(text)
     cand = [i for i, w in enumerate(words) if len(w) >= 3]
-    k = min(zp.target_count(len(words), p, rng), len(cand))
+    k = min(zp.target_count(len(words), p, generator=rng), len(cand))
     chosen = sorted(rng.sample(cand, k)) if k else []
     for i in chosen:
         words[i] = words[i][:-1]
@@ -58,7 +58,7 @@ def _reference_segment(text: str, p: float, rng: random.Random,
     n = len(words)
     joinable = [g != "" and g.isspace() for g in gaps]
     cand = [i for i in range(1, n) if joinable[i]]
-    budget = min(zp.target_count(n, p, rng), len(cand))
+    budget = min(zp.target_count(n, p, generator=rng), len(cand))
     joined = [False] * n
     used = 0
     if budget:
@@ -125,7 +125,7 @@ def test_batch_loops_equal_single_calls_with_item_seeds(attack, batch, p, seed, 
     att = zp.get_attacker(attack)
     got = zp.perturb_batch(batch, att, p, seed=seed, report=True, start=start)
     fresh = type(att)()  # no memo shared with the batch
-    assert got == [fresh(t, p, seed=zp.item_seed(seed, start + i)) for i, t in enumerate(batch)]
+    assert got == [fresh(t, p, seed=zp.item_seed(start + i, seed=seed)) for i, t in enumerate(batch)]
     assert all(type(r) is zp.Perturbation and list(vars(r)) == [
         "attack", "p", "original", "perturbed", "n_tokens", "attacked", "edit_distance"] for r in got)
 
@@ -144,7 +144,7 @@ def test_a_subclass_overriding_the_word_rule_takes_the_general_path():
     assert r.perturbed == "Adversari attac a harmle, th sa."
     assert r.edit_distance == 2 * len(r.attacked)
     batch = zp.perturb_batch([text], CutTwo(), 1.0, seed=0, report=True)
-    assert batch == [CutTwo()(text, 1.0, seed=zp.item_seed(0, 0))]
+    assert batch == [CutTwo()(text, 1.0, seed=zp.item_seed(0, seed=0))]
     assert batch[0].perturbed == r.perturbed
 
 

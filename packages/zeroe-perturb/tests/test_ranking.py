@@ -44,8 +44,8 @@ def test_same_order_gives_one_and_reversed_minus_one():
     ref = PAPER_TABLE5["TC"]
     same = _result({a: 0.05 * r for a, r in ref.items()})
     rev = _result({a: 1 - 0.05 * r for a, r in ref.items()})
-    assert kendall_tau_vs_paper(same, 0.8, "TC")[0] == pytest.approx(1.0)
-    assert kendall_tau_vs_paper(rev, 0.8, "TC")[0] == pytest.approx(-1.0)
+    assert kendall_tau_vs_paper(same, p=0.8, task="TC")[0] == pytest.approx(1.0)
+    assert kendall_tau_vs_paper(rev, p=0.8, task="TC")[0] == pytest.approx(-1.0)
 
 
 def test_tau_matches_brute_force_with_ties_and_missing_attackers():
@@ -56,12 +56,12 @@ def test_tau_matches_brute_force_with_ties_and_missing_attackers():
         res = _result(rel)
         common = [a for a in ATTACKS if a in PAPER_TABLE5[task]]
         want = _brute_tau_b([rel[a] for a in common], [PAPER_TABLE5[task][a] for a in common])
-        assert kendall_tau_vs_paper(res, 0.8, task)[0] == pytest.approx(want)
+        assert kendall_tau_vs_paper(res, p=0.8, task=task)[0] == pytest.approx(want)
 
 
 def test_bad_reference_is_refused():
     res = _result({a: 0.5 for a in ATTACKS})
     with pytest.raises(ValueError, match="task"):
-        kendall_tau_vs_paper(res, 0.8, "QA")
+        kendall_tau_vs_paper(res, p=0.8, task="QA")
     with pytest.raises(ValueError, match="at least 3"):
-        kendall_tau_vs_paper(_result({"visual": 0.1, "intrude": 0.2}), 0.8, "TC")
+        kendall_tau_vs_paper(_result({"visual": 0.1, "intrude": 0.2}), p=0.8, task="TC")

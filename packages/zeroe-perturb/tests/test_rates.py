@@ -72,7 +72,7 @@ def test_word_rate_equals_p(attack, p):
     so the interval is conservative)."""
     texts = _corpus(300, 7, seed=11)
     att = _attacker(attack)
-    changed = sum(_changed_words(t, att(t, p, seed=zp.item_seed(5, i)).perturbed) for i, t in enumerate(texts))
+    changed = sum(_changed_words(t, att(t, p, seed=zp.item_seed(i, seed=5)).perturbed) for i, t in enumerate(texts))
     ci = stats.binomtest(changed, 7 * len(texts)).proportion_ci(0.999)
     assert ci.low <= p <= ci.high, (attack, p, changed / (7 * len(texts)), ci)
 
@@ -95,7 +95,7 @@ def test_character_rate_is_phi(attack, p):
     att = _attacker(attack)
     edits = []
     for i, t in enumerate(texts):
-        new = att(t, p, seed=zp.item_seed(9, i)).perturbed
+        new = att(t, p, seed=zp.item_seed(i, seed=9)).perturbed
         for a, b in zip(t.split(" "), new.split(" "), strict=True):
             if a != b:
                 edits.append(len(b) - len(a) if attack == "intrude" else sum(x != y for x, y in zip(a, b, strict=True)))
@@ -113,7 +113,7 @@ def test_visual_replaces_each_letter_with_probability_p(p):
     texts = _corpus(120, 7, seed=4)
     changed = total = 0
     for i, t in enumerate(texts):
-        new = att(t, p, seed=zp.item_seed(1, i)).perturbed
+        new = att(t, p, seed=zp.item_seed(i, seed=1)).perturbed
         assert len(new) == len(t)
         for a, b in zip(t, new, strict=True):
             if a in att.neighbours:
@@ -127,7 +127,7 @@ def test_rate_tests_detect_a_wrong_rate():
     """The word-rate check fails for a protocol attacking at 0.8·p (guards the test's power)."""
     texts = _corpus(300, 7, seed=11)
     att = zp.get_attacker("truncate")
-    changed = sum(_changed_words(t, att(t, 0.8 * 0.5, seed=zp.item_seed(5, i)).perturbed)
+    changed = sum(_changed_words(t, att(t, 0.8 * 0.5, seed=zp.item_seed(i, seed=5)).perturbed)
                   for i, t in enumerate(texts))
     ci = stats.binomtest(changed, 7 * len(texts)).proportion_ci(0.999)
     assert not ci.low <= 0.5 <= ci.high

@@ -43,10 +43,10 @@ def test_cae_table_is_shipped_and_selectable():
 def test_visual_custom_table_and_errors(tmp_path):
     p = tmp_path / "t.json"
     p.write_text('{"neighbours": {"a": "xyz"}}', encoding="utf-8")
-    assert zp.load_neighbours(p) == {"a": ("x", "y", "z")}
-    assert zp.Visual(neighbours=zp.load_neighbours(p))("aaa", 1.0, seed=0).perturbed[0] in "xyz"
+    assert zp.load_neighbours(path=p) == {"a": ("x", "y", "z")}
+    assert zp.Visual(neighbours=zp.load_neighbours(path=p))("aaa", 1.0, seed=0).perturbed[0] in "xyz"
     with pytest.raises(FileNotFoundError):
-        zp.load_neighbours(tmp_path / "missing.json")
+        zp.load_neighbours(path=tmp_path / "missing.json")
 
 
 def test_natural_noise_lexicon_format_and_loader(tmp_path):

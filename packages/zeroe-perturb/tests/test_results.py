@@ -43,7 +43,7 @@ def test_mean_relative_is_the_attacker_average():
 
 def test_ranking_table_beside_table5():
     r = _runs()[0]
-    cols, rows = zp.ranking_table(r, 0.8, "POS")
+    cols, rows = zp.ranking_table(r, p=0.8, task="POS")
     assert cols == ["rank", "attack", "s*", "paper rank"]
     assert [x[1] for x in rows] == ["visual", "intrude", "segment", "truncate"]  # lowest s*(0.8) first
     assert [x[3] for x in rows] == [zp.PAPER_TABLE5["POS"]["visual"], zp.PAPER_TABLE5["POS"]["intrude"], "-",

@@ -96,7 +96,7 @@ def test_attack_sentences_are_the_ones_evaluate_tagging_scores():
     for a in ("intrude", "visual"):
         adv = attack_sentences(sents, a, 0.8, seed=5)
         base = level_seed(5, a, 0.8)
-        assert adv == [perturb_tokens(s, a, 0.8, seed=item_seed(base, i)) for i, s in enumerate(sents)]
+        assert adv == [perturb_tokens(s, a, 0.8, seed=item_seed(i, seed=base)) for i, s in enumerate(sents)]
     seen = []
 
     def tagger(batch):  # records what it is asked to tag; logits from the token lengths

@@ -50,12 +50,12 @@ def get_attacker(attack: str | Attacker, **kwargs: Any) -> Attacker:
 
 
 @overload
-def perturb(text: str, attack: str | Attacker, p: float, seed: SeedLike = ..., *,
+def perturb(text: str, attack: str | Attacker, p: float, *, seed: SeedLike = ...,
             report: Literal[False] = ...) -> str: ...
 @overload
-def perturb(text: str, attack: str | Attacker, p: float, seed: SeedLike = ..., *,
+def perturb(text: str, attack: str | Attacker, p: float, *, seed: SeedLike = ...,
             report: Literal[True]) -> Perturbation: ...
-def perturb(text: str, attack: str | Attacker, p: float, seed: SeedLike = None, *,
+def perturb(text: str, attack: str | Attacker, p: float, *, seed: SeedLike = None,
             report: bool = False) -> str | Perturbation:
     """Attack ``text`` with ``attack`` at perturbation probability ``p`` (§3.1 protocol, φ = p).
 
@@ -72,17 +72,17 @@ def perturb(text: str, attack: str | Attacker, p: float, seed: SeedLike = None, 
 
 
 @overload
-def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: int | None = ..., *,
+def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, *, seed: int | None = ...,
                   report: Literal[False] = ..., start: int = ...) -> list[str]: ...
 @overload
-def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: int | None = ..., *,
+def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, *, seed: int | None = ...,
                   report: Literal[True], start: int = ...) -> list[Perturbation]: ...
-def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: int | None = None, *,
+def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, *, seed: int | None = None,
                   report: bool = False, start: int = 0) -> list[str] | list[Perturbation]:
-    """Attack every text of ``texts``; item ``i`` uses the seed :func:`item_seed` ``(seed, start + i)``.
+    """Attack every text of ``texts``; item ``i`` uses the seed ``item_seed(start + i, seed=seed)``.
 
     So an item's perturbation depends only on ``(seed, start + i)``, not on the rest of the batch:
-    ``perturb_batch(texts, a, p, s)[i] == perturb(texts[i], a, p, seed=item_seed(s, start + i))``.
+    ``perturb_batch(texts, a, p, seed=s)[i] == perturb(texts[i], a, p, seed=item_seed(start + i, seed=s))``.
     ``seed=None`` draws fresh entropy once for the whole batch.
 
     Paper: the attack protocol of §3.1 (each word attacked with probability p).
@@ -95,7 +95,8 @@ def perturb_batch(texts: Sequence[str], attack: str | Attacker, p: float, seed: 
         raise TypeError(f"seed must be an int or None for a batch, got {type(seed).__name__}")
     start = check_int("start", start, ge=0)
     attacker = get_attacker(attack)
-    base = int(np.random.SeedSequence().entropy) if seed is None else int(seed)
-    # = [attacker(t, p, seed=item_seed(base, start + i)) for i, t in enumerate(texts)], state for state
+    # a fresh SeedSequence's entropy is an int (numpy's stub says int | Sequence[int] | None)
+    base = int(np.random.SeedSequence().entropy) if seed is None else int(seed)  # pyright: ignore[reportArgumentType]
+    # = [attacker(t, p, seed=item_seed(start + i, seed=base)) for i, t in enumerate(texts)], state for state
     results = attacker._batch(texts, p, base, start)
     return results if report else [r.perturbed for r in results]

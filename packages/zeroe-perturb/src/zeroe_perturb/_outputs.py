@@ -51,7 +51,8 @@ def as_logits(output: Any, n: int, what: str = "classifier", *, outputs: str = "
     elif not isinstance(out, np.ndarray | list) and not _is_tensor(out) and hasattr(out, "logits"):
         out = out.logits
     if _is_tensor(out):
-        out = out.detach().cpu().double().numpy()
+        tensor: Any = out
+        out = tensor.detach().cpu().double().numpy()
     try:
         z = np.asarray(out, dtype=np.float64)
     except (TypeError, ValueError):

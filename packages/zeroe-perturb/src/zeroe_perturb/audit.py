@@ -23,16 +23,17 @@ on the same texts overstates its drop, so no status rests on it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from robustsuite_common.checks import check_float, check_int, check_labels, check_texts
+from robustsuite_common.contract import renamed
 from robustsuite_common.intervals import Interval, at_chance, bootstrap, proportion
 from robustsuite_common.verdict import Check
 
 from ._api import ATTACKS
-from .benchmark import attack_texts, predict_logits
+from .benchmark import TextClassifier, attack_texts, predict_logits
 from .protocol import check_p
 
 __all__ = ["CHECK_ID", "HUMAN_READABLE_ATTACKS", "noise_check"]
@@ -82,7 +83,7 @@ def rule_text(level: float, max_drop: float, attackers: str) -> str:
 
 
 def noise_check_from(clean: np.ndarray, noisy: np.ndarray, columns: Sequence[str], chance: float, *, level: float,
-                     max_drop: float = 0.2, confidence: float = 0.95, n_resamples: int = 2000, seed: int = 0,
+                     max_drop: float = 0.2, confidence: float = 0.95, n_boot: int = 2000, seed: int = 0,
                      evidence: str = "") -> Check:
     """The check from per-text outcomes: ``clean`` (N,) right/wrong on the clean texts, ``noisy`` (N, M) right/wrong
     on their perturbations, column j drawn by attacker ``columns[j]`` (an attacker may fill several columns, one
@@ -90,9 +91,9 @@ def noise_check_from(clean: np.ndarray, noisy: np.ndarray, columns: Sequence[str
     c = np.asarray(clean, dtype=np.float64)
     a = np.asarray(noisy, dtype=np.float64)
     n = c.shape[0]
-    names = tuple(dict.fromkeys(columns))
+    names: list[str] = list(dict.fromkeys(columns))
     abar = a.mean(axis=1)  # per text: the share of the attacked copies it still gets right
-    kw = {"seed": seed, "level": confidence, "n_resamples": n_resamples}
+    kw: dict[str, Any] = {"seed": seed, "level": confidence, "n_resamples": n_boot}
     drop = bootstrap((c, abar), _drop, bounds=(None, 1.0), **kw)
     noisy_iv = bootstrap(abar, _mean, bounds=(0.0, 1.0), **kw)
     k = int(c.sum())
@@ -109,7 +110,7 @@ def noise_check_from(clean: np.ndarray, noisy: np.ndarray, columns: Sequence[str
               f"{noisy_iv.high:.3f}], chance {chance:.3f}; most harmful attacker {worst}: accuracy "
               f"{per[worst].mean():.3f}, relative drop {worst_iv.estimate:.3f} [{worst_iv.low:.3f}, "
               f"{worst_iv.high:.3f}] (chosen as the worst: not the rule's statistic); {n} texts, "
-              f"{confidence:.0%} bootstrap intervals ({n_resamples} resamples, seed {seed}).")
+              f"{confidence:.0%} bootstrap intervals ({n_boot} resamples, seed {seed}).")
     return Check(id=CHECK_ID, group="lenses", title=f"Reads through human-readable noise (Zéroe, p = {level:g})",
                  status=status, rule=rule_text(level, max_drop, attackers), statistic=drop.estimate,
                  interval=drop.ci, n=n, evidence=evidence,
@@ -127,9 +128,10 @@ def _check_attacks(attacks: Any) -> tuple[str, ...]:
     return out
 
 
+@renamed(n_resamples="n_boot")
 def noise_check(model: Any, texts: Sequence[str], labels: Any, *, level: float = 0.3,
                 attacks: Sequence[str] = HUMAN_READABLE_ATTACKS, seed: int = 0, max_drop: float = 0.2,
-                confidence: float = 0.95, n_resamples: int = 2000, batch_size: int = 64,
+                confidence: float = 0.95, n_boot: int = 2000, batch_size: int = 64,
                 evidence: str = "zeroe_perturb.audit.noise_check") -> Check:
     """The ``zeroe-noise`` check of ``model`` (a text classifier ``list[str] -> logits (N, K)``) on ``texts`` and
     their integer ``labels`` (see the module docstring for the statistic and the rule).
@@ -137,7 +139,7 @@ def noise_check(model: Any, texts: Sequence[str], labels: Any, *, level: float =
     Each attacker of ``attacks`` (default: all but full-shuffle, §3.2) perturbs every text at perturbation level
     ``level`` (§3.1, φ = p) with the cell seed :func:`zeroe_perturb.evaluate` uses for ``seed``, so the perturbed
     texts are those of the benchmark and of the experiment at the same seed. ``max_drop`` is the warning threshold
-    of the relative drop 1 − s*(p) (Eq. 1); intervals at ``confidence`` resample the texts ``n_resamples`` times
+    of the relative drop 1 − s*(p) (Eq. 1); intervals at ``confidence`` resample the texts ``n_boot`` times
     (BCa, seeded by ``seed``). The model is called ``len(attacks) + 1`` times per ``batch_size`` texts and is
     never changed; its logits are read as :func:`zeroe_perturb.evaluate` reads them. Bad arguments raise before
     the first model call."""
@@ -152,16 +154,17 @@ def noise_check(model: Any, texts: Sequence[str], labels: Any, *, level: float =
     seed = check_int("seed", seed, ge=0)
     max_drop = check_float("max_drop", max_drop, ge=0.0, le=1.0)
     confidence = check_float("confidence", confidence, gt=0.0, lt=1.0)
-    n_resamples = check_int("n_resamples", n_resamples, ge=100)
+    n_boot = check_int("n_boot", n_boot, ge=100)
     batch_size = check_int("batch_size", batch_size, ge=1)
-    z = predict_logits(model, texts, batch_size=batch_size)
+    classifier = cast("TextClassifier", model)
+    z = predict_logits(classifier, texts, batch_size=batch_size)
     if int(y.max()) >= z.shape[1]:
         raise ValueError(f"labels must be class indices < the model's {z.shape[1]} classes, got {int(y.max())}")
     clean = z.argmax(axis=1) == y
     noisy = np.empty((len(texts), len(attacks)), dtype=bool)
     for j, a in enumerate(attacks):
         adv, _, _ = attack_texts(texts, a, level, seed=seed)
-        noisy[:, j] = predict_logits(model, adv, batch_size=batch_size).argmax(axis=1) == y
+        noisy[:, j] = predict_logits(classifier, adv, batch_size=batch_size).argmax(axis=1) == y
     chance = float(np.bincount(y).max() / len(y))
     return noise_check_from(clean, noisy, attacks, chance, level=level, max_drop=max_drop, confidence=confidence,
-                            n_resamples=n_resamples, seed=seed, evidence=evidence)
+                            n_boot=n_boot, seed=seed, evidence=evidence)

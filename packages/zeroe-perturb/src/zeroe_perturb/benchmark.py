@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from robustsuite_common.checks import check_int, check_labels, check_texts
+from robustsuite_common.contract import renamed
 from robustsuite_common.extras import optional_import
 
 from ._api import ATTACKS, get_attacker, perturb_batch
@@ -134,7 +135,7 @@ def attack_texts(texts: Sequence[str], attack: str | Attacker, p: float, *,
     texts = check_texts("texts", texts, allow_empty=True)
     attacker = get_attacker(attack)
     base = level_seed(seed, attack, p)
-    # = [attacker(t, p, seed=item_seed(base, i)) for i, t in enumerate(texts)], through the batch loops
+    # = [attacker(t, p, seed=item_seed(i, seed=base)) for i, t in enumerate(texts)], through the batch loops
     reps = perturb_batch(list(texts), attacker, p, seed=base, report=True)
     return ([r.perturbed for r in reps], np.array([r.edit_distance for r in reps], dtype=np.float64),
             np.array([r.fraction_attacked for r in reps], dtype=np.float64))
@@ -310,8 +311,9 @@ def _check_auroc_labels(y: np.ndarray) -> None:
                          f"{sorted(int(v) for v in np.unique(y))}")
 
 
+@renamed(classifier="model")
 def evaluate(
-    classifier: TextClassifier,
+    model: TextClassifier,
     texts: Sequence[str],
     labels: Any,
     *,
@@ -323,15 +325,16 @@ def evaluate(
     progress: bool = False,
     outputs: str = "logits",
 ) -> BenchmarkResult:
-    """Score ``classifier`` on clean ``texts`` (s(0)) and under every attacker and level (s(p), s*(p)).
+    """Score ``model`` (a text classifier) on clean ``texts`` (s(0)) and under every attacker and level (s(p),
+    s*(p)).
 
     Same ``seed`` → same perturbed texts (each cell uses its own seed stream, each text its item seed).
     ``labels``: integer classes, or a 0/1 matrix (N, K) for multi-label with ``metric="auroc"``. ``outputs``:
-    what the classifier returns (see :func:`predict_logits`).
+    what the model returns (see :func:`predict_logits`).
 
     Paper: the benchmark protocol of §4: s(0), s(p) and the relative score s*(p) = s(p)/s(0) (Eq. 1).
     """
-    _check_classifier(classifier)
+    _check_classifier(model, "model")
     y = _check_data(texts, labels)
     texts = list(texts)
     resolved = resolve_attacks(attacks)
@@ -341,8 +344,8 @@ def evaluate(
         _check_auroc_labels(y)
     batch_size = check_int("batch_size", batch_size, ge=1)
     check_outputs(outputs)
-    pred = dict(batch_size=batch_size, outputs=outputs, multilabel=y.ndim == 2)
-    s0 = fn(y, predict_logits(classifier, texts, **pred))
+    pred: dict[str, Any] = {"batch_size": batch_size, "outputs": outputs, "multilabel": y.ndim == 2}
+    s0 = fn(y, predict_logits(model, texts, **pred))
     cells = [(a, p) for a in resolved for p in levels]
     it = cells
     if progress:
@@ -351,13 +354,13 @@ def evaluate(
     scores = []
     for (a, attacker), p in it:
         adv, dist, frac = attack_texts(texts, attacker, p, seed=seed)
-        s = fn(y, predict_logits(classifier, adv, **pred))
+        s = fn(y, predict_logits(model, adv, **pred))
         scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"),
                                   float(dist.mean()), float(frac.mean())))
     return BenchmarkResult(name, float(s0), len(texts), int(seed), tuple(scores), levels)
 
 
-def chance_score(labels: Any, metric: str | Metric = "accuracy") -> float:
+def chance_score(labels: Any, *, metric: str | Metric = "accuracy") -> float:
     """Score of a constant guess (the red "lower bound" line of the paper's figures): the majority-class
     share for accuracy, 0.5 for AUROC."""
     name, _ = resolve_metric(metric)
@@ -372,7 +375,8 @@ def chance_score(labels: Any, metric: str | Metric = "accuracy") -> float:
     return float(counts.max() / counts.sum())
 
 
-def evaluate_seeds(classifier: TextClassifier, texts: Sequence[str], labels: Any, *,
+@renamed(classifier="model")
+def evaluate_seeds(model: TextClassifier, texts: Sequence[str], labels: Any, *,
                    seeds: Sequence[int] = (0, 1, 2), **kwargs: Any) -> list[BenchmarkResult]:
     """:func:`evaluate` once per attack seed (same texts, other perturbations), for intervals across seeds.
 
@@ -381,7 +385,7 @@ def evaluate_seeds(classifier: TextClassifier, texts: Sequence[str], labels: Any
     seeds = [int(s) for s in seeds]
     if not seeds or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be non-empty and distinct; got {seeds}")
-    return [evaluate(classifier, texts, labels, seed=s, **kwargs) for s in seeds]
+    return [evaluate(model, texts, labels, seed=s, **kwargs) for s in seeds]
 
 
 def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | None = None, ax=None):
@@ -403,8 +407,8 @@ def plot_relative_scores(results: Sequence[BenchmarkResult], *, chance: float | 
         per = [[r.relative(a, p) for r in results] for p in levels]
         m = [1.0] + [float(np.mean(v)) for v in per]
         ax.plot([0.0, *levels], m, color=cmap(k % 10), marker="o", ms=3, label=a)
-        ivs = [seed_interval(v, bounds=(0.0, None)) for v in per]
-        if all(iv is not None for iv in ivs):
+        ivs = [iv for v in per if (iv := seed_interval(v, bounds=(0.0, None))) is not None]
+        if len(ivs) == len(per):
             ax.fill_between([0.0, *levels], [1.0] + [iv.low for iv in ivs], [1.0] + [iv.high for iv in ivs],
                             color=cmap(k % 10), alpha=0.15, lw=0)
     if chance is not None:

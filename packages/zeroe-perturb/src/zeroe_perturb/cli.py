@@ -1,10 +1,12 @@
-"""``zeroe-perturb`` command line: stream text (one sample per line) or JSONL through an attacker.
+"""``zeroe-perturb`` command line: stream text (one sample per line) or JSONL through an attacker, or run the
+experiment (``zeroe-perturb experiment --preset demo``, the same as ``python -m zeroe_perturb.experiment``).
 
     echo "Adversarial attacks are harmless." | zeroe-perturb --attack visual --p 0.5 --seed 0
     zeroe-perturb --attack intrude --p 0.8 --seed 1 --jsonl --field text -i in.jsonl -o out.jsonl
+    zeroe-perturb experiment --preset demo --out DIR
 
-Line ``i`` (0-based) uses ``item_seed(seed, i)``: output is reproducible and equals
-``perturb_batch(lines, attack, p, seed)``.
+Line ``i`` (0-based) uses ``item_seed(i, seed=seed)``: output is reproducible and equals
+``perturb_batch(lines, attack, p, seed=seed)``.
 
 A bad argument, a missing or unreadable file and malformed JSONL print ``zeroe-perturb: error: ...`` and exit
 with status 2 (no traceback); nothing is written to ``--output`` then.
@@ -49,11 +51,16 @@ def _fail(message: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args[:1] == ["experiment"]:
+        from .experiment.__main__ import main as experiment_main
+
+        return experiment_main(args[1:], prog="zeroe-perturb experiment")
     from robustsuite_common.threads import use_threads
 
     use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
     try:
-        return _main(argv)
+        return _main(args)
     except _InputError as e:
         _fail(str(e))
     except UnicodeDecodeError as e:
@@ -100,7 +107,7 @@ def _main(argv: list[str] | None) -> int:
                     raise _InputError(f"line {i + 1}: expected a JSON object, got {type(obj).__name__}")
                 if args.field not in obj or not isinstance(obj[args.field], str):
                     raise _InputError(f"line {i + 1}: field {args.field!r} missing or not a string")
-                r = attacker(obj[args.field], p, seed=item_seed(args.seed, i))
+                r = attacker(obj[args.field], p, seed=item_seed(i, seed=args.seed))
                 obj[args.output_field or args.field] = r.perturbed
                 if args.report:
                     obj["zeroe_n_attacked"] = r.n_attacked
@@ -108,8 +115,8 @@ def _main(argv: list[str] | None) -> int:
                 dst.write(json.dumps(obj, ensure_ascii=False) + "\n")
             else:
                 body = line[:-1] if line.endswith("\n") else line
-                dst.write(attacker(body, p, seed=item_seed(args.seed, i)).perturbed + ("\n" if line.endswith("\n")
-                                                                                       else ""))
+                new = attacker(body, p, seed=item_seed(i, seed=args.seed)).perturbed
+                dst.write(new + ("\n" if line.endswith("\n") else ""))
             if dst is sys.stdout:
                 dst.flush()
     except BaseException:
@@ -124,6 +131,7 @@ def _main(argv: list[str] | None) -> int:
         if tmp is not None:
             dst.close()
     if tmp is not None:
+        assert args.output is not None  # tmp is set only with --output
         os.replace(tmp, args.output)
     return 0
 

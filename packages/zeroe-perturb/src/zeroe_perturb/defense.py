@@ -122,7 +122,7 @@ def adversarial_training_set(texts: Sequence[str], labels: Any, attacks: Sequenc
     out = []
     for i, (t, c) in enumerate(zip(texts, assign, strict=True)):
         a, p = cells[int(c)]
-        out.append(get_attacker(a)(t, p, seed=item_seed(int(seed) + 1, i)).perturbed)
+        out.append(get_attacker(a)(t, p, seed=item_seed(i, seed=int(seed) + 1)).perturbed)
     if clean_copies:
         return list(texts) + out, np.concatenate([y, y])
     return out, y

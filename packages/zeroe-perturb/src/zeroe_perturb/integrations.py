@@ -134,8 +134,8 @@ def map_dataset(dataset: Any, column: str, attack: str | Attacker, p: float, *, 
     """Perturb the text ``column`` of a Hugging Face ``datasets.Dataset`` or ``IterableDataset`` with
     ``attack`` at level ``p`` (a ``DatasetDict`` is rejected: map each split).
 
-    Row ``i`` uses ``item_seed(seed, i)``, so the result does not depend on ``batch_size`` or
-    ``num_proc`` and equals ``perturb_batch(dataset[column], attack, p, seed)``.  Writes into
+    Row ``i`` uses ``item_seed(i, seed=seed)``, so the result does not depend on ``batch_size`` or
+    ``num_proc`` and equals ``perturb_batch(dataset[column], attack, p, seed=seed)``.  Writes into
     ``output_column`` (default: overwrite ``column``).
     """
     datasets = optional_import("datasets", extra="zeroe-perturb[datasets]", feature="map_dataset")
@@ -152,11 +152,11 @@ def map_dataset(dataset: Any, column: str, attack: str | Attacker, p: float, *, 
     out_col = output_column or column
 
     def fn(batch: dict[str, list], idx: list[int]) -> dict[str, list]:
-        return {out_col: [attacker(t, p, seed=item_seed(seed, i)).perturbed for t, i in zip(batch[column], idx,
-                                                                                           strict=True)]}
+        return {out_col: [attacker(t, p, seed=item_seed(i, seed=seed)).perturbed
+                          for t, i in zip(batch[column], idx, strict=True)]}
 
     if isinstance(dataset, datasets.IterableDataset):
-        # streamed: rows are perturbed lazily as they are iterated (row i still uses item_seed(seed, i))
+        # streamed: rows are perturbed lazily as they are iterated (row i still uses item_seed(i, seed=seed))
         if num_proc is not None:
             raise ValueError("num_proc is not supported for an IterableDataset")
         return dataset.map(fn, batched=True, batch_size=batch_size, with_indices=True)

@@ -88,7 +88,7 @@ def codespell_dictionary_path() -> Path:
     """Path of codespell's main misspellings list; ImportError naming the extra if codespell is missing."""
     codespell_lib = optional_import("codespell_lib", extra="zeroe-perturb[typos]",
                                     feature="the codespell typo lexicon")
-    path = Path(codespell_lib.__file__).parent / "data" / CODESPELL_FILE
+    path = Path(str(codespell_lib.__file__)).parent / "data" / CODESPELL_FILE
     if not path.is_file():
         raise FileNotFoundError(f"codespell is installed but its misspellings list is missing: {path}")
     return path
@@ -126,7 +126,7 @@ def load_codespell_lexicon() -> dict[str, tuple[str, ...]]:
     return parse_codespell(path.read_text(encoding="utf-8").splitlines())
 
 
-def load_natural_lexicon(source: str = "auto") -> tuple[dict[str, tuple[str, ...]], str]:
+def load_natural_lexicon(*, source: str = "auto") -> tuple[dict[str, tuple[str, ...]], str]:
     """The natural-noise lexicon and its name: ``"codespell"``, ``"shipped"`` (the small project list),
     or ``"auto"`` (codespell when installed, else the shipped list with a warning)."""
     if source not in ("auto", "codespell", "shipped"):

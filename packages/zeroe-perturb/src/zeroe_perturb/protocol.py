@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from robustsuite_common.contract import renamed
+
 #: The paper's attack levels (§4.2): low, mid and high perturbation probability p.
 LEVELS: dict[str, float] = {"low": 0.2, "mid": 0.5, "high": 0.8}
 
@@ -97,7 +99,7 @@ def make_rng(seed: SeedLike) -> random.Random:
     return random.Random(int(seed))
 
 
-def item_seed(seed: int, index: int) -> str:
+def item_seed(index: int, *, seed: int) -> str:
     """The seed of item ``index`` of a batch attacked with ``seed`` (a string key ``"zeroe:<seed>:<index>"``).
 
     Used by the batch form, the datasets mapper, the CLI and the benchmark so that an item's
@@ -106,32 +108,35 @@ def item_seed(seed: int, index: int) -> str:
     return f"zeroe:{int(seed)}:{int(index)}"
 
 
-def target_count(n_tokens: int, p: float, rng: random.Random | None = None) -> int:
+@renamed(rng="generator")
+def target_count(n_tokens: int, p: float, *, generator: random.Random | None = None) -> int:
     """Number of tokens §3.1 attacks in a text of ``n_tokens`` words: ``p·n`` rounded at random.
 
-    ``floor(p·n)`` plus one more with probability ``frac(p·n)`` (with ``rng``), so that the expected
-    count is exactly ``p·n`` and every word is attacked with probability ``p`` — the paper's "goal is to
-    attack p·100 % of all tokens".  Without ``rng`` the floor is returned.
+    ``floor(p·n)`` plus one more with probability ``frac(p·n)`` (drawn from ``generator``), so that the
+    expected count is exactly ``p·n`` and every word is attacked with probability ``p`` — the paper's "goal is to
+    attack p·100 % of all tokens".  Without ``generator`` the floor is returned.
     """
     x = p * n_tokens
     k = int(math.floor(x + 1e-9))
-    if rng is not None and x - k > 1e-9 and rng.random() < x - k:
+    if generator is not None and x - k > 1e-9 and generator.random() < x - k:
         k += 1
     return k
 
 
-def select_tokens(n_tokens: int, p: float, rng: random.Random, eligible: Callable[[int], bool]) -> list[int]:
+@renamed(rng="generator")
+def select_tokens(n_tokens: int, p: float, eligible: Callable[[int], bool], *,
+                  generator: random.Random) -> list[int]:
     """Run the §3.1 protocol: the indices of the tokens to attack, in the order drawn.
 
     The paper draws indices without replacement and flips a coin of probability ``p`` for each until
     ``p·100 %`` of the tokens are attacked.  Repeating those draws until the target is met makes the
     chosen set a uniformly random subset of the target size, which is what is drawn here directly:
-    ``target_count(n, p, rng)`` indices among those the attacker can change (``eligible``), or all of
-    them when fewer are changeable ("no more indices left").  So each changeable token is attacked
+    ``target_count(n, p, generator=generator)`` indices among those the attacker can change (``eligible``), or
+    all of them when fewer are changeable ("no more indices left").  So each changeable token is attacked
     with probability ``p`` whenever enough of the text is changeable.
     """
     cand = [i for i in range(n_tokens) if eligible(i)]
-    k = min(target_count(n_tokens, p, rng), len(cand))
+    k = min(target_count(n_tokens, p, generator=generator), len(cand))
     if k == 0:
         return []
-    return rng.sample(cand, k)
+    return generator.sample(cand, k)

@@ -16,7 +16,7 @@ from ._reference import table5
 
 # Table 5 (paper appendix), attack level high: attacker -> rank (1 = most harmful). NLI ranks Visual and Intrude
 # jointly first; the POS column has no Segment (segmentation is not applicable to token tagging). Kept as data in
-# data/paper_reference.json.
+# experiment/paper.json.
 PAPER_TABLE5: dict[str, dict[str, int]] = table5()
 
 
@@ -35,7 +35,7 @@ def _check_result(result) -> None:
         raise TypeError(f"result must be a zeroe_perturb.BenchmarkResult (from evaluate), got {type(result).__name__}")
 
 
-def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[float, float]:
+def kendall_tau_vs_paper(result, *, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[float, float]:
     """Kendall's τ-b between ``result``'s s*(p) and the paper's Table 5 ranks for ``task`` (a
     :class:`~zeroe_perturb.benchmark.BenchmarkResult`); returns (τ, two-sided p-value). τ = 1: same order."""
     stats = optional_import("scipy.stats", extra="zeroe-perturb[stats]", feature="kendall_tau_vs_paper")
@@ -51,7 +51,7 @@ def kendall_tau_vs_paper(result, p: float = 0.8, task: str | dict[str, int] = "T
     return float(res.statistic), float(res.pvalue)
 
 
-def ranking_table(result, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[list[str], list[list]]:
+def ranking_table(result, *, p: float = 0.8, task: str | dict[str, int] = "TC") -> tuple[list[str], list[list]]:
     """Table 5 beside the measurement: ``result``'s harmfulness ranking at level ``p``
     (:meth:`~zeroe_perturb.benchmark.BenchmarkResult.ranking`, s* rounded to 4 decimals) with the paper's rank
     for ``task`` ("-" for an attacker the paper does not rank there, e.g. segment in the POS column)."""

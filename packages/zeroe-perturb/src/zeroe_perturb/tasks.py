@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from robustsuite_common.checks import check_texts
+from robustsuite_common.contract import renamed
 
 from ._api import ATTACKS
 from ._outputs import as_logits, call_model, check_outputs
@@ -61,8 +62,8 @@ def _check_pairs(pairs: Any, *, allow_empty: bool = False) -> list[tuple[str, st
 
 def attack_pairs(pairs: Sequence[tuple[str, str]], attack: str | Attacker, p: float, *, seed: int,
                  target: str = "hypothesis") -> tuple[list[tuple[str, str]], np.ndarray]:
-    """Perturb sentence pairs: the hypothesis (item seed ``item_seed(seed, i)``) and, with
-    ``target="both"``, the premise too (its own stream ``item_seed(seed + 1, i)``).  Returns the pairs
+    """Perturb sentence pairs: the hypothesis (item seed ``item_seed(i, seed=seed)``) and, with
+    ``target="both"``, the premise too (its own stream ``item_seed(i, seed=seed + 1)``).  Returns the pairs
     and the character edit distance per pair."""
     out, dist, _ = attack_pairs_report(pairs, attack, p, seed=seed, target=target)
     return out, dist
@@ -78,10 +79,10 @@ def attack_pairs_report(pairs: Sequence[tuple[str, str]], attack: str | Attacker
     p = check_p(p)
     out, dist, frac = [], [], []
     for i, (pre, hyp) in enumerate(pairs):
-        h = att(hyp, p, seed=item_seed(seed, i))
+        h = att(hyp, p, seed=item_seed(i, seed=seed))
         d, changed, words = h.edit_distance, h.n_attacked, h.n_tokens
         if target == "both":
-            r = att(pre, p, seed=item_seed(seed + 1, i))
+            r = att(pre, p, seed=item_seed(i, seed=seed + 1))
             pre, d = r.perturbed, d + r.edit_distance
             changed, words = changed + r.n_attacked, words + r.n_tokens
         out.append((pre, h.perturbed))
@@ -94,14 +95,15 @@ def _finite_logits(z: Any, n: int, what: str, outputs: str = "logits") -> np.nda
     return as_logits(z, n, what, outputs=outputs)
 
 
-def evaluate_pairs(classifier: PairClassifier, pairs: Sequence[tuple[str, str]], labels: Any, *,
+@renamed(classifier="model")
+def evaluate_pairs(model: PairClassifier, pairs: Sequence[tuple[str, str]], labels: Any, *,
                    target: str = "hypothesis", attacks: Sequence[str | Attacker] = ATTACKS,
                    levels: Sequence[float] = tuple(LEVELS.values()), metric: str = "accuracy",
                    seed: int = 0, outputs: str = "logits") -> BenchmarkResult:
-    """§4 benchmark for sentence-pair inference (SNLI): s(0), s(p) and s*(p) = s(p)/s(0) (Eq. 1). The classifier
-    takes ``list[(premise, hypothesis)]`` and returns logits in any form :func:`~zeroe_perturb.benchmark.predict_logits`
-    accepts."""
-    _check_classifier(classifier)
+    """§4 benchmark for sentence-pair inference (SNLI): s(0), s(p) and s*(p) = s(p)/s(0) (Eq. 1). The model (a
+    pair classifier) takes ``list[(premise, hypothesis)]`` and returns logits in any form
+    :func:`~zeroe_perturb.benchmark.predict_logits` accepts."""
+    _check_classifier(model, "model")
     pairs = _check_pairs(pairs)
     if target not in PAIR_TARGETS:
         raise ValueError(f"target must be one of {', '.join(PAIR_TARGETS)}; got {target!r}")
@@ -110,12 +112,12 @@ def evaluate_pairs(classifier: PairClassifier, pairs: Sequence[tuple[str, str]],
     levels = _check_levels(levels)
     name, fn = resolve_metric(metric)
     check_outputs(outputs)
-    s0 = fn(y, _finite_logits(call_model(classifier, list(pairs)), len(pairs), "classifier", outputs))
+    s0 = fn(y, _finite_logits(call_model(model, list(pairs)), len(pairs), "classifier", outputs))
     scores = []
     for a, att in resolved:
         for p in levels:
             adv, dist = attack_pairs(pairs, att, p, seed=level_seed(seed, a, p), target=target)
-            s = fn(y, _finite_logits(call_model(classifier, adv), len(pairs), "classifier", outputs))
+            s = fn(y, _finite_logits(call_model(model, adv), len(pairs), "classifier", outputs))
             scores.append(AttackScore(a, p, float(s), float(s / s0) if s0 else float("nan"), float(dist.mean()),
                                       float("nan")))
     return BenchmarkResult(f"{name} (pairs, {target})", float(s0), len(pairs), int(seed), tuple(scores), levels)
@@ -149,7 +151,7 @@ def perturb_tokens(tokens: Sequence[str], attack: str | Attacker, p: float, seed
 def attack_sentences(sentences: Sequence[Sequence[str]], attack: str | Attacker, p: float, *,
                      seed: int) -> list[list[str]]:
     """Perturb token lists for one tagging benchmark cell, exactly as :func:`evaluate_tagging` does under the
-    same ``seed``: sentence i uses :func:`perturb_tokens` with ``item_seed(level_seed(seed, attack, p), i)``
+    same ``seed``: sentence i uses :func:`perturb_tokens` with ``item_seed(i, seed=level_seed(seed, attack, p))``
     (e.g. to log the perturbed sentences the benchmark scored).
 
     Paper: the tagging task of §4.1.
@@ -159,7 +161,7 @@ def attack_sentences(sentences: Sequence[Sequence[str]], attack: str | Attacker,
     sentences = _check_sentences(sentences)
     att = resolve_attacks([attack])[0]
     base = level_seed(seed, att[0], p)
-    return [perturb_tokens(s, att[1], p, seed=item_seed(base, i)) for i, s in enumerate(sentences)]
+    return [perturb_tokens(s, att[1], p, seed=item_seed(i, seed=base)) for i, s in enumerate(sentences)]
 
 
 def token_accuracy(tags: Sequence[Sequence[int]], logits: Sequence[np.ndarray]) -> float:

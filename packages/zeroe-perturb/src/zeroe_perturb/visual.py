@@ -51,7 +51,8 @@ def load_table_metadata(embedding: str = "unifont") -> dict[str, Any]:
     return {k: v for k, v in json.loads(text).items() if k not in ("neighbours", "distances", "similarities")}
 
 
-def load_neighbours(path: str | os.PathLike | None = None, *, embedding: str = "unifont") -> dict[str, tuple[str, ...]]:
+def load_neighbours(*, path: str | os.PathLike | None = None,
+                    embedding: str = "unifont") -> dict[str, tuple[str, ...]]:
     """Character -> its visual nearest neighbours, nearest first: the shipped ``embedding`` table
     (``"unifont"``, ``"pca"`` or ``"cae"``) unless a JSON file written by a build script is given as ``path``."""
     if path is None:

@@ -3,13 +3,11 @@ multi-label, tagging), with the Table 5 ranking compared — all computed by ``z
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Literal
+from typing import Any, Literal
 
 from robustsuite_common.config import Str, config, param
 
 NAME = "zeroe_perturb"
-TITLE = "Zéroe: low-level adversarial text attacks"
 PAPER = "002"
 EXPERIMENT = "zeroe_perturb.experiment"
 TASKS = ("pairs", "multilabel", "tagging")
@@ -33,8 +31,13 @@ class Inputs:
     tagging_dataset: Str = param("builtin:wordnet-pos", unit="dataset spec", doc="token lists and their tags")
 
 
-def _named(ds, split):
-    return split if split.label_names is not None else dataclasses.replace(split, label_names=tuple(ds.classes))
+def __getattr__(name: str) -> Any:
+    """``TITLE``: the experiment's own (``zeroe_perturb.experiment.Result.title``), read on first use."""
+    if name == "TITLE":
+        from zeroe_perturb.experiment import Result
+
+        return Result.title
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def inputs(ctx, specs: Inputs, cfg):
@@ -42,10 +45,11 @@ def inputs(ctx, specs: Inputs, cfg):
 
     ds = ctx.dataset(specs.dataset)
     models = {"classifier": ctx.model(specs.model)}
-    data = {"classification": _named(ds, getattr(ds, specs.split))}
+    data = {"classification": getattr(ds, specs.split)}
+    label_names = {"classification": ds.classes}
     names, skipped = {"classification": specs.model}, {}
     if cfg.defense.enabled:
-        data["train"] = _named(ds, ds.train)
+        data["train"] = ds.train
     allowed = getattr(ctx, "allowed_models", None)  # a user run names its models: default builtins are skipped
     for task in TASKS:
         spec = getattr(specs, f"{task}_model")
@@ -57,6 +61,7 @@ def inputs(ctx, specs: Inputs, cfg):
             continue
         tds = ctx.dataset(getattr(specs, f"{task}_dataset"))
         models["tagger" if task == "tagging" else task] = ctx.model(spec)
-        data[task] = _named(tds, tds.test)
+        data[task] = tds.test
+        label_names[task] = tds.classes
         names[task] = spec
-    return Models(**models, names=names, skipped=skipped), Data(**data)
+    return Models(**models, names=names, skipped=skipped), Data(**data, label_names=label_names)

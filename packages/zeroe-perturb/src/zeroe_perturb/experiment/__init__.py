@@ -9,14 +9,21 @@ task type, with intervals over the items, the chance line and the paper's Table 
 
 - :class:`Config` groups the settings as the paper does (:class:`AttackConfig`, :class:`SeedsConfig`, the task
   types :class:`ClassificationConfig`, :class:`PairsConfig`, :class:`MultilabelConfig`, :class:`TaggingConfig`,
-  :class:`HeadlineConfig`, :class:`DefenseConfig`, :class:`AuditConfig`); :data:`PRESETS` holds ``"demo"``, ``"paper"``
-  and ``"audit"`` (the verdict's ``zeroe-noise`` check alone, in ``Result.checks``).
+  :class:`HeadlineConfig`, :class:`DefenseConfig`, :class:`AuditConfig`); :data:`PRESETS` holds ``"demo"``, ``"paper"``,
+  ``"paper-cpu"`` and ``"audit"`` (the verdict's ``zeroe-noise`` check alone, in ``Result.checks``).
 - :func:`run` takes :class:`Models` and :class:`Data` and returns a :class:`Result`; :func:`figures` draws it.
-- The paper's reported values are data: :func:`paper_reference` (``data/paper_reference.json``).
+- The paper's reported values are data: :func:`paper_values` (``paper.json``; ``paper_reference`` is its
+  deprecated old name).
 """
 
-from .._reference import paper_reference
-from ._config import (
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from robustsuite_common.contract import paper_values as _paper_values
+
+from .config import (
     EXECUTION_FIELDS,
     PRESETS,
     AttackConfig,
@@ -31,10 +38,24 @@ from ._config import (
     TaggingConfig,
     preset,
 )
-from ._figures import figures
-from ._inputs import Data, Models
-from ._result import Result
-from ._run import run
+from .figures import figures
+from .inputs import Data, Models
+from .result import Result
+from .run import run
+
+
+def paper_values() -> dict[str, Any]:
+    """The paper's reported values (``paper.json``): Table 5's harmfulness rankings, Table 3's defense ranking,
+    Table 6's unshielded scores, the clean scores and the chance lines; a fresh dict on every call."""
+    return _paper_values("zeroe_perturb.experiment")
+
+
+def paper_reference() -> dict[str, Any]:
+    """Deprecated name of :func:`paper_values` (kept one release)."""
+    warnings.warn("zeroe_perturb.experiment.paper_reference() is deprecated; use paper_values()", DeprecationWarning,
+                  stacklevel=2)
+    return paper_values()
+
 
 __all__ = [
     "EXECUTION_FIELDS",
@@ -54,6 +75,7 @@ __all__ = [
     "TaggingConfig",
     "figures",
     "paper_reference",
+    "paper_values",
     "preset",
     "run",
 ]

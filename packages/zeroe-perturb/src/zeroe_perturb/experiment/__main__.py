@@ -1,4 +1,5 @@
-"""``python -m zeroe_perturb.experiment``: the experiment offline on the shipped WordNet glosses.
+"""``python -m zeroe_perturb.experiment`` (or ``zeroe-perturb experiment``): the experiment offline on the
+shipped WordNet glosses.
 
     python -m zeroe_perturb.experiment [--preset demo] [--seed 0] [--set classification.n=100] [--out DIR]
 
@@ -15,7 +16,8 @@ import sys
 from pathlib import Path
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, prog: str = "python -m zeroe_perturb.experiment") -> int:
+    """Run the experiment from command-line arguments (``argv``, default ``sys.argv[1:]``); the exit status."""
     from robustsuite_common.threads import use_threads
 
     use_threads()  # one intra-op thread unless ROBUSTSUITE_THREADS says otherwise: same numbers on any machine
@@ -24,7 +26,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..glosses import WordNaiveBayes, load_glosses
     from . import PRESETS, Data, Models, figures, run
 
-    ap = argparse.ArgumentParser(prog="python -m zeroe_perturb.experiment", description=__doc__,
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--preset", choices=sorted(PRESETS), default="demo")
     ap.add_argument("--seed", type=int, default=0)
@@ -38,7 +40,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         ap.error(str(e))
     train, test = load_glosses("train"), load_glosses("test")
-    clf = WordNaiveBayes().fit(train.x, train.y, n_classes=len(train.label_names))
+    names = train.label_names
+    assert names is not None  # the shipped glosses name their topics
+    clf = WordNaiveBayes().fit(train.x, train.y, n_classes=len(names))
     cfg = override(cfg, {"defense.enabled": False, "pairs.enabled": False, "multilabel.enabled": False,
                          "tagging.enabled": False})  # the shipped data hold text classification only
     result = run(Models(classifier=clf, names={"classification": "WordNaiveBayes (shipped glosses)"}),

@@ -14,8 +14,8 @@ from robustsuite_common.intervals import Interval, proportion, seed_interval
 from ..benchmark import AttackScore, BenchmarkResult
 from ..ranking import _reference
 from ._cells import Scorer, Task, scorer
-from ._config import Config
 from ._stats import Counts, full_sample, item_interval, kendall_tau_b
+from .config import Config
 
 UNIT = (0.0, 1.0)
 
@@ -105,7 +105,7 @@ def measure(task: Task, clean_out: dict, cell_outs: dict[tuple[str, float, int],
     """The task's numbers (see the module docstring); ``cell_outs`` maps (attack, p, seed) to the cell's outputs."""
     n = task.n
     s = config.seeds
-    boot = dict(seed=config.seed, level=s.level, n_resamples=s.n_resamples)
+    boot: dict[str, Any] = {"seed": config.seed, "level": s.level, "n_resamples": s.n_resamples}
     levels, high = config.attack.levels, config.attack.high
     clean = scorer(task, clean_out)
     cell_sc: dict[tuple[str, float, int], Scorer] = {k: scorer(task, v) for k, v in cell_outs.items()}

@@ -17,8 +17,9 @@ from robustsuite_common.effects import (
 from robustsuite_common.experiment import Metric, Table
 
 from ..ranking import _reference
-from ._config import Config
 from ._measure import TaskMeasure
+from .config import Config
+from .result import as_rows
 
 __all__ = ["paper_effects", "measure_effects", "effects_spec", "effect_metrics", "defense_metrics", "ranking_tc"]
 
@@ -99,7 +100,7 @@ def ranking_tc(measures: Sequence[TaskMeasure], config: Config) -> Table | None:
     return Table("ranking_tc", f"Attackers ranked by {col} on the multi-label task (AUROC, the paper's TC column), "
                                f"beside their {col} on single-label accuracy, and Table 5's TC rank",
                  ("rank", "attack", f"{col} AUROC", f"{col} AUROC_ci_low", f"{col} AUROC_ci_high",
-                  f"{col} accuracy", "paper TC rank"), rows,
+                  f"{col} accuracy", "paper TC rank"), as_rows(rows),
                  {f"{col} AUROC": "s(p) / s(0)", f"{col} accuracy": "s(p) / s(0)"}, {f"{col} AUROC": (0.0, None)})
 
 

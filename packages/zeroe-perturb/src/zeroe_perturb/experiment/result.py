@@ -3,9 +3,9 @@ measured numbers."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -15,9 +15,10 @@ from robustsuite_common.intervals import Interval
 from .._outputs import softmax_confidence
 from ..ranking import _reference
 from ._cells import Task
-from ._config import Config
 from ._measure import TaskMeasure
+from .config import Config
 
+TITLE = "Zéroe: low-level adversarial text attacks"
 UNITS = {"accuracy": "fraction of items right", "auroc": "AUROC", "token accuracy": "fraction of tokens right"}
 
 
@@ -28,6 +29,8 @@ class Result(ExperimentResult):
     accessors for the numbers readers ask for first. ``checks`` holds the verdict's checks the run computed
     (``audit.enabled``: the ``zeroe-noise`` check); empty otherwise."""
 
+    #: the experiment's title (the report's section heading)
+    title: ClassVar[str] = TITLE
 
     @property
     def model_at_chance(self) -> bool:
@@ -49,6 +52,11 @@ class Result(ExperimentResult):
         if not rows:
             raise KeyError(f"no task {task!r}; tasks: {[r['task'] for r in self.tables['task_summary'].records()]}")
         return rows
+
+
+def as_rows(rows: Iterable[Iterable[Any]]) -> tuple[tuple[Any, ...], ...]:
+    """Table rows as :class:`~robustsuite_common.experiment.Table` holds them (tuples)."""
+    return tuple(tuple(r) for r in rows)
 
 
 def _ci(iv: Interval | None) -> tuple[float | None, float | None]:
@@ -89,7 +97,8 @@ def tables(measures: Sequence[TaskMeasure], config: Config, pct: str) -> dict[st
     if main is not None:
         out["levels"] = Table("levels", f"Text classification: attacked score s(p) and relative score s*(p) = "
                                         f"s(p)/s(0) (Eq. 1) per attacker and level, {over}; edits and words changed "
-                                        "under the run seed", CELL_COLUMNS, _cell_rows(main), CELL_UNITS, CELL_BOUNDS)
+                                        "under the run seed", CELL_COLUMNS, as_rows(_cell_rows(main)), CELL_UNITS,
+                              CELL_BOUNDS)
         top = main.high  # the level the ranking and the summary use
         out["headline"] = headline(
             f"Text classification: clean {main.task.metric} s(0) against s(p = {top:g}) per attacker ({over})",
@@ -103,12 +112,14 @@ def tables(measures: Sequence[TaskMeasure], config: Config, pct: str) -> dict[st
                 "ranking", f"Harmfulness ranking at p = {h:g} by mean s* over the attack seeds, beside the paper's "
                            f"Table 5 rank ({ptask} column; '-' = not ranked there)",
                 ("rank", "attack", col, f"{col}_ci_low", f"{col}_ci_high", "paper rank"),
-                [[k, a, c.relative, *_ci(c.relative_ci), ref.get(a, "-")] for k, a, c in main.ranking()],
+                as_rows([k, a, c.relative, *_ci(c.relative_ci), ref.get(a, "-")]
+                        for k, a, c in main.ranking()),
                 {col: "s(p) / s(0)"}, {col: (0.0, None)})
     if others:
         out["tasks"] = Table("tasks", f"The paper's other task types (§4.1): s(p) and s*(p) per attacker and level, "
                                       f"{over}", ("task", *CELL_COLUMNS),
-                             [[m.task.label, *r] for m in others for r in _cell_rows(m)], CELL_UNITS, CELL_BOUNDS)
+                             as_rows([m.task.label, *r] for m in others for r in _cell_rows(m)), CELL_UNITS,
+                             CELL_BOUNDS)
     h = config.attack.high
     col = f"mean s*({h:g})"
     rows = []
@@ -128,7 +139,7 @@ def tables(measures: Sequence[TaskMeasure], config: Config, pct: str) -> dict[st
                         f"{config.headline.min_margin:g} above it, is left out of the headline (reason shown).",
         ("task", "model", "metric", "n", "s(0)", "s(0)_ci_low", "s(0)_ci_high", "chance", "margin over chance",
          "at chance", "in headline", col, f"{col}_ci_low", f"{col}_ci_high", "most harmful", "its s*",
-         "attackers above chance", "attackers", "left out because"), rows,
+         "attackers above chance", "attackers", "left out because"), as_rows(rows),
         {"s(0)": "clean score", "chance": "score of a constant guess", "margin over chance": "s(0) − chance"},
         {"s(0)": (0.0, 1.0), col: (0.0, None)})
     return out

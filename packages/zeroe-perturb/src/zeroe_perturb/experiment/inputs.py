@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,9 @@ class Data:
     - ``multilabel``: texts and a 0/1 label matrix ``(N, L)`` (``label_names``: the L labels);
     - ``tagging``: token lists and their tags, a list of per-sentence tag lists or a ``(N, max_len)`` matrix
       padded with -1 (tag -1: not scored).
+
+    ``label_names`` (by task type, e.g. a dataset's class names) fills the ``label_names`` of a split that has none
+    (``train`` takes the classification names), so per-sample records name the labels.
     """
 
     classification: Split | None = None
@@ -60,6 +64,14 @@ class Data:
     multilabel: Split | None = None
     tagging: Split | None = None
     train: Split | None = None
+    label_names: Mapping[str, Sequence[str]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for task in (*TASK_TYPES, "train"):
+            split = getattr(self, task)
+            names = self.label_names.get("classification" if task == "train" else task)
+            if isinstance(split, Split) and split.label_names is None and names is not None:
+                object.__setattr__(self, task, dataclasses.replace(split, label_names=tuple(names)))
 
     def of(self, task: str) -> Split | None:
         return getattr(self, task)

@@ -11,11 +11,11 @@ from robustsuite_common.experiment import JSON, Metric, Table, cached
 
 from ._audit import audit_checks
 from ._cells import Task, build_task, cell_outputs, clean_outputs, subset
-from ._config import Config
-from ._inputs import Data, Models, check_inputs
 from ._measure import TaskMeasure, measure
-from ._result import Result, metrics, records, summary, tables, warnings_of
+from .config import Config
 from .effects import defense_metrics, effect_metrics, paper_effects, ranking_tc
+from .inputs import Data, Models, check_inputs
+from .result import Result, as_rows, metrics, records, summary, tables, warnings_of
 
 TASK_LABELS = {"classification": "text classification", "pairs_hypothesis": "pairs (hypothesis)",
                "pairs_both": "pairs (both)", "multilabel": "multi-label", "tagging": "tagging"}
@@ -103,7 +103,8 @@ def run(models: Models, data: Data, config: Config, *, store: Any = None, progre
     bar = _progress(sum(len(t.attacks) for t in tasks) * len(levels) * len(seeds) + len(tasks), progress)
     measures: list[TaskMeasure] = []
     recs: dict[str, list[dict[str, Any]]] = {}
-    audited: tuple = (None, None, {})  # the text-classification task, its clean outputs and cells (audit check)
+    # the text-classification task, its clean outputs and cells (audit check)
+    audited: tuple[Any, Any, Any] = (None, None, {})
     try:
         for task in tasks:
             clean = clean_outputs(task, store, config.batch_size)
@@ -157,20 +158,23 @@ def _defense(models: Models, data: Data, config: Config, store: Any, progress: b
     from ..defense import DefenseResult, FineTuneConfig, leave_one_out_defense, one_one_defense
 
     d = config.defense
-    clf = models.classifier
+    clf: Any = models.classifier  # a Hugging Face wrapper (checked before the run: .model and .tokenizer)
+    train, test = data.train, data.classification
+    assert train is not None and test is not None  # checked before the run
     hf_model, tokenizer = clf.model, clf.tokenizer
-    tr = data.train.select(subset(len(data.train), d.n_train, config.seed + 1))
+    tr = train.select(subset(len(train), d.n_train, config.seed + 1))
     tr_x = list(tr.x)
     tr_y = check_targets("data.train.y", tr.y, len(tr_x), matrix=False)
-    te = data.classification.select(subset(len(data.classification), config.classification.n, config.seed))
+    te = test.select(subset(len(test), config.classification.n, config.seed))
     te_x = list(te.x)
     te_y = check_targets("data.classification.y", te.y, len(te_x), matrix=False)
     cfg = FineTuneConfig(epochs=d.epochs, lr=d.lr, batch_size=d.batch_size, weight_decay=d.weight_decay,
                          max_length=int(getattr(clf, "max_length", d.max_length)))
     # Departure (documented in the note): the defended models are fine-tuned from the already trained clean model,
     # not from a pre-trained checkpoint as in the paper.
-    common = dict(levels=list(config.attack.levels), metric=config.classification.metric, config=cfg,
-                  seed=config.seed, clean_model=hf_model, clean_copies=d.clean_copies, progress=progress)
+    common: dict[str, Any] = dict(levels=list(config.attack.levels), metric=config.classification.metric,
+                                  config=cfg, seed=config.seed, clean_model=hf_model, clean_copies=d.clean_copies,
+                                  progress=progress)
     key = config_hash(to_dict(d), to_dict(config.attack), config.classification.metric, config.seed, tr_x,
                       tr_y.tolist(), te_x, te_y.tolist(), models.name("classification"), length=16)
     rows, means = [], {}
@@ -189,11 +193,11 @@ def _defense(models: Models, data: Data, config: Config, store: Any, progress: b
     tabs = {
         "defense": Table("defense", "Adversarial training: Δ_τ(p) = σ(p)/s(0) − s*(p) (Eq. 2); p = 0: the change of "
                                     "the clean score", ("defense", "trained on", "tested on", "p", "s*(p)", "σ(p)/s(0)",
-                                                        "Δ"), rows),
+                                                        "Δ"), as_rows(rows)),
         "defense_ranking": Table("defense_ranking", "Defenses ranked by mean Δ over the attacked cells (Table 3)",
                                  ("rank", "defense", "mean Δ"),
-                                 [[k + 1, name, v] for k, (name, v) in
-                                  enumerate(sorted(means.items(), key=lambda kv: -kv[1]))]),
+                                 as_rows([k + 1, name, v] for k, (name, v) in
+                                         enumerate(sorted(means.items(), key=lambda kv: -kv[1])))),
     }
     keys = {"1-1 (α, α)": "mean_delta_one_one_diagonal", "1-1 (α, β)": "mean_delta_one_one",
             "leave-one-out": "mean_delta_loo"}

@@ -30,7 +30,7 @@ def _task_rows(result: ExperimentResult) -> dict[str, list[dict]]:
         out["text classification"] = result.tables["levels"].records()
     if "tasks" in result.tables:
         for r in result.tables["tasks"].records():
-            out.setdefault(r["task"], []).append(r)
+            out.setdefault(str(r["task"]), []).append(r)
     return out
 
 
@@ -101,7 +101,7 @@ def _small_multiples(rows: list[dict], s: dict) -> Any:
     return fig
 
 
-def _edit_distance(rows: list[dict], fit: tuple[float | None, float | None]) -> Any:
+def _edit_distance(rows: list[dict], fit: tuple[Any, Any]) -> Any:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     cmap = plt.get_cmap("tab10")
@@ -129,7 +129,7 @@ def figures(result: ExperimentResult) -> list[Figure]:
     against s*(p) with its least-squares line (paper Fig. 5)."""
     if not isinstance(result, ExperimentResult) or "task_summary" not in result.tables:
         raise TypeError(f"result must be the Result of zeroe_perturb.experiment.run, got {type(result).__name__}")
-    summary = {r["task"]: r for r in result.tables["task_summary"].records()}
+    summary = {str(r["task"]): r for r in result.tables["task_summary"].records()}
     out = [Figure("clean-vs-attacked", "Clean score s(0) (black line, grey band: its interval) against the attacked "
                                        "score s(p) per attacker and level (bars: mean over the attack seeds with "
                                        "the interval over the items); dashed red: chance", _clean_vs_attacked(result, summary))]
