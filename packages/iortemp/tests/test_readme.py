@@ -8,7 +8,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 README = Path(__file__).resolve().parents[1] / "README.md"
-_spec = importlib.util.spec_from_file_location("readme_blocks", ROOT / "tools" / "readme_blocks.py")
+_spec = importlib.util.spec_from_file_location("readme_blocks", ROOT / "tools" / "dev" / "readme_blocks.py")
 rb = sys.modules.setdefault("readme_blocks", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(rb)
 
