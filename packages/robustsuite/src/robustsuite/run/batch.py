@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -74,46 +73,35 @@ def load_planned_unit(run_dir: Path, unit_id: str, cache: dict[str, Any] | None 
     return unit, spec["settings"]
 
 
-@dataclass(frozen=True)
-class _Planned:
-    """A planned unit read back with its settings, its record if it is finished, and the loaded inputs' cache."""
-
-    unit: Unit
-    settings: dict[str, Any]
-    record: dict | None
-    cache: dict[str, Any]
-
-    @classmethod
-    def load(cls, run_dir: Path, unit_id: str) -> _Planned:
-        cache: dict[str, Any] = {}
-        unit, settings = load_planned_unit(run_dir, unit_id, cache)
-        return cls(unit, settings, cached_record(run_dir, unit, settings.get("log_format")), cache)
-
-    def checked_device(self) -> Any:
-        """The device here, after the unit's inputs are checked on it (as ``run`` checks them)."""
-        device = resolve_device(self.settings.get("device") or "cpu")
-        check_inputs([self.unit], cache=self.cache, device=device, limit=self.settings.get("limit"))
-        return device
+def _checked_device(unit: Unit, settings: dict[str, Any], cache: dict[str, Any]) -> Any:
+    """The device here, after the unit's inputs are checked on it (as ``run`` checks them)."""
+    device = resolve_device(settings.get("device") or "cpu")
+    check_inputs([unit], cache=cache, device=device, limit=settings.get("limit"))
+    return device
 
 
 def run_planned_shard(run_dir: Path, unit_id: str, index: int, *, progress: bool = False) -> str:
     """Run shard ``index`` of one planned unit (``robustsuite run-unit DIR UNIT --shard K``): "done", "skip"
     (the unit is already finished) or "locked" (another process is computing that shard)."""
-    p = _Planned.load(run_dir, unit_id)
-    if p.record is not None:
+    cache: dict[str, Any] = {}
+    unit, settings = load_planned_unit(run_dir, unit_id, cache)
+    if cached_record(run_dir, unit, settings.get("log_format")) is not None:
         return "skip"
-    return compute_shard(p.unit, index, Path(run_dir), device=p.checked_device(), limit=p.settings.get("limit"),
-                         progress=progress, cache=p.cache)
+    return compute_shard(unit, index, Path(run_dir), device=_checked_device(unit, settings, cache),
+                         limit=settings.get("limit"), progress=progress, cache=cache)
 
 
 def run_planned_unit(run_dir: Path, unit_id: str, *, progress: bool = False) -> tuple[dict, str]:
     """Run one planned unit (``robustsuite run-unit``): ``(record, status)``; a finished unit is not redone
     ("skip"); raises :class:`robustsuite.run.lock.UnitLocked` when it is being computed elsewhere."""
-    p = _Planned.load(run_dir, unit_id)
-    if p.record is not None:
-        return p.record, "skip"
-    return compute_unit(p.unit, Path(run_dir), device=p.checked_device(), log_format=p.settings.get("log_format"),
-                        limit=p.settings.get("limit"), progress=progress, cache=p.cache)
+    cache: dict[str, Any] = {}
+    unit, settings = load_planned_unit(run_dir, unit_id, cache)
+    record = cached_record(run_dir, unit, settings.get("log_format"))
+    if record is not None:
+        return record, "skip"
+    return compute_unit(unit, Path(run_dir), device=_checked_device(unit, settings, cache),
+                        log_format=settings.get("log_format"), limit=settings.get("limit"), progress=progress,
+                        cache=cache)
 
 
 def _finished_before(run_dir: Path, units: list[Unit], missing: list[str]) -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import runners
 from ..errors import ConfigError
-from .resources import check_resources, resolve_device, unit_resources
+from .resources import resolve_device, unit_resources
 
 RUN_KEYS = {"seed", "seeds", "device", "methods", "labels", "limit", "log_samples", "resources"}
 BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
@@ -67,13 +67,14 @@ class RunConfig:
         methods = raw.get("methods")
         if not isinstance(methods, dict) or not methods:
             raise ConfigError("config needs a [methods.<name>] table for at least one method")
-        check_resources(raw)  # where units run, not part of any unit's identity
+        # every [resources] table first: where units run, not part of any unit's identity
+        resources = {name: unit_resources(raw, name) for name in methods}
         device = str(raw.get("device", "cpu"))
         resolve_device(device, here=False)  # its syntax; availability: check_inputs, on the machine that computes
         seed = _check_int(raw, "seed", 0) or 0
         seeds = _check_int(raw, "seeds", 1) or 1
         limit = _check_int(raw, "limit", 1)
-        parsed = tuple(_method(name, table, raw) for name, table in methods.items())
+        parsed = tuple(_method(name, table, raw, resources[name]) for name, table in methods.items())
         return cls(raw, parsed, seed=seed, seeds=seeds, device=device, limit=limit, log_format=_log_format(raw))
 
     @classmethod
@@ -91,15 +92,6 @@ class RunConfig:
     def resources(self, method: str) -> dict[str, Any]:
         """What one unit of ``method`` asks its executor for (:func:`robustsuite.run.resources.unit_resources`)."""
         return next((dict(m.resources) for m in self.methods if m.name == method), unit_resources(self.raw, method))
-
-    def resource_source(self, method: str, key: str) -> str:
-        """Which table sets ``key`` of ``method``'s resources (for messages)."""
-        table = (self.raw.get("methods") or {}).get(method) or {}
-        if key in (table.get("resources") or {}):
-            return f"methods.{method}.resources"
-        if key in (self.raw.get("resources") or {}):
-            return "resources"
-        return f"the default for device {self.raw.get('device', 'cpu')!r}, resources"
 
 
 def _check_int(config: Mapping[str, Any], key: str, lo: int) -> int | None:
@@ -127,15 +119,16 @@ def _log_format(config: Mapping[str, Any]) -> str | None:
     return fmt
 
 
-def _strings(obj: Any) -> Iterable[str]:
+def strings(obj: Any) -> Iterable[str]:
+    """Every string inside a parameter value (specs hide in lists and tables)."""
     if isinstance(obj, str):
         yield obj
     elif isinstance(obj, dict | list | tuple):
         for v in obj.values() if isinstance(obj, dict) else obj:
-            yield from _strings(v)
+            yield from strings(v)
 
 
-def _method(name: str, table: Any, config: Mapping[str, Any]) -> MethodConfig:
+def _method(name: str, table: Any, config: Mapping[str, Any], resources: dict[str, Any]) -> MethodConfig:
     """``[methods.<name>]`` validated (unknown keys, types, bounds, labels, targets) with the defaults applied."""
     from ..zoo import missing_path
 
@@ -150,7 +143,7 @@ def _method(name: str, table: Any, config: Mapping[str, Any]) -> MethodConfig:
     mod.check_params(overrides)
     params = {**mod.DEFAULTS, **{k: v for k, v in overrides.items() if k != "labels"}}
     names_models = bool({"model", "models", "targets"} & set(overrides))
-    allowed = frozenset(s for s in _strings(overrides) if s.startswith("builtin:")) if names_models else None
+    allowed = frozenset(s for s in strings(overrides) if s.startswith("builtin:")) if names_models else None
     if "targets" in overrides or ("targets" in params and not {"model", "models"} & set(overrides)):
         targets = params.pop("targets")
     else:
@@ -168,7 +161,7 @@ def _method(name: str, table: Any, config: Mapping[str, Any]) -> MethodConfig:
         if missing is not None:  # before any dataset is loaded for a unit's identity
             raise ConfigError(f"[methods.{name}] model {target[0]}: {missing} does not exist")
     return MethodConfig(name, params, tuple(seen), None if labels is None else tuple(str(v) for v in labels),
-                        allowed, not mod.SEEDED, unit_resources(config, name))
+                        allowed, not mod.SEEDED, resources)
 
 
 # ------------------------------------------------------------------------------------------------ at the door

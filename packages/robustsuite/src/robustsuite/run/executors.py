@@ -257,7 +257,10 @@ class RayExecutor(_Executor):
             for key, value in need.items():
                 have = total.get(names[key], 0)
                 if value > have:
-                    where = config.resource_source(unit.method, key)
+                    table, raw = (config.raw.get("methods") or {}).get(unit.method) or {}, config.raw
+                    where = (f"methods.{unit.method}.resources" if key in (table.get("resources") or {}) else
+                             "resources" if key in (raw.get("resources") or {}) else
+                             f"the default for device {config.device!r}, resources")
                     raise ConfigError(f"{where}.{key} = {value} for {unit.method} units, but the local Ray has "
                                       f"{have:g} {names[key]} in all; lower it or pass --address of a larger "
                                       "cluster")

@@ -5,14 +5,14 @@ that determines its result, so Ray or batch jobs can compute them (:mod:`robusts
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .. import runners
 from .._io import safe_name, stable_hash
 from . import provenance
-from .config import RunConfig
+from .config import RunConfig, strings
 
 log = logging.getLogger("robustsuite")
 # packages whose code computes every unit's numbers (the method's own distribution is added per unit)
@@ -73,15 +73,6 @@ def _short(spec: str) -> str:
 def method_packages(method: str) -> tuple[str, ...]:
     """Distributions whose code computes ``method``'s numbers (the runner's ``PACKAGES``)."""
     return tuple(dict.fromkeys((*CORE_PACKAGES, *runners.get(method).PACKAGES)))
-
-
-def strings(obj) -> Iterable[str]:
-    """Every string inside a parameter value (specs hide in lists and tables)."""
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict | list | tuple):
-        for v in obj.values() if isinstance(obj, dict) else obj:
-            yield from strings(v)
 
 
 def data_identity(spec: str, cache: dict[str, Any]) -> dict[str, str]:
