@@ -10,6 +10,7 @@ machine be dispatched to Ray or to batch jobs instead of a home-made scheduler.
 from .batch import PLAN_FILE, collect, load_planned_unit, run_planned_shard, run_planned_unit, write_plan
 from .config import MethodConfig, RunConfig, apply_overrides, benchmarks, demo_config, load_config, run_config
 from .execute import execute, forget_units
+from .resources import resolve_device
 from .units import Unit, plan, shard_count, unit_identity
 from .worker import (
                      cached_record,
@@ -18,7 +19,6 @@ from .worker import (
                      compute_unit,
                      failed_path,
                      lock_path,
-                     resolve_device,
                      unit_path,
 )
 

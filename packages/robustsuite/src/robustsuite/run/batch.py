@@ -12,6 +12,7 @@ from .._io import write_json
 from ..errors import ConfigError
 from .config import RunConfig
 from .provenance import prepare_dir, write_run_report
+from .resources import resolve_device
 from .units import Unit, identity_diff, identity_mismatch, plan, shard_count
 from .worker import (
     cached_record,
@@ -20,7 +21,6 @@ from .worker import (
     compute_unit,
     failed_path,
     read_record,
-    resolve_device,
     unit_path,
 )
 

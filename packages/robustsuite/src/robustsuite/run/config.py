@@ -144,6 +144,7 @@ def _method(name: str, table: Any, config: Mapping[str, Any], resources: dict[st
     params = {**mod.DEFAULTS, **{k: v for k, v in overrides.items() if k != "labels"}}
     names_models = bool({"model", "models", "targets"} & set(overrides))
     allowed = frozenset(s for s in strings(overrides) if s.startswith("builtin:")) if names_models else None
+    targets: list[Any]
     if "targets" in overrides or ("targets" in params and not {"model", "models"} & set(overrides)):
         targets = params.pop("targets")
     else:

@@ -58,7 +58,7 @@ class LocalExecutor(_Executor):
         self.threads = requested_threads() if threads is None else threads
 
     def resolve_device(self, spec: str):
-        from .worker import resolve_device
+        from .resources import resolve_device
 
         return resolve_device(spec)
 
@@ -112,7 +112,8 @@ def compute_shard_remote(unit, index: int, run_dir: str, device_spec: str, limit
     """The body of a shard's Ray task: :func:`robustsuite.run.worker.compute_shard`. Returns its status, or
     ``"failed: <error>"``: a failed shard does not fail the unit's task, which computes missing shards itself
     (and then reports the error in the unit's record if it recurs)."""
-    from .worker import compute_shard, resolve_device
+    from .resources import resolve_device
+    from .worker import compute_shard
 
     with _working_dir(cwd):
         try:
@@ -131,7 +132,8 @@ def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None,
     :func:`robustsuite.run.worker.compute_unit`; ``(None, "locked")`` when a live process elsewhere holds the
     unit's lock. ``shards_done``: the results of the unit's shard tasks (Ray starts this task after them)."""
     from .lock import UnitLocked
-    from .worker import compute_unit, resolve_device, write_failure
+    from .resources import resolve_device
+    from .worker import compute_unit, write_failure
 
     with _working_dir(cwd):
         error = _identity_error(unit, limit, _worker_cache(run_token))
@@ -170,7 +172,7 @@ class RayExecutor(_Executor):
 
     def resolve_device(self, spec: str) -> str:
         """The device is resolved on each worker (the driver may have no GPU); here only its syntax is checked."""
-        from .worker import resolve_device
+        from .resources import resolve_device
 
         resolve_device(spec, here=False)
         return spec

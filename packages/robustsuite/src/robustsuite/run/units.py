@@ -12,7 +12,8 @@ from typing import Any
 from .. import runners
 from .._io import safe_name, stable_hash
 from . import provenance
-from .config import RunConfig, strings
+from .config import RunConfig
+from .config import strings as strings  # the parameter walk, where the identity code has always found it
 
 log = logging.getLogger("robustsuite")
 # packages whose code computes every unit's numbers (the method's own distribution is added per unit)

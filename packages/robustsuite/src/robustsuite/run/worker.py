@@ -16,8 +16,9 @@ from .. import runners
 from .._io import stable_hash, write_json
 from ..errors import ConfigError
 from ..report import Section
-from .resources import resolve_device  # noqa: F401 - where the executors import it from
-from .units import Unit, strings
+from .config import strings
+from .resources import resolve_device
+from .units import Unit
 
 if TYPE_CHECKING:
     import torch
