@@ -1,4 +1,4 @@
-"""tools/check_standalone.py: which sibling wheels and which torch a package's standalone check installs."""
+"""tools/dev/check_standalone.py: which sibling wheels and which torch a package's standalone check installs."""
 
 import importlib.util
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("check_standalone", ROOT / "tools" / "check_standalone.py")
+_spec = importlib.util.spec_from_file_location("check_standalone", ROOT / "tools" / "dev" / "check_standalone.py")
 cs = sys.modules.setdefault("check_standalone", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(cs)
 

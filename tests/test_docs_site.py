@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "tools" / "readme_numbers.py")
+_spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "tools" / "dev" / "readme_numbers.py")
 rn = sys.modules.setdefault("readme_numbers", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(rn)
 
@@ -43,7 +43,7 @@ def _config_for(docs: Path, tmp: Path) -> Path:
     """mkdocs.yml with its docs folder moved to ``docs`` (hooks and sources still the repository's)."""
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     text = text.replace("docs_dir: docs", f"docs_dir: {docs}")
-    text = text.replace("- tools/mkdocs_hooks.py", f"- {ROOT / 'tools/mkdocs_hooks.py'}")
+    text = text.replace("- tools/dev/mkdocs_hooks.py", f"- {ROOT / 'tools/dev/mkdocs_hooks.py'}")
     text = re.sub(r"^(\s+- )packages/", rf"\g<1>{ROOT}/packages/", text, flags=re.M)
     config = tmp / "mkdocs.yml"
     config.write_text(text, encoding="utf-8")

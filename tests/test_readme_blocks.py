@@ -1,4 +1,4 @@
-"""README code runs as written (tools/readme_blocks.py): the root README's blocks, the runner itself on planted
+"""README code runs as written (tools/dev/readme_blocks.py): the root README's blocks, the runner itself on planted
 failures, and the one shape of every package README. Each package runs its own README in
 ``packages/<pkg>/tests/test_readme.py`` (with that package alone)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("readme_blocks", ROOT / "tools" / "readme_blocks.py")
+_spec = importlib.util.spec_from_file_location("readme_blocks", ROOT / "tools" / "dev" / "readme_blocks.py")
 rb = sys.modules.setdefault("readme_blocks", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(rb)
 

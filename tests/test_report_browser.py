@@ -1,4 +1,4 @@
-"""The HTML report opens in a real headless browser and shows its figures (tools/check_report_html.py)."""
+"""The HTML report opens in a real headless browser and shows its figures (tools/dev/check_report_html.py)."""
 
 import importlib.util
 from pathlib import Path
@@ -13,7 +13,7 @@ from robustsuite.report import SCHEMA_VERSION, Section, Table, write_report  # n
 from robustsuite.runners import RunContext  # noqa: E402
 
 spec = importlib.util.spec_from_file_location("check_report_html",
-                                              Path(__file__).parents[1] / "tools" / "check_report_html.py")
+                                              Path(__file__).parents[1] / "tools" / "dev" / "check_report_html.py")
 checker = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(checker)
 

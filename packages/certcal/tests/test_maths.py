@@ -1,5 +1,5 @@
-"""Reference and property tests of the maths that matter (each guards one mutation of
-tools/certcal_mutation_check.py): closed forms and brute force computed without certcal's code paths."""
+"""Reference and property tests of the maths that matter (each guards one planted mutation of certcal's maths):
+closed forms and brute force computed without certcal's code paths."""
 
 import itertools
 

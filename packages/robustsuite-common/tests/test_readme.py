@@ -1,4 +1,4 @@
-"""The README's code runs as written (tools/readme_blocks.py): every python and bash block in order, in one
+"""The README's code runs as written (tools/dev/readme_blocks.py): every python and bash block in order, in one
 namespace and one working directory, with this package alone (no robustsuite import); blocks marked
 ``<!-- long-benchmark -->`` (wheel builds, the recorded benchmark) are skipped; and it has the one shape."""
 

@@ -88,6 +88,13 @@ def test_folders_show_the_architecture_and_nothing_builds_at_run_time():
         assert build_only not in text, f"{build_only!r} is build-time code: it belongs in tools/build"
 
 
+def test_tools_holds_build_bench_and_dev_only():
+    """Issue 34 item 8: build-time code, timings and developer tools; no one-off script of finished work (its
+    results live in recorded reports) and no shell driver standing in for a CLI option (``run --workers N``)."""
+    tools = SRC.parents[3] / "tools"
+    assert {p.name for p in tools.iterdir() if not p.name.startswith((".", "__"))} == {"build", "bench", "dev"}
+
+
 def _lines(paths) -> int:
     return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in paths)
 

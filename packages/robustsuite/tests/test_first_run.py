@@ -102,6 +102,11 @@ def test_workers_2_writes_the_report_of_a_serial_run(runs):
     assert [u["status"] for u in serial["units"]] == ["done"] * 3
     assert _content(parallel) == _content(serial)
     assert len(list((root / "parallel" / "work").rglob("cert-*.shard-*-of-2.npz"))) == 2
+    # each worker task's CPU time, as the paper-cpu record's cpu.log has it: JOB USER SYSTEM WALL rc=N
+    rows = [line.split() for line in (root / "parallel" / "cpu.log").read_text().splitlines()]
+    assert sorted(r[0] for r in rows if "--shard" not in r) == sorted(u["id"] for u in parallel["units"])
+    assert sum("--shard" in r for r in rows) == 2 and all(r[-1] == "rc=0" for r in rows)
+    assert sum(float(r[-4]) + float(r[-3]) for r in rows) > 0
 
 
 @pytest.mark.slow

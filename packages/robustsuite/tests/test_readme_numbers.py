@@ -1,4 +1,4 @@
-"""tools/readme_numbers.py: README tables of measured numbers are generated, and agree with their sources."""
+"""tools/dev/readme_numbers.py: README tables of measured numbers are generated, and agree with their sources."""
 
 import importlib.util
 import json
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
-_spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "tools" / "readme_numbers.py")
+_spec = importlib.util.spec_from_file_location("readme_numbers", ROOT / "tools" / "dev" / "readme_numbers.py")
 rn = sys.modules.setdefault("readme_numbers", importlib.util.module_from_spec(_spec))
 _spec.loader.exec_module(rn)
 
@@ -27,7 +27,7 @@ def test_committed_readmes_agree_with_their_sources():
     for path in rn.default_files():
         text = path.read_text(encoding="utf-8")
         assert rn.regenerate(text, rn.make_sources(), where=str(path)) == text, \
-            f"{path}: run `uv run python tools/readme_numbers.py`"
+            f"{path}: run `uv run python tools/dev/readme_numbers.py`"
     assert "<!-- numbers:builtin-models -->" in (ROOT / "packages/robustsuite/README.md").read_text(encoding="utf-8")
 
 

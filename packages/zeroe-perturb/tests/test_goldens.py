@@ -1,5 +1,5 @@
 """Byte-identical output (issue 15, item 10): the optimised attackers reproduce the outputs and
-change reports recorded before the optimisation (``tools/zeroe_perturb/record_goldens.py``)."""
+change reports recorded before the optimisation (``tools/dev/zeroe_record_goldens.py``)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 GOLDENS = Path(__file__).parent / "data" / "goldens.json"
-TOOL = Path(__file__).resolve().parents[3] / "tools" / "zeroe_perturb" / "record_goldens.py"
+TOOL = Path(__file__).resolve().parents[3] / "tools" / "dev" / "zeroe_record_goldens.py"
 
 
 def _tool():
     if not TOOL.is_file():
-        pytest.skip("tools/zeroe_perturb/record_goldens.py not present (package tested outside the repo)")
+        pytest.skip("tools/dev/zeroe_record_goldens.py not present (package tested outside the repo)")
     spec = importlib.util.spec_from_file_location("record_goldens", TOOL)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -177,16 +177,16 @@ def run_readme_blocks(path: Any, *, forbid: tuple[str, ...] = ("robustsuite",)) 
 
 
 def readme_blocks_module(root: Any) -> Any:
-    """The repository's ``tools/readme_blocks.py`` (under ``root``), loaded once as module ``readme_blocks``."""
+    """The repository's ``tools/dev/readme_blocks.py`` (under ``root``), loaded once as module ``readme_blocks``."""
     import importlib.util
     import sys
     from pathlib import Path
 
     if "readme_blocks" in sys.modules:
         return sys.modules["readme_blocks"]
-    spec = importlib.util.spec_from_file_location("readme_blocks", Path(root) / "tools" / "readme_blocks.py")
+    spec = importlib.util.spec_from_file_location("readme_blocks", Path(root) / "tools" / "dev" / "readme_blocks.py")
     if spec is None or spec.loader is None:
-        raise ImportError(f"no tools/readme_blocks.py under {root}")
+        raise ImportError(f"no tools/dev/readme_blocks.py under {root}")
     module = sys.modules.setdefault("readme_blocks", importlib.util.module_from_spec(spec))
     spec.loader.exec_module(module)
     return module
@@ -195,7 +195,7 @@ def readme_blocks_module(root: Any) -> Any:
 def readme_tests(test_file: Any, *, forbid: tuple[str, ...] = ("robustsuite",)
                  ) -> tuple[Callable[[Any], None], Callable[[], None]]:
     """The two README tests of the package whose ``tests/<test_file>`` this is (assign them to ``test_…`` names):
-    its README's code runs as written (tools/readme_blocks.py: every python and bash block in order, in one
+    its README's code runs as written (tools/dev/readme_blocks.py: every python and bash block in order, in one
     namespace and one working directory, without importing ``forbid``), and the README has the one shape."""
     from pathlib import Path
 

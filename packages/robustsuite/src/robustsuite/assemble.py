@@ -126,7 +126,7 @@ def _pair_note(k: str, a: dict, b: dict, run_dir: Path | None, seed: int) -> str
                    "NOT separated: their 95 % intervals overlap, so this difference is not established."))
     ca, cb = (_correct_by_id(run_dir, s) for s in (a, b)) if k == "accuracy" else (None, None)
     shared = sorted(set(ca) & set(cb)) if ca and cb else []
-    if shared:
+    if shared and ca is not None and cb is not None:
         from robustsuite_common.intervals import mcnemar
 
         t = mcnemar([ca[i] for i in shared], [cb[i] for i in shared], seed=seed)

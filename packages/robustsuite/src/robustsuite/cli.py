@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .run.config import RunConfig
 
 # rich_markup_mode=None: typer renders help and usage errors as plain click text instead of importing rich,
 # markdown-it and pygments (about 3/4 of the time `robustsuite --help` took); commands still print with rich.
@@ -70,30 +74,14 @@ def main(version: bool = typer.Option(False, "--version", callback=_version_call
 
 
 def apply_overrides(config: dict, sets: list[str]) -> dict:
-    """Apply ``--set dotted.key=value`` overrides (e.g. ``methods.certcal.config.smoothing.sigmas=[0.5]``, ``seed=3``;
-    values as :func:`robustsuite_common.config.parse_sets` reads them) to a copy of ``config``."""
-    from robustsuite_common.config import ConfigError as BadSet
-    from robustsuite_common.config import nest, parse_sets
+    """``--set dotted.key=value`` overrides applied to a copy of ``config``
+    (:func:`robustsuite.run.config.apply_overrides`)."""
+    from .run.config import apply_overrides as apply
 
-    try:
-        return nest(parse_sets(sets, example="methods.certcal.config.certify.n=500"), base=config)
-    except BadSet as e:
-        raise ConfigError(str(e)) from None
+    return apply(config, sets)
 
 
-def _run_options(config: dict, *, seeds: int | None, limit: int | None, log_samples: str | None,
-                 sets: list[str]) -> dict:
-    config = apply_overrides(config, sets)
-    if seeds is not None:
-        config["seeds"] = seeds
-    if limit is not None:
-        config["limit"] = limit
-    if log_samples:
-        config["log_samples"] = log_samples
-    return config
-
-
-def _execute(config: dict, out: Path, progress: bool, executor: str = "local", address: str | None = None,
+def _execute(config: RunConfig, out: Path, progress: bool, executor: str = "local", address: str | None = None,
              workers: int = 1) -> int:
     """Run ``config`` into ``out`` with the display of :mod:`robustsuite.run.progress`."""
     from .run.executors import make_executor
@@ -156,10 +144,10 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
          progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Run the shipped `demo` benchmark (every method on the embedded models and data, offline; see `robustsuite
     benchmarks`) and write the report to OUT (default runs/demo): `robustsuite run demo` with a default OUT."""
-    from . import run as _run
+    from .run.config import demo_config, run_config
 
-    config = _guard(lambda: _run_options(_run.demo_config([m for m in methods.split(",") if m] or None, seed, device),
-                                         seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
+    config = _guard(lambda: run_config(demo_config([m for m in methods.split(",") if m] or None, seed, device),
+                                       seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
     raise typer.Exit(_guard(lambda: _execute(config, out, progress, executor, address, workers)))
 
 
@@ -177,8 +165,8 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
     --recompute UNIT forces one)."""
     from . import run as _run
 
-    cfg = _guard(lambda: _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples,
-                                      sets=sets))
+    cfg = _guard(lambda: _run.run_config(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples,
+                                         sets=sets))
     _guard(lambda: _run.forget_units(cfg, out, recompute))
     raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address, workers)))
 
@@ -210,14 +198,13 @@ def audit(model: str = typer.Argument(..., help="model spec (see `robustsuite mo
     threat models). OUT/report.html opens with one verdict per model: supported, supported-with-caveats,
     not-supported or inconclusive, and the scorecard that gives it. Finished units are reused."""
     from .audit import audit_config, parse_eps
+    from .run.config import run_config
 
     def go() -> int:
         budget = parse_eps(eps) if eps is not None else None
         config = audit_config(model, data, eps=budget, norm=norm, limit=limit or None, claim=claim,
                               adaptive=adaptive, seed=seed, device=device)
-        if log_samples:
-            config["log_samples"] = log_samples
-        return _execute(config, out, progress)
+        return _execute(run_config(config, log_samples=log_samples), out, progress)
 
     raise typer.Exit(_guard(go))
 
@@ -239,21 +226,20 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
     from . import run as _run
 
     def go() -> None:
-        cfg = _run_options(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples, sets=sets)
+        cfg = _run.run_config(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples, sets=sets)
         cache: dict = {}
         units = _run.plan(cfg, cache=cache)
-        _run.check_inputs(units, cache=cache, limit=cfg.get("limit"),
-                          device=_run.resolve_device(str(cfg.get("device", "cpu"))))  # as `run` resolves it
-        fmt = _run.log_format(cfg)
+        _run.check_inputs(units, cache=cache, limit=cfg.limit, device=_run.resolve_device(cfg.device))  # as `run` does
+        fmt = cfg.log_format
         hits = [out is not None and _run.cached_record(out, u, fmt) is not None for u in units]
         _print_table(f"{len(units)} units", ("unit", "method", "model", "dataset", "seed", "shards", "state"),
                      [(u.id, u.method, u.model, u.dataset, u.seed, _run.shard_count(u), "cached" if hit else "to run")
                       for u, hit in zip(units, hits, strict=True)])
         cached = sum(hits)
         typer.echo(f"{cached} cached, {len(units) - cached} to run")
-        if write and out is None:
-            raise ConfigError("--write needs --out DIR (the run directory the plan is written to)")
         if write:
+            if out is None:
+                raise ConfigError("--write needs --out DIR (the run directory the plan is written to)")
             _run.write_plan(cfg, out)
             typer.echo(f"plan written: {out / _run.PLAN_FILE} and {len(units)} unit files in {out / 'plan'}; "
                        f"run one with `robustsuite run-unit {out} UNIT_ID`, assemble with `robustsuite collect {out}`")
@@ -421,8 +407,8 @@ def methods(schema: bool = typer.Option(False, "--schema", help="every parameter
 @app.command(short_help="List the shipped benchmark files (run one with `robustsuite run NAME`).")
 def benchmarks() -> None:
     """List the benchmark files shipped with robustsuite: `robustsuite run NAME --out DIR` runs one."""
-    from .run.units import benchmarks as shipped
-    from .run.units import load_config
+    from .run.config import benchmarks as shipped
+    from .run.config import load_config
 
     rows = []
     for name, path in shipped().items():

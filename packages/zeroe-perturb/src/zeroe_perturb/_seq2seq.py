@@ -1,7 +1,7 @@
 """Numpy inference for the small attentional GRU seq2seq models of the phonetic attack (§3.3).
 
 The models (grapheme→phoneme and phoneme→grapheme) are trained offline with torch by
-``tools/zeroe_perturb/build_phonetic.py`` and shipped as ``.npz`` weight files; inference here is
+``tools/build/zeroe_perturb/build_phonetic.py`` and shipped as ``.npz`` weight files; inference here is
 pure numpy so the package core needs no torch.  The architecture (kept identical in the build
 script) is:
 

@@ -3,7 +3,7 @@
 - :func:`load_glosses`: WordNet 3.0 noun glosses labelled with their topic (8 classes: artifact, person, plant,
   animal, act, communication, location, food), 150 training and 40 test glosses per topic
   (``data/wordnet_glosses.json.xz``, WordNet licence in ``data/LICENSE-WordNet.txt``; rebuilt by
-  ``tools/zeroe_perturb/build_glosses.py`` from robustsuite's ``builtin:wordnet-topics``).
+  ``tools/build/zeroe_perturb/build_glosses.py`` from robustsuite's ``builtin:wordnet-topics``).
 - :class:`WordNaiveBayes`: multinomial naive Bayes over lower-cased word tokens, numpy only — a text classifier
   ``list[str] -> (N, K)`` log-probabilities (logits) of exactly the kind the benchmark attacks: a misspelt word
   is an unknown word to it.

@@ -8,7 +8,7 @@ when it differs from the word and its phonetic similarity to the word (appendix 
 
 with d the Levenshtein distance between the phoneme sequences (ARPAbet, stress removed).
 
-Shipped resources (built by ``tools/zeroe_perturb/build_phonetic.py`` from CMUdict):
+Shipped resources (built by ``tools/build/zeroe_perturb/build_phonetic.py`` from CMUdict):
 ``g2p.npz`` / ``p2g.npz`` (float16 weights of the two small attentional GRU models, numpy
 inference) and ``phonetic_respellings.tsv.gz`` (respellings precomputed for the dictionary words,
 with their similarity, computed from the dictionary pronunciation).  Words outside that table go

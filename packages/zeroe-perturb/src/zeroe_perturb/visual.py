@@ -1,12 +1,12 @@
 """Visual nearest-neighbour table for the visual attacker (§3.3).
 
-Default table ``"unifont"`` (built by ``tools/zeroe_perturb/build_visual_unifont.py``): every printable
+Default table ``"unifont"`` (built by ``tools/build/zeroe_perturb/build_visual_unifont.py``): every printable
 letter and digit of the Basic Multilingual Plane that GNU Unifont draws (about 49,700 glyphs) is rendered
 as a 16×16 bitmap; each Latin/Greek/Cyrillic letter or digit (1,501 sources) keeps its 20 most similar
 glyphs by image similarity (cosine of the blurred bitmaps) with the similarities, which the attacker uses
 as VIPER's sampling weights.  The older tables below (156 sources, DejaVu Sans only) stay selectable.
 
-The table is built offline by ``tools/zeroe_perturb/build_visual.py``: every BMP character a font
+The table is built offline by ``tools/build/zeroe_perturb/build_visual.py``: every BMP character a font
 maps is rendered with Pillow at 24×24, blank and replacement-box glyphs are dropped, the glyphs are
 embedded (PCA of the pixels; the paper used a VAE-GAN encoder) and the 20 nearest neighbours of
 each ASCII letter, digit, punctuation mark and Latin-1 letter are stored.

@@ -26,9 +26,9 @@ def _digits_arrays() -> tuple[torch.Tensor, np.ndarray]:
     import torch
     from sklearn.datasets import load_digits
 
-    d = load_digits()
-    x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)  # (1797, 1, 8, 8) in [0, 1]
-    return x, d.target.astype(np.int64)
+    d = load_digits()  # a Bunch (sklearn's stubs also allow the return_X_y tuple)
+    x = torch.tensor(d.images / 16.0, dtype=torch.float32).unsqueeze(1)  # pyright: ignore[reportAttributeAccessIssue]
+    return x, d.target.astype(np.int64)  # pyright: ignore[reportAttributeAccessIssue]
 
 
 def digits() -> Dataset:

@@ -87,7 +87,8 @@ def _make(name, modality, classes, x, y, kind: LabelKind, split_of=None, where="
     else:
         parts = stratified_split(y)
     names = classes if named else None
-    return UserDataset(name, modality, tuple(classes), *(take(x, y, p, ids, names) for p in parts), label_kind=kind)
+    train, val, test = (take(x, y, p, ids, names) for p in parts)
+    return UserDataset(name, modality, tuple(classes), train, val, test, label_kind=kind)
 
 
 def _fixed(name, modality, classes, parts: dict, kind: LabelKind, named: bool = True) -> UserDataset:
@@ -101,9 +102,9 @@ def _fixed(name, modality, classes, parts: dict, kind: LabelKind, named: bool = 
             raise DatasetSpecError(f"{name}: split {p!r} has labels outside 0..{len(classes) - 1} "
                                    f"(classes {list(classes)})")
     names = classes if named else None
-    splits = [take(*parts[p][:2], np.arange(len(parts[p][1])), parts[p][2], names) if p in parts else empty
-              for p in _PARTS]
-    return UserDataset(name, modality, tuple(classes), *splits, label_kind=kind)
+    train, val, test = (take(parts[p][0], parts[p][1], np.arange(len(parts[p][1])), parts[p][2], names)
+                        if p in parts else empty for p in _PARTS)
+    return UserDataset(name, modality, tuple(classes), train, val, test, label_kind=kind)
 
 
 def _existing_file(path_s: str, scheme: str) -> Path:
@@ -253,7 +254,7 @@ def _read_folder(root: Path, size: tuple[int, int] | None, where: str, base: Pat
     mode = "RGB" if any(im.mode == "RGB" for im in images) else "L"
     images = [im.convert(mode) for im in images]
     if size is not None:
-        images = [im.resize((size[1], size[0]), Image.BILINEAR) for im in images]
+        images = [im.resize((size[1], size[0]), Image.Resampling.BILINEAR) for im in images]
     sizes = {im.size for im in images}
     if len(sizes) != 1:
         raise DatasetSpecError(f"{where}: images have different sizes {sorted(sizes)[:4]}; resize them with "

@@ -11,9 +11,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from robustsuite_common.experiment import Table
+
 from .check import ReportCheckError, check_report, top_warnings
 from .render import format_value, headline_path, headline_png, render_html, render_markdown
-from .schema import REPORT_SCHEMA, SCHEMA_VERSION, Figure, ReportVersionError, Section, Table, migrate
+from .schema import REPORT_SCHEMA, SCHEMA_VERSION, Figure, ReportVersionError, Section, migrate
 
 __all__ = [
     "REPORT_SCHEMA", "SCHEMA_VERSION", "Figure", "ReportCheckError", "ReportVersionError", "Section", "Table",

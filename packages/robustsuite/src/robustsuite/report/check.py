@@ -66,10 +66,10 @@ def section_problems(key: str, sec: dict) -> list[str]:
         for c in (c for c in cols if c + CI_LOW in cols and c + CI_HIGH in cols):
             idx = [cols.index(c + suffix) for suffix in ("", CI_LOW, CI_HIGH)]
             for i, row in enumerate(t["rows"]):
-                cells = [row[j] for j in idx]
-                if None not in cells:
+                est, lo, hi = (row[j] for j in idx)
+                if None not in (est, lo, hi):
                     out += [f"section {key!r} table {t['name']!r} row {i} column {c!r}: {p}"
-                            for p in interval_problems(*cells, t.get("bounds", {}).get(c))]
+                            for p in interval_problems(est, lo, hi, t.get("bounds", {}).get(c))]
     if sec.get("model_at_chance") and not sec.get("warnings"):
         out.append(f"section {key!r}: model_at_chance is true but the section has no warning saying so")
     return out

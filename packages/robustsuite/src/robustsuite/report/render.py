@@ -24,7 +24,8 @@ from pathlib import Path
 
 from robustsuite_common.experiment import HEADLINE_COLUMNS
 
-from .schema import CI_HIGH, CI_LOW, Scalar, is_number
+from .check import CI_HIGH, CI_LOW
+from .schema import Scalar, is_number
 
 HEADLINE = "headline"
 SANITY = "pgd_minus_autoattack"

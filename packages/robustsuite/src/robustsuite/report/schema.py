@@ -15,7 +15,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from robustsuite_common.experiment import Table, json_safe
 
@@ -42,7 +42,7 @@ def clean(value: Any) -> Scalar:
             from None
 
 
-def is_number(v: Any) -> bool:
+def is_number(v: Any) -> TypeGuard[int | float]:
     return isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
 
 

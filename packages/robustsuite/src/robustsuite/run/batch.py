@@ -4,13 +4,16 @@ shard of it) per job, ``collect`` assembles the report from whatever is finished
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from .._io import write_json
 from ..errors import ConfigError
+from .config import RunConfig
 from .provenance import prepare_dir, write_run_report
-from .units import Unit, identity_diff, identity_mismatch, log_format, plan, shard_count
+from .resources import resolve_device
+from .units import Unit, identity_diff, identity_mismatch, plan, shard_count
 from .worker import (
     cached_record,
     check_inputs,
@@ -18,25 +21,24 @@ from .worker import (
     compute_unit,
     failed_path,
     read_record,
-    resolve_device,
     unit_path,
 )
 
 PLAN_FILE = "plan.json"
 
 
-def write_plan(config: dict, run_dir: Path) -> list[Unit]:
+def write_plan(config: RunConfig | Mapping[str, Any], run_dir: Path) -> list[Unit]:
     """Write ``plan.json`` (config, unit ids in order) and ``plan/<unit id>.json`` (unit and settings)."""
+    config = RunConfig.parse(config)
     units = plan(config)
     run_dir = Path(run_dir)
-    created = prepare_dir(config, run_dir)
-    settings = {"device": str(config.get("device", "cpu")), "limit": config.get("limit"),
-                "log_format": log_format(config)}
+    created = prepare_dir(config.to_dict(), run_dir)
+    settings = {"device": config.device, "limit": config.limit, "log_format": config.log_format}
     for u in units:
         write_json(run_dir / "plan" / f"{u.id}.json",
                    u.to_dict() | {"allowed_models": sorted(u.allowed_models) if u.allowed_models is not None
                                   else None, "settings": settings})
-    write_json(run_dir / PLAN_FILE, {"created": created, "config": config, "units": [u.id for u in units],
+    write_json(run_dir / PLAN_FILE, {"created": created, "config": config.to_dict(), "units": [u.id for u in units],
                                      "shards": {u.id: shard_count(u) for u in units if shard_count(u) > 1}})
     return units
 
@@ -71,31 +73,35 @@ def load_planned_unit(run_dir: Path, unit_id: str, cache: dict[str, Any] | None 
     return unit, spec["settings"]
 
 
-def _run_planned(run_dir: Path, unit_id: str, shard: int | None, progress: bool):
-    cache: dict[str, Any] = {}
-    unit, settings = load_planned_unit(run_dir, unit_id, cache)
-    record = cached_record(run_dir, unit, settings.get("log_format"))
-    if record is not None:
-        return (record, "skip") if shard is None else "skip"
-    device, limit = resolve_device(settings.get("device") or "cpu"), settings.get("limit")
-    check_inputs([unit], cache=cache, device=device, limit=limit)
-    if shard is not None:
-        return compute_shard(unit, shard, Path(run_dir), device=device, limit=limit, progress=progress,
-                             cache=cache)
-    return compute_unit(unit, Path(run_dir), device=device, log_format=settings.get("log_format"),
-                        limit=limit, progress=progress, cache=cache)
+def _checked_device(unit: Unit, settings: dict[str, Any], cache: dict[str, Any]) -> Any:
+    """The device here, after the unit's inputs are checked on it (as ``run`` checks them)."""
+    device = resolve_device(settings.get("device") or "cpu")
+    check_inputs([unit], cache=cache, device=device, limit=settings.get("limit"))
+    return device
 
 
 def run_planned_shard(run_dir: Path, unit_id: str, index: int, *, progress: bool = False) -> str:
     """Run shard ``index`` of one planned unit (``robustsuite run-unit DIR UNIT --shard K``): "done", "skip"
     (the unit is already finished) or "locked" (another process is computing that shard)."""
-    return _run_planned(run_dir, unit_id, index, progress)
+    cache: dict[str, Any] = {}
+    unit, settings = load_planned_unit(run_dir, unit_id, cache)
+    if cached_record(run_dir, unit, settings.get("log_format")) is not None:
+        return "skip"
+    return compute_shard(unit, index, Path(run_dir), device=_checked_device(unit, settings, cache),
+                         limit=settings.get("limit"), progress=progress, cache=cache)
 
 
 def run_planned_unit(run_dir: Path, unit_id: str, *, progress: bool = False) -> tuple[dict, str]:
     """Run one planned unit (``robustsuite run-unit``): ``(record, status)``; a finished unit is not redone
     ("skip"); raises :class:`robustsuite.run.lock.UnitLocked` when it is being computed elsewhere."""
-    return _run_planned(run_dir, unit_id, None, progress)
+    cache: dict[str, Any] = {}
+    unit, settings = load_planned_unit(run_dir, unit_id, cache)
+    record = cached_record(run_dir, unit, settings.get("log_format"))
+    if record is not None:
+        return record, "skip"
+    return compute_unit(unit, Path(run_dir), device=_checked_device(unit, settings, cache),
+                        log_format=settings.get("log_format"), limit=settings.get("limit"), progress=progress,
+                        cache=cache)
 
 
 def _finished_before(run_dir: Path, units: list[Unit], missing: list[str]) -> list[str]:
@@ -130,14 +136,15 @@ def collect(run_dir: Path, *, command: str = "") -> tuple[dict, list[str]]:
         meta = _read_json(plan_file, "the plan", run_dir)
         units = [Unit.from_dict(_read_json(run_dir / "plan" / f"{uid}.json", "a planned unit", run_dir))
                  for uid in meta["units"]]
+        config = RunConfig.recorded(meta["config"])
     elif run_file.is_file():
         meta = _read_json(run_file, "the run's config", run_dir)
-        units = plan(meta["config"])
+        config = RunConfig.parse(meta["config"])
+        units = plan(config)
     else:
         raise ConfigError(f"{run_dir} holds neither {PLAN_FILE} nor run.json; "
                           f"write a plan with `robustsuite plan CONFIG --out {run_dir} --write`")
-    config = meta["config"]
-    fmt = log_format(config)
+    fmt = config.log_format
     records, missing = [], []
     for u in units:
         record = cached_record(run_dir, u, fmt) or read_record(failed_path(run_dir, u), u, "failed")
@@ -162,6 +169,6 @@ def collect(run_dir: Path, *, command: str = "") -> tuple[dict, list[str]]:
                           "ones, because what they depend on changed since they ran: " + "; ".join(stale)
                           + f". The report is left as it was; recompute them with `robustsuite run CONFIG --out "
                           f"{run_dir}` (or `run-unit` jobs of a new plan)")
-    report = write_run_report(run_dir, records, config=config, seed=int(config.get("seed", 0) or 0),
-                              device=str(config.get("device", "cpu")), created=meta["created"], command=command)
+    report = write_run_report(run_dir, records, config=config.to_dict(), seed=config.seed, device=config.device,
+                              created=meta["created"], command=command)
     return report, missing

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .config import RunConfig
 from .provenance import check_run_dir, prepare_dir, write_run_report
-from .units import Unit, log_format, plan
+from .units import Unit, plan
 from .worker import cached_record, check_inputs, failed_path, lock_path, read_record, unit_path
 
 log = logging.getLogger("robustsuite")
@@ -31,7 +32,7 @@ def _failed_since(run_dir: Path, unit: Unit, since: float) -> dict | None:
     return record
 
 
-def forget_units(config: dict, run_dir: Path, unit_ids: Iterable[str], *, cache: dict[str, Any] | None = None
+def forget_units(config: RunConfig | Mapping[str, Any], run_dir: Path, unit_ids: Iterable[str], *, cache: dict[str, Any] | None = None
                  ) -> list[str]:
     """Remove the records of ``unit_ids`` (units of ``config``) from ``run_dir``, so the next run recomputes them:
     forces a unit to be computed again (an edited or damaged record is recomputed anyway). An id that is not a unit
@@ -55,10 +56,11 @@ def forget_units(config: dict, run_dir: Path, unit_ids: Iterable[str], *, cache:
     return wanted
 
 
-def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str = "",
+def execute(config: RunConfig | Mapping[str, Any], run_dir: Path, *, progress: bool = True, command: str = "",
             on_unit: Callable[[Unit, str], None] | None = None, executor=None,
             cache: dict[str, Any] | None = None) -> dict:
-    """Run every unfinished unit of ``config`` in ``run_dir``, then write the report; returns it.
+    """Run every unfinished unit of ``config`` (a :class:`RunConfig`; a dict is parsed first) in ``run_dir``, then
+    write the report; returns it.
 
     Before any unit starts, the units' inputs are checked (:func:`robustsuite.run.worker.check_inputs`): a bad spec,
     labels or model output raises here and nothing runs. ``executor`` computes the units
@@ -74,17 +76,19 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
     from .lock import wait_released
 
     check_run_dir(run_dir)  # a file in the way, a folder that cannot be written: before any work
+    config = RunConfig.parse(config)
     shared_cache: dict[str, Any] = {} if cache is None else cache
     units = plan(config, cache=shared_cache)
     executor = LocalExecutor() if executor is None else executor
-    device = executor.resolve_device(str(config.get("device", "cpu")))
-    fmt, limit, run_dir = log_format(config), config.get("limit"), Path(run_dir)
+    device = executor.resolve_device(config.device)
+    fmt, limit, run_dir = config.log_format, config.limit, Path(run_dir)
     records: list[dict | None] = [cached_record(run_dir, u, fmt) for u in units]
     todo = [i for i, r in enumerate(records) if r is None]
     check_inputs([units[i] for i in todo], cache=shared_cache, device=device if executor.name == "local" else "cpu",
                  limit=limit)
-    created = prepare_dir(config, run_dir)
+    created = prepare_dir(config.to_dict(), run_dir)
     started = time.time()
+    on_start = None if on_unit is None else (lambda u, notify=on_unit: notify(u, "start"))
 
     def report(unit: Unit, status: str) -> None:
         log.info("unit %s: %s", unit.id, {"skip": "finished already (reused)", "waiting": "being computed "
@@ -96,8 +100,8 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
         """Compute the units ``idx`` with the executor; returns those locked elsewhere."""
         locked = []
         for k, record, status in executor.compute(
-                [units[i] for i in idx], run_dir, config=config, device=device, log_format=fmt, limit=limit,
-                progress=progress, cache=shared_cache, on_start=(lambda u: on_unit(u, "start")) if on_unit else None):
+                [units[i] for i in idx], run_dir, config=config, device=device, progress=progress,
+                cache=shared_cache, on_start=on_start):
             i = idx[k]
             if status == "locked":
                 locked.append(i)
@@ -125,6 +129,5 @@ def execute(config: dict, run_dir: Path, *, progress: bool = True, command: str 
             report(units[i], "skip")
         elif not compute([i]):
             deferred.pop(0)
-    return write_run_report(run_dir, [r for r in records if r is not None], config=config,
-                            seed=int(config.get("seed", 0) or 0), device=str(device), created=created,
-                            command=command)
+    return write_run_report(run_dir, [r for r in records if r is not None], config=config.to_dict(),
+                            seed=config.seed, device=str(device), created=created, command=command)

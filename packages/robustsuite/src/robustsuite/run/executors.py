@@ -18,10 +18,13 @@ import os
 import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ConfigError
-from .resources import unit_resources
+from .config import RunConfig
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 EXECUTORS = ("local", "ray")
 STARTS = 3  # attempts at starting a local Ray (RayExecutor(start_attempts=...))
@@ -55,13 +58,12 @@ class LocalExecutor(_Executor):
         self.threads = requested_threads() if threads is None else threads
 
     def resolve_device(self, spec: str):
-        from .worker import resolve_device
+        from .resources import resolve_device
 
         return resolve_device(spec)
 
-    def compute(self, jobs: list, run_dir: Path, *, config: dict, device, log_format: str | None,
-                limit: int | None, progress: bool, cache: dict[str, Any],
-                on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
+    def compute(self, jobs: list, run_dir: Path, *, config: RunConfig, device, progress: bool,
+                cache: dict[str, Any], on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
         """Yield ``(index, record, status)`` per unit of ``jobs`` as it finishes; status "locked" (record
         ``None``) when another live process holds the unit's lock."""
         from robustsuite_common.threads import limited_threads
@@ -72,7 +74,8 @@ class LocalExecutor(_Executor):
         for k, unit in enumerate(jobs):
             try:
                 with limited_threads(self.threads):
-                    record, status = compute_unit(unit, run_dir, device=device, log_format=log_format, limit=limit,
+                    record, status = compute_unit(unit, run_dir, device=device, log_format=config.log_format,
+                                                  limit=config.limit,
                                                   progress=progress, cache=cache,
                                                   on_start=(lambda u=unit: on_start(u)) if on_start else None)
             except UnitLocked:
@@ -109,7 +112,8 @@ def compute_shard_remote(unit, index: int, run_dir: str, device_spec: str, limit
     """The body of a shard's Ray task: :func:`robustsuite.run.worker.compute_shard`. Returns its status, or
     ``"failed: <error>"``: a failed shard does not fail the unit's task, which computes missing shards itself
     (and then reports the error in the unit's record if it recurs)."""
-    from .worker import compute_shard, resolve_device
+    from .resources import resolve_device
+    from .worker import compute_shard
 
     with _working_dir(cwd):
         try:
@@ -128,7 +132,8 @@ def compute_remote(unit, run_dir: str, device_spec: str, log_format: str | None,
     :func:`robustsuite.run.worker.compute_unit`; ``(None, "locked")`` when a live process elsewhere holds the
     unit's lock. ``shards_done``: the results of the unit's shard tasks (Ray starts this task after them)."""
     from .lock import UnitLocked
-    from .worker import compute_unit, resolve_device, write_failure
+    from .resources import resolve_device
+    from .worker import compute_unit, write_failure
 
     with _working_dir(cwd):
         error = _identity_error(unit, limit, _worker_cache(run_token))
@@ -167,9 +172,10 @@ class RayExecutor(_Executor):
 
     def resolve_device(self, spec: str) -> str:
         """The device is resolved on each worker (the driver may have no GPU); here only its syntax is checked."""
-        from .worker import resolve_device
+        from .resources import resolve_device
 
-        return resolve_device(spec, here=False)
+        resolve_device(spec, here=False)
+        return spec
 
     def _connect(self) -> None:
         ray = self._ray
@@ -198,11 +204,12 @@ class RayExecutor(_Executor):
                                       "--num-cpus N` and pass --address auto") from e
         self._started = True
 
-    def compute(self, jobs: list, run_dir: Path, *, config: dict, device, log_format: str | None,
-                limit: int | None, progress: bool, cache: dict[str, Any],
-                on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
+    def compute(self, jobs: list, run_dir: Path, *, config: RunConfig, device, progress: bool,
+                cache: dict[str, Any], on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
         """Submit ``jobs`` at once; yield ``(index, record, status)`` in the order they finish."""
         import time
+
+        from ray.exceptions import RayError
 
         from .units import shard_count
         from .worker import write_failure
@@ -214,9 +221,10 @@ class RayExecutor(_Executor):
         task = ray.remote(compute_remote)
         run_dir = Path(run_dir).resolve()
         token = f"{run_dir}:{time.time_ns()}"
-        needs = [unit_resources(config, unit.method) for unit in jobs]
+        needs = [config.resources(unit.method) for unit in jobs]
         if not self.address:  # a local Ray does not grow: a request above its total would wait forever
             self._check_feasible(config, jobs, needs)
+        limit = config.limit
         shard_task = ray.remote(compute_shard_remote)
         refs = {}
         for k, (unit, need) in enumerate(zip(jobs, needs, strict=True)):
@@ -227,7 +235,7 @@ class RayExecutor(_Executor):
                 unit, j, str(run_dir), str(device), limit, os.getcwd(), token) for j in range(count)
                 if count > 1]
             ref = task.options(name=f"robustsuite:{unit.id}", **need).remote(
-                unit, str(run_dir), str(device), log_format, limit, os.getcwd(), token, *shards)
+                unit, str(run_dir), str(device), config.log_format, limit, os.getcwd(), token, *shards)
             refs[ref] = k
             if on_start:
                 on_start(unit)
@@ -238,23 +246,23 @@ class RayExecutor(_Executor):
                 k = refs[ref]
                 try:
                     record, status = ray.get(ref)
-                except ray.exceptions.RayError as e:  # the task's process died (OOM kill, lost node)
+                except RayError as e:  # the task's process died (OOM kill, lost node)
                     error = f"{type(e).__name__}: {e}"
                     record = write_failure(run_dir, jobs[k], error, traceback.format_exc())
                     status = "failed"
                 yield k, record, status
 
-    def _check_feasible(self, config: dict, jobs: list, needs: list[dict[str, Any]]) -> None:
+    def _check_feasible(self, config: RunConfig, jobs: list, needs: list[dict[str, Any]]) -> None:
         total = self._ray.cluster_resources()
         names = {"num_cpus": "CPU", "num_gpus": "GPU", "memory": "memory"}
         for unit, need in zip(jobs, needs, strict=True):
             for key, value in need.items():
                 have = total.get(names[key], 0)
                 if value > have:
-                    table = (config.get("methods") or {}).get(unit.method) or {}
+                    table, raw = (config.raw.get("methods") or {}).get(unit.method) or {}, config.raw
                     where = (f"methods.{unit.method}.resources" if key in (table.get("resources") or {}) else
-                             "resources" if key in (config.get("resources") or {}) else
-                             f"the default for device {config.get('device', 'cpu')!r}, resources")
+                             "resources" if key in (raw.get("resources") or {}) else
+                             f"the default for device {config.device!r}, resources")
                     raise ConfigError(f"{where}.{key} = {value} for {unit.method} units, but the local Ray has "
                                       f"{have:g} {names[key]} in all; lower it or pass --address of a larger "
                                       "cluster")
@@ -265,10 +273,35 @@ class RayExecutor(_Executor):
         self._started = False
 
 
+CPU_LOG = "cpu.log"
+
+
+def cpu_logged(job: str, run_dir: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """``fn(*args)`` (a unit's or a shard's task) with a line appended to ``RUN_DIR/cpu.log``: ``JOB USER SYSTEM
+    WALL rc=N``, the user and system CPU seconds of this worker process during the task, its wall seconds and its
+    status (0 done or finished already, 1 failed, 3 locked elsewhere); ``awk '{s+=$(NF-3)+$(NF-2)} END {print
+    s/3600}' cpu.log`` sums the CPU-hours of a run."""
+    import time
+
+    before, t0, rc = os.times(), time.perf_counter(), 1
+    try:
+        out = fn(*args)
+        status = out[1] if isinstance(out, tuple) else out
+        rc = 3 if status == "locked" else 1 if str(status).startswith("failed") else 0
+        return out
+    finally:
+        after = os.times()
+        line = (f"{job} {after.user - before.user:.2f} {after.system - before.system:.2f} "
+                f"{time.perf_counter() - t0:.2f} rc={rc}\n")
+        with open(Path(run_dir) / CPU_LOG, "a", encoding="utf-8") as f:
+            f.write(line)
+
+
 class ProcessExecutor(_Executor):
     """``--workers N``: the units, and the shards of sharded units (before the unit that merges them), in N spawned
     processes with one torch thread each (``ROBUSTSUITE_THREADS``), through the functions of the Ray tasks: the
-    same records as a serial run. Models stay loaded in a worker for its next task."""
+    same records as a serial run. Models stay loaded in a worker for its next task. Each task's CPU time goes to
+    ``RUN_DIR/cpu.log`` (:func:`cpu_logged`)."""
 
     name = "processes"
 
@@ -284,9 +317,8 @@ class ProcessExecutor(_Executor):
 
     resolve_device = LocalExecutor.resolve_device
 
-    def compute(self, jobs: list, run_dir: Path, *, config: dict, device, log_format: str | None,
-                limit: int | None, progress: bool, cache: dict[str, Any],
-                on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
+    def compute(self, jobs: list, run_dir: Path, *, config: RunConfig, device, progress: bool,
+                cache: dict[str, Any], on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
         """Yield ``(index, record, status)`` per unit of ``jobs`` as it finishes (in any order)."""
         from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -294,11 +326,15 @@ class ProcessExecutor(_Executor):
         from .worker import write_failure
 
         run, pool, token = (str(run_dir), str(device)), self._pool, os.urandom(8).hex()
-        shards = {k: {pool.submit(compute_shard_remote, u, j, *run, limit, os.getcwd(), token)
+        log_format, limit = config.log_format, config.limit
+        shards: dict[int, set[Future[Any]]] = {k: {pool.submit(cpu_logged, f"{u.id} --shard {j}", run[0], compute_shard_remote, u, j, *run,
+                                  limit, os.getcwd(), token)
                       for j in range(shard_count(u))} for k, u in enumerate(jobs) if shard_count(u) > 1}
-        units = {pool.submit(compute_remote, u, *run, log_format, limit, os.getcwd(), token): k
+        units: dict[Future[Any], int] = {pool.submit(cpu_logged, u.id, run[0], compute_remote, u, *run, log_format, limit, os.getcwd(),
+                             token): k
                  for k, u in enumerate(jobs) if k not in shards}
-        pending, started = set(units).union(*shards.values()), set()
+        pending: set[Future[Any]] = set(units).union(*shards.values())
+        started: set[int] = set()
         while pending:
             done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
             for f, k in units.items():  # ProcessPoolExecutor marks a future running as a worker takes it
@@ -310,7 +346,8 @@ class ProcessExecutor(_Executor):
                     k = next(i for i, fs in shards.items() if f in fs)
                     shards[k].discard(f)
                     if not shards[k]:
-                        g = pool.submit(compute_remote, jobs[k], *run, log_format, limit, os.getcwd(), token)
+                        g = pool.submit(cpu_logged, jobs[k].id, run[0], compute_remote, jobs[k], *run, log_format,
+                                        limit, os.getcwd(), token)
                         units[g] = k
                         pending.add(g)
                     continue

@@ -97,4 +97,6 @@ def wait_released(path: Path) -> None:
     """Block until nobody holds the lock at ``path``."""
     path = Path(path)
     if path.exists():
-        UnitLock(path, _lock(path, blocking=True)).release()
+        fd = _lock(path, blocking=True)
+        if fd is not None:
+            UnitLock(path, fd).release()

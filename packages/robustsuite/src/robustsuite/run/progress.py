@@ -14,6 +14,7 @@ from pathlib import Path
 
 from robustsuite_common.progress import Tally, clock, stage
 
+from .config import RunConfig
 from .units import Unit, shard_count
 
 INTERRUPTED = 130
@@ -50,7 +51,7 @@ def _live(console, tally: Tally, running: dict):
         sys.stderr = stderr
 
 
-def run_with_display(config: dict, out: Path, *, progress: bool, make_executor, locked_message=None) -> int:
+def run_with_display(config: RunConfig, out: Path, *, progress: bool, make_executor, locked_message=None) -> int:
     """Compute ``config`` into ``out`` with ``make_executor()`` (made once the config is planned) and the display
     above; the exit status (0, 1: a unit failed, 130: Ctrl-C)."""
     from rich.console import Console

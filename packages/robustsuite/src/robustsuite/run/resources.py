@@ -4,6 +4,7 @@ config. Resources change where a unit runs, never what it computes: they are not
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ConfigError
@@ -47,15 +48,7 @@ def _check_table(table: Any, where: str) -> dict[str, Any]:
     return out
 
 
-def check_resources(config: dict) -> None:
-    """Validate the ``[resources]`` table and every ``[methods.NAME.resources]`` table of ``config``."""
-    _check_table(config.get("resources"), "resources")
-    for name, table in (config.get("methods") or {}).items():
-        if isinstance(table, dict):
-            _check_table(table.get("resources"), f"methods.{name}.resources")
-
-
-def unit_resources(config: dict, method: str) -> dict[str, Any]:
+def unit_resources(config: Mapping[str, Any], method: str) -> dict[str, Any]:
     """What one unit of ``method`` asks the executor for: ``num_cpus`` (default 1), ``num_gpus`` (default 1
     when the run's ``device`` is ``cuda``/``cuda:N``, else 0) and ``memory`` in bytes (default: none reserved),
     overridden by the run's ``[resources]`` table, then by ``[methods.<method>.resources]``."""

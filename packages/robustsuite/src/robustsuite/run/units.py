@@ -1,26 +1,23 @@
-"""Planning: a TOML config (or a shipped benchmark, :mod:`robustsuite.benchmarks`) becomes independent units of
+"""Planning: a parsed run config (:class:`robustsuite.run.config.RunConfig`) becomes independent units of
 work (method × model × dataset × seed) as plain data (:class:`Unit`), each with the identity of everything
 that determines its result, so Ray or batch jobs can compute them (:mod:`robustsuite.run.worker`)."""
 
 from __future__ import annotations
 
 import logging
-import tomllib
-from collections.abc import Iterable
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from .. import runners
 from .._io import safe_name, stable_hash
-from ..errors import ConfigError
 from . import provenance
+from .config import RunConfig
+from .config import strings as strings  # the parameter walk, where the identity code has always found it
 
 log = logging.getLogger("robustsuite")
 # packages whose code computes every unit's numbers (the method's own distribution is added per unit)
 CORE_PACKAGES = ("robustsuite", "robustsuite-common", "torch", "numpy", "scipy", "transformers")
-RUN_KEYS = {"seed", "seeds", "device", "methods", "labels", "limit", "log_samples", "resources"}
-BENCHMARKS = Path(__file__).parents[1] / "benchmarks"
 
 
 @dataclass(frozen=True)
@@ -77,15 +74,6 @@ def _short(spec: str) -> str:
 def method_packages(method: str) -> tuple[str, ...]:
     """Distributions whose code computes ``method``'s numbers (the runner's ``PACKAGES``)."""
     return tuple(dict.fromkeys((*CORE_PACKAGES, *runners.get(method).PACKAGES)))
-
-
-def strings(obj) -> Iterable[str]:
-    """Every string inside a parameter value (specs hide in lists and tables)."""
-    if isinstance(obj, str):
-        yield obj
-    elif isinstance(obj, dict | list | tuple):
-        for v in obj.values() if isinstance(obj, dict) else obj:
-            yield from strings(v)
 
 
 def data_identity(spec: str, cache: dict[str, Any]) -> dict[str, str]:
@@ -145,151 +133,21 @@ def shard_count(unit: Unit) -> int:
     return runners.get(unit.method).shard_count(unit.params)
 
 
-def benchmarks() -> dict[str, Path]:
-    """The benchmark files shipped with robustsuite (``robustsuite benchmarks``), by name."""
-    return {p.stem: p for p in sorted(BENCHMARKS.glob("*.toml"))}
-
-
-def load_config(path: Path | str) -> dict:
-    """A TOML config file, or a shipped benchmark by name (``demo``, ``paper-cpu``)."""
-    path = Path(path)
-    if not path.is_file() and path.suffix != ".toml" and str(path) in benchmarks():
-        path = benchmarks()[str(path)]
-    try:
-        with open(path, "rb") as f:
-            config = tomllib.load(f)
-    except FileNotFoundError as e:
-        raise ConfigError(f"config file not found: {path} (shipped benchmarks: {', '.join(benchmarks())})") from e
-    except IsADirectoryError as e:
-        raise ConfigError(f"config must be a TOML file, got the directory {path}") from e
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"{path}: invalid TOML ({e})") from e
-    except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: not UTF-8 ({e.reason} at byte {e.start}); save the config as UTF-8") from e
-    if isinstance(config.get("methods"), dict):
-        config["methods"] = _relative_to(config["methods"], path.parent)
-    return config
-
-
-#: spec schemes whose value is a local path; ``hf:`` only when it starts with ``./`` or ``../``
-_PATH_SCHEMES = {"torch", "csv", "jsonl", "npz", "imagefolder", "idx", "hf-disk"}
-
-
-def _relative_to(obj: Any, base: Path) -> Any:
-    """``obj`` (a config's methods) with each spec's relative local path resolved against ``base`` (the config
-    file's folder), not the current directory: ``csv:data/reviews.csv`` beside the config is found from anywhere."""
-    if isinstance(obj, dict):
-        return {k: _relative_to(v, base) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [_relative_to(v, base) for v in obj]
-    if not isinstance(obj, str) or ":" not in obj:
-        return obj
-    scheme, _, value = obj.partition(":")
-    if not (scheme in _PATH_SCHEMES or (scheme == "hf" and value.startswith(("./", "../")))):
-        return obj
-    path, sep, query = value.partition("?")
-    if not path or Path(path).is_absolute() or path.startswith("~"):
-        return obj
-    return f"{scheme}:{base / path}{sep}{query}"
-
-
-def demo_config(methods: Iterable[str] | None = None, seed: int = 0, device: str = "cpu") -> dict:
-    """The shipped ``demo`` benchmark (every method, offline), optionally for a subset of its methods."""
-    config = load_config("demo")
-    chosen = list(methods) if methods else list(config["methods"])
-    unknown = [m for m in chosen if m not in config["methods"]]
-    if unknown:
-        raise ConfigError(f"unknown method {unknown[0]!r}; the demo has {sorted(config['methods'])}")
-    return config | {"seed": seed, "device": device, "methods": {m: config["methods"][m] for m in chosen}}
-
-
-def _check_int(config: dict, key: str, lo: int) -> int | None:
-    from robustsuite_common.checks import check_int
-
-    if config.get(key) is None:
-        return None
-    try:
-        return check_int(key, config[key], ge=lo)
-    except (TypeError, ValueError) as e:
-        raise ConfigError(str(e)) from None
-
-
-def _method_params(name: str, mod, overrides: dict) -> dict:
-    """The method's table validated (unknown keys, types, bounds, checks across keys) with defaults applied."""
-    mod.check_params(overrides)
-    return {**mod.DEFAULTS, **{k: v for k, v in overrides.items() if k != "labels"}}
-
-
-def plan(config: dict, *, cache: dict[str, Any] | None = None) -> list[Unit]:
-    """Validate ``config`` and expand it into units (method × target × seed), each with its identity (datasets
-    are loaded into ``cache`` for it, so a bad spec fails here)."""
-    from ..zoo import missing_path
-    from .resources import check_resources
-
-    unknown = set(config) - RUN_KEYS
-    if unknown:
-        raise ConfigError(f"unknown top-level config keys {sorted(unknown)}; allowed: {sorted(RUN_KEYS)}")
-    methods = config.get("methods")
-    if not isinstance(methods, dict) or not methods:
-        raise ConfigError("config needs a [methods.<name>] table for at least one method")
-    check_resources(config)  # where units run (executors.unit_resources), not part of any unit's identity
-    from .resources import resolve_device
-
-    resolve_device(str(config.get("device", "cpu")), here=False)  # its syntax; availability: check_inputs
-    seed = _check_int(config, "seed", 0) or 0
-    n_seeds = _check_int(config, "seeds", 1) or 1
-    limit = _check_int(config, "limit", 1)
+def plan(config: RunConfig | Mapping[str, Any], *, cache: dict[str, Any] | None = None) -> list[Unit]:
+    """Expand ``config`` (a :class:`RunConfig`; a dict is parsed first) into units (method × target × seed), each
+    with its identity (datasets are loaded into ``cache`` for it, so a bad spec fails here)."""
+    config = RunConfig.parse(config)
     cache = {} if cache is None else cache
     units = []
-    for name, overrides in methods.items():
-        mod = runners.get(name)
-        if not isinstance(overrides, dict):
-            raise ConfigError(f"[methods.{name}] must be a table")
-        overrides = {k: v for k, v in overrides.items() if k != "resources"}
-        labels = overrides.get("labels", config.get("labels"))
-        if labels is not None and not (isinstance(labels, list) and labels and all(isinstance(v, str | int) for v in labels)):
-            raise ConfigError(f"[methods.{name}] labels must be a non-empty list of class names in class-index order, "
-                              f"got {labels!r}")
-        params = _method_params(name, mod, overrides)
-        # a config that names its own models may only load the builtin models it names itself
-        names_models = bool({"model", "models", "targets"} & set(overrides))
-        allowed = frozenset(s for s in strings(overrides) if s.startswith("builtin:")) if names_models else None
-        if "targets" in overrides or ("targets" in params and not {"model", "models"} & set(overrides)):
-            targets = params.pop("targets")
-        else:
-            params.pop("targets", None)
-            targets = [[m, params.get("dataset")] for m in params.pop("models", None) or [params.get("model")]]
-        deterministic = not mod.SEEDED
-        seen_targets: set[tuple[str, str]] = set()
-        for target in targets:
-            if not (isinstance(target, list | tuple) and len(target) == 2 and all(isinstance(t, str) for t in target)):
-                raise ConfigError(f"[methods.{name}]: each target must be [model_spec, dataset_spec], got {target!r}")
-            if tuple(target) in seen_targets:
-                raise ConfigError(f"[methods.{name}]: target {list(target)!r} is listed twice (it would run twice as "
-                                  "two identical units); list it once")
-            seen_targets.add(tuple(target))
-            missing = missing_path(target[0])
-            if missing is not None:  # before any dataset is loaded for the identity
-                raise ConfigError(f"[methods.{name}] model {target[0]}: {missing} does not exist")
-            unit_params = {**params, "model": target[0], "dataset": target[1]}
-            if labels is not None:
-                unit_params["labels"] = [str(v) for v in labels]
-            for s in [seed] if deterministic else range(seed, seed + n_seeds):
-                ident = unit_identity(name, unit_params, None if deterministic else s, limit=limit, cache=cache)
-                units.append(Unit(name, target[0], target[1], unit_params, s, ident, allowed, deterministic))
+    for method in config.methods:
+        for model, dataset in method.targets:
+            unit_params = {**method.params, "model": model, "dataset": dataset}
+            if method.labels is not None:
+                unit_params["labels"] = list(method.labels)
+            for s in [config.seed] if method.deterministic else range(config.seed, config.seed + config.seeds):
+                ident = unit_identity(method.name, unit_params, None if method.deterministic else s,
+                                      limit=config.limit, cache=cache)
+                units.append(Unit(method.name, model, dataset, unit_params, s, ident, method.allowed_models,
+                                  method.deterministic))
     log.info("planned %d units", len(units))
     return units
-
-
-def log_format(config: dict) -> str | None:
-    """The ``log_samples`` format of a config (``None``: no per-sample records)."""
-    from ..report.samples import FORMATS
-
-    fmt = config.get("log_samples")
-    if fmt in (None, False):
-        return None
-    if fmt is True:
-        return "parquet"
-    if fmt not in FORMATS:
-        raise ConfigError(f"log_samples must be one of {FORMATS} (or true), got {fmt!r}")
-    return fmt

@@ -10,14 +10,18 @@ import time
 import traceback
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import runners
 from .._io import stable_hash, write_json
 from ..errors import ConfigError
 from ..report import Section
-from .resources import resolve_device  # noqa: F401 - where the executors import it from
-from .units import Unit, strings
+from .config import strings
+from .resources import resolve_device
+from .units import Unit
+
+if TYPE_CHECKING:
+    import torch
 
 log = logging.getLogger("robustsuite")
 
@@ -115,7 +119,8 @@ def torch_device_type() -> type:
     return torch.device
 
 
-def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device="cpu", limit: int | None = None) -> None:
+def check_inputs(units: Iterable[Unit], *, cache: dict[str, Any], device: str | torch.device | None = "cpu",
+                 limit: int | None = None) -> None:
     """Before any unit starts: every local model path exists; each unit's model and dataset load, the labels map
     onto the model's classes (explicit ``labels`` may not contradict its ``id2label``), and one forward pass on a
     few samples gives logits (N, K) with every class index below K — outputs that look like probabilities are

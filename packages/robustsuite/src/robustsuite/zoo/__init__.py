@@ -11,11 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode
 
 from ..errors import ModelSpecError
 from ..specs import SpecInfo, split_spec
 from .shipped import SHIPPED
+
+if TYPE_CHECKING:
+    import torch
 
 OUTPUTS = ("logits", "probabilities", "log_probabilities")
 MODEL_SPECS = [SpecInfo(f"builtin:{name}", "vision" if kind == "vision" else "text", f"{what} (shipped)")
@@ -91,7 +95,7 @@ def outputs_of(spec: str) -> tuple[str, str]:
     return base + (f"?{urlencode(rest)}" if rest else ""), declared[-1]
 
 
-def load_model(spec: str, *, device="cpu", trust_checkpoint: bool = False, allow_download: bool = False,
+def load_model(spec: str, *, device: str | torch.device = "cpu", trust_checkpoint: bool = False, allow_download: bool = False,
                progress: Callable | None = None):
     """Resolve a model spec to a vision ``nn.Module`` or a text classifier (``list[str] -> (N, K)`` logits)."""
     from . import external, shipped
@@ -111,7 +115,7 @@ def load_model(spec: str, *, device="cpu", trust_checkpoint: bool = False, allow
         model = external.load_torch(value, trust_checkpoint=trust_checkpoint)
     else:
         raise ModelSpecError(f"unknown model scheme {scheme!r} in {spec!r}; use builtin, hf, robustbench or torch")
-    if mean is not None:
+    if mean is not None and std is not None:
         from robustsuite_common.models import normalized
 
         if modality(scheme + ":" + value) == "text":

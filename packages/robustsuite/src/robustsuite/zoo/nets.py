@@ -12,6 +12,9 @@ from torch import nn
 class DigitsCNN(nn.Module):
     """Small CNN for 8×8 grey digits in [0, 1]; input normalisation lives inside (RobustBench style)."""
 
+    mean: torch.Tensor
+    std: torch.Tensor
+
     def __init__(self, num_classes: int = 10, width: int = 32):
         super().__init__()
         self.register_buffer("mean", torch.tensor(0.30))
@@ -33,6 +36,9 @@ class FashionCNN(nn.Module):
     """Three-conv CNN with BatchNorm for grey or colour images of any size ≥ 4×4 (adaptive pooling), in [0, 1];
     input normalisation inside (RobustBench style). ~157k parameters for 1 channel and 10 classes. The
     BatchNorm layers are what DENT adapts (transduct-attack)."""
+
+    mean: torch.Tensor
+    std: torch.Tensor
 
     def __init__(self, num_classes: int = 10, in_channels: int = 1, widths: tuple[int, int, int] = (16, 32, 64),
                  mean: float = 0.286, std: float = 0.353):

@@ -1,7 +1,7 @@
 """Build the visual attack's neighbour table over the whole Basic Multilingual Plane from GNU Unifont.
 
-    uv run python tools/zeroe_perturb/build_visual_unifont.py
-    uv run python tools/zeroe_perturb/build_visual_unifont.py --font /path/to/unifont.otf --k 20
+    uv run python tools/build/zeroe_perturb/build_visual_unifont.py
+    uv run python tools/build/zeroe_perturb/build_visual_unifont.py --font /path/to/unifont.otf --k 20
 
 Zéroe §3.3 (after VIPER, Eger et al. 2019) renders every BMP character with Pillow and takes each
 character's 20 nearest neighbours in a visual embedding; VIPER then replaces a character by one of them,
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OUT = ROOT / "packages" / "zeroe-perturb" / "src" / "zeroe_perturb" / "data" / "visual_neighbours_unifont.json"
 FONT_DIRS = [Path("/usr/share/fonts/opentype/unifont"), Path("/usr/share/fonts/truetype/unifont"), Path("/usr/share/fonts")]
 WORD_RE = re.compile(r"[^\W_]")  # the package's word characters (zeroe_perturb._tokens.WORD_RE)

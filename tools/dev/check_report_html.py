@@ -1,6 +1,6 @@
 """Open a run's report.html in headless Chromium and save a screenshot (the figures must show).
 
-Usage: uv run python tools/check_report_html.py RUN_DIR [--out screenshot.png]
+Usage: uv run python tools/dev/check_report_html.py RUN_DIR [--out screenshot.png]
 Needs Debian's chromium (apt-get install chromium). Exits 1 if the page did not render or if any
 embedded figure failed to decode (checked by the page itself and written into the DOM dump).
 """

@@ -8,7 +8,7 @@ shown, not run. A package README must run with that package alone: a block impor
 
 Also the one shape every package README follows (:data:`PACKAGE_SECTIONS`, :func:`shape_problems`).
 
-    uv run python tools/readme_blocks.py packages/certcal/README.md   # run one README's blocks here
+    uv run python tools/dev/readme_blocks.py packages/certcal/README.md   # run one README's blocks here
 """
 
 from __future__ import annotations

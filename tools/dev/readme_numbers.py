@@ -13,10 +13,10 @@ section of a committed demo report (``report.json``, schema 2.0; a 1.x report is
 hi]``), or a list of metrics (each shown with its interval as ``x [lo, hi]``). A table, column, section or metric
 the report no longer has (renamed, removed) is an error naming the README block and what the report has.
 
-    uv run python tools/readme_numbers.py                  # rewrite every marked block
-    uv run python tools/readme_numbers.py --check          # exit 1 if a block disagrees with its source
-    uv run python tools/readme_numbers.py --report runs/demo/report.json README.md
-    uv run python tools/readme_numbers.py --prose          # exit 1 if prose states an interval no record has
+    uv run python tools/dev/readme_numbers.py                  # rewrite every marked block
+    uv run python tools/dev/readme_numbers.py --check          # exit 1 if a block disagrees with its source
+    uv run python tools/dev/readme_numbers.py --report runs/demo/report.json README.md
+    uv run python tools/dev/readme_numbers.py --prose          # exit 1 if prose states an interval no record has
 
 Besides tables, a block can be a sentence (:class:`Sentence`): a template whose fields are a report metric or a
 table cell, each rendered ``x [lo, hi]``, and whose verdict fields say in words what the interval shows
@@ -41,7 +41,7 @@ from pathlib import Path
 from robustsuite.report import format_value as fmt  # the report's own cell format
 from robustsuite.report import migrate
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "packages/robustsuite/src/robustsuite/resources/manifest.json"
 DEFAULT_REPORT = ROOT / "docs/demo/report.json"  # where the integrator commits the demo report
 PAPER_CPU_REPORT = ROOT / "docs/benchmarks/paper-cpu/report.json"  # the recorded paper-cpu benchmark (issue 26)
@@ -449,14 +449,14 @@ def _load(path: Path, what: str) -> dict:
 def render_block(name: str, sources: dict[str, Callable[[], dict]], tables: dict | None = None) -> str:
     tables = TABLES if tables is None else tables
     if name not in tables:
-        raise NumbersError(f"unknown numbers block {name!r}; known: {sorted(tables)} (tools/readme_numbers.py TABLES)")
+        raise NumbersError(f"unknown numbers block {name!r}; known: {sorted(tables)} (tools/dev/readme_numbers.py TABLES)")
     spec = tables[name]
     try:
         body = spec.render(sources[spec.source]())
         meta = sources.get(f"{spec.source}-meta")
         return body if meta is None or isinstance(spec, Sentence) else f"{body}\n\n{cite(meta())}"
     except NumbersError as e:
-        raise NumbersError(f"README block {name!r}: {e} (renamed? update TABLES in tools/readme_numbers.py)") from None
+        raise NumbersError(f"README block {name!r}: {e} (renamed? update TABLES in tools/dev/readme_numbers.py)") from None
 
 
 def regenerate(text: str, sources: dict[str, Callable[[], dict]], tables: dict | None = None,

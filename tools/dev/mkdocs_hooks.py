@@ -19,7 +19,7 @@ from pathlib import Path
 
 from mkdocs.structure.files import File
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "packages/robustsuite/src/robustsuite/report/schema.json"
 BY_SUBMODULE = {"robustsuite_common"}  # its API reference lists every public submodule
 LINK = re.compile(r"(?<=\]\()(?P<target>[^)\s#]+)(?P<anchor>#[^)\s]*)?(?=\))")

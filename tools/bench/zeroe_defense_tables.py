@@ -5,7 +5,7 @@ adversarial-training recipe of §4.3: each defended model is fine-tuned from the
 the clean training texts plus one attacked copy each, attackers and levels low/mid/high in equal shares. Prints a
 Markdown table with the paper's Table 3 numbers (percentage points) beside ours and writes the JSON results.
 
-    uv run python tools/zeroe_perturb/defense_tables.py --out /tmp/zeroe_defense.json
+    uv run python tools/bench/zeroe_defense_tables.py --out /tmp/zeroe_defense.json
 
 Offline: needs only the shipped builtin model and data (robustsuite).
 """

@@ -1,6 +1,6 @@
 """Build zeroe-perturb's shipped demo texts: a small balanced subset of WordNet 3.0 noun glosses with their topic.
 
-    uv run python tools/zeroe_perturb/build_glosses.py [--check]
+    uv run python tools/build/zeroe_perturb/build_glosses.py [--check]
 
 Reads robustsuite's shipped ``resources/wordnet_topics.json.xz`` (itself rebuilt from Debian's WordNet by
 ``tools/build/build_builtin.py``), keeps the first 150 training and 40 test glosses of each of the 8 topics in file order,
@@ -16,7 +16,7 @@ import lzma
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 SOURCE = ROOT / "packages/robustsuite/src/robustsuite/resources/wordnet_topics.json.xz"
 LICENCE = ROOT / "packages/robustsuite/src/robustsuite/resources/LICENSE-WordNet"
 OUT = ROOT / "packages/zeroe-perturb/src/zeroe_perturb/data/wordnet_glosses.json.xz"

@@ -1,8 +1,8 @@
 """Install each package alone into an empty virtual environment, import it, and optionally run its tests.
 
 Usage:
-    uv run python tools/check_standalone.py [PACKAGE ...] [--tests]
-    uv run python tools/check_standalone.py [PACKAGE ...] --wheels [--dist DIR] [--torch SPECS]
+    uv run python tools/dev/check_standalone.py [PACKAGE ...] [--tests]
+    uv run python tools/dev/check_standalone.py [PACKAGE ...] --wheels [--dist DIR] [--torch SPECS]
         [--torch-with-vision SPECS] [--tests]
 
 Without ``--wheels`` a package is installed from its source directory with ``uv pip`` (the quick check that
@@ -39,7 +39,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = {"robustsuite-common": "robustsuite_common", "zeroe-perturb": "zeroe_perturb", "iortemp": "iortemp",
             "uncspan": "uncspan", "transduct-attack": "transduct_attack", "certcal": "certcal",
             "robustsuite": "robustsuite"}
