@@ -178,7 +178,7 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
         adv = uncspan.MisclassificationAttack(steps=5, keep_adv=False)(model, x, 0.2, seed=0, y=y)
         np.testing.assert_array_equal(joint.pgd[name].pred_adv, adv.pred_adv)
         np.testing.assert_array_equal(joint.pgd[name].conf_adv, adv.conf_adv)
-        aa = uncspan.robust_accuracy(model, x, y, 0.2, seed=0, attack=cheap)
+        aa = uncspan.robust_accuracy(model, x, y, eps=0.2, seed=0, attack=cheap)
         np.testing.assert_array_equal(joint.robust[name].robust, aa.robust)
         np.testing.assert_array_equal(joint.pred_robust[name], aa.pred_adv)
         row = next(r for r in joint.rows if r.model == name)
@@ -209,7 +209,7 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
 
 def test_eps_sweep_per_sample_round_trip_and_n_boot(linear_setup):
     models, x, y = linear_setup
-    sw = uncspan.eps_sweep(models["a"], x, y, [0.0, 0.2], steps=4, restarts=0, n_boot=250, seed=2)
+    sw = uncspan.eps_sweep(models["a"], x, y, eps=[0.0, 0.2], steps=4, restarts=0, n_boot=250, seed=2)
     for r in sw.rows:
         iv = mean_interval(sw.spans[r.eps].span, seed=2, n_resamples=250, bounds=(0.0, None))
         assert (r.mus_mean_ci_low, r.mus_mean_ci_high) == iv.ci
@@ -229,7 +229,7 @@ def test_ood_under_attack_keeps_the_scores_its_metrics_come_from(linear_setup):
     model = models["a"]
     g = torch.Generator().manual_seed(5)
     x_out = torch.rand(16, 1, 4, 4, generator=g) * 0.3
-    res = uncspan.ood_under_attack(model, x, x_out, [0.0, 0.3], steps=5, seed=0, n_boot=200)
+    res = uncspan.ood_under_attack(model, x, x_out, eps=[0.0, 0.3], steps=5, seed=0, n_boot=200)
     with torch.no_grad():
         p_in = torch.softmax(model(x).double(), -1)
         p_out = torch.softmax(model(x_out).double(), -1)
@@ -257,7 +257,7 @@ def test_ood_under_attack_keeps_the_scores_its_metrics_come_from(linear_setup):
     np.testing.assert_array_equal(back.pred_in, res.pred_in)
     assert "entropy_in" not in res.to_dict() and "entropy_out" not in res.to_dict()["rows"][0]
     with pytest.raises(ValueError, match="n_boot"):
-        uncspan.ood_under_attack(model, x, x_out, [0.0], n_boot=0)
+        uncspan.ood_under_attack(model, x, x_out, eps=[0.0], n_boot=0)
 
 
 def test_auroc_falls_reads_the_paired_change_or_else_the_first_and_last_intervals():

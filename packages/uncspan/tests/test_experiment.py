@@ -142,7 +142,7 @@ def test_records_carry_the_users_ids_and_names_and_recompute_the_tables(result, 
         assert res.value(f"{s}_under_widening") == pytest.approx((col["under_entropy"] - col["entropy"]).mean())
         assert res.value(f"{s}_over_widening") == pytest.approx((col["entropy"] - col["over_entropy"]).mean())
         for kind, p in (("clean", ""), ("over", "over_"), ("under", "under_")):
-            got = uncspan.signed_ece(col[f"{p}confidence"], col[f"{p}correct"], cfg.metrics.n_bins)
+            got = uncspan.signed_ece(col[f"{p}confidence"], col[f"{p}correct"], n_bins=cfg.metrics.n_bins)
             assert sece[row["model"]][kind] == pytest.approx(got)
         assert (col["over_entropy"] <= col["entropy"] + 1e-9).all() and (col["under_entropy"] >= col["entropy"] - 1e-9).all()
         assert not (col["robust"] & ~col["correct"]).any()  # robust implies correct on the clean input

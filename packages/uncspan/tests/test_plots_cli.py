@@ -6,7 +6,7 @@ from uncspan.cli import main
 
 def test_figures(std_model, at_model, digits, tmp_path):
     _, _, xte, yte = digits
-    spans = {m: uncertainty_span(model, xte[:50], 0.1, steps=5) for m, model in (("std", std_model), ("at", at_model))}
+    spans = {m: uncertainty_span(model, xte[:50], eps=0.1, steps=5) for m, model in (("std", std_model), ("at", at_model))}
     fig = plot_entropy_distributions(spans)
     assert len(fig.axes) == 4
     fig.savefig(tmp_path / "e.png")

@@ -26,7 +26,7 @@ def test_only_batches_are_moved_to_the_device(std_model, digits, monkeypatch):
 
     monkeypatch.setattr(torch.Tensor, "to", counting_to)
     res = UnderConfidenceAttack(steps=3, batch_size=8, random_start=True)(std_model, x, 0.1, seed=0)
-    uncertainty_span(std_model, x, 0.1, steps=2, batch_size=8, restarts=1)
+    uncertainty_span(std_model, x, eps=0.1, steps=2, batch_size=8, restarts=1)
     # PGD: the package's own attacks stream; AutoAttack (pyautoattack) receives the points as one tensor
     rank_models({"m": std_model}, x, yte[:50], 0.1, steps=2, batch_size=8, attack="pgd")
     monkeypatch.setattr(torch.Tensor, "to", original)
@@ -38,8 +38,8 @@ def test_loader_gives_the_same_span_as_a_tensor(std_model, digits):
     _, _, xte, yte = digits
     x, y = xte[:30], yte[:30]
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=7)
-    a = uncertainty_span(std_model, x, 0.1, steps=4, batch_size=7, seed=1)
-    b = uncertainty_span(std_model, loader, 0.1, steps=4, batch_size=7, seed=1)
+    a = uncertainty_span(std_model, x, eps=0.1, steps=4, batch_size=7, seed=1)
+    b = uncertainty_span(std_model, loader, eps=0.1, steps=4, batch_size=7, seed=1)
     # the same inputs and starts; float32 kernels may round differently on collated batches
     np.testing.assert_allclose(a.entropy_under, b.entropy_under, rtol=1e-4, atol=1e-7)
     np.testing.assert_allclose(a.entropy_over, b.entropy_over, rtol=1e-4, atol=1e-7)

@@ -18,9 +18,9 @@ def _paired_bootstrap_low(diff: np.ndarray, seed: int = 0, n_boot: int = 2000) -
 def runs(at_model, digits):
     _, _, xte, yte = digits
     x, y = xte[:80], yte[:80]
-    ce = uncertainty_span(at_model, x, 0.1, steps=20, under_objective="cross_entropy", restarts=0)
-    ent = uncertainty_span(at_model, x, 0.1, steps=20, under_objective="entropy", restarts=0)
-    default = uncertainty_span(at_model, x, 0.1, steps=20)
+    ce = uncertainty_span(at_model, x, eps=0.1, steps=20, under_objective="cross_entropy", restarts=0)
+    ent = uncertainty_span(at_model, x, eps=0.1, steps=20, under_objective="entropy", restarts=0)
+    default = uncertainty_span(at_model, x, eps=0.1, steps=20)
     return x, y, ce, ent, default
 
 

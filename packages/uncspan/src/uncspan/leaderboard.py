@@ -253,14 +253,14 @@ def rank_models(
         with using(model, outputs) as net:
             first = next(iter_batches(x, None, 1))[0]
             check_label_range("y", y, n_classes(net, first))  # labels against the model's classes, before any attack
-            sp = uncertainty_span(net, x, e, norm, steps, seed, optimizer=optimizer, restarts=restarts,
+            sp = uncertainty_span(net, x, eps=e, norm=norm, steps=steps, seed=seed, optimizer=optimizer, restarts=restarts,
                                   under_objective=under_objective, batch_size=batch_size, progress=progress)
             yx = y if isinstance(x, torch.Tensor) else None
-            rob = robust_accuracy(net, x, yx, e, norm=norm, attack=pgd if attack == "pgd" else attack, seed=seed0,
+            rob = robust_accuracy(net, x, yx, eps=e, norm=norm, attack=pgd if attack == "pgd" else attack, seed=seed0,
                                   batch_size=batch_size, progress=progress)
             extra = None
             if pgd_beside and rob.kind == "autoattack":
-                extra = robust_accuracy(net, x, yx, e, norm=norm, attack=pgd, seed=seed0, batch_size=batch_size,
+                extra = robust_accuracy(net, x, yx, eps=e, norm=norm, attack=pgd, seed=seed0, batch_size=batch_size,
                                         progress=progress)
         rows.append(leaderboard_row(name, sp, y, rob, pgd=extra, adversarially_trained=adversarially_trained.get(name),
                                     seed=seed0, n_boot=n_boot))

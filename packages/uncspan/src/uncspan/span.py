@@ -132,11 +132,11 @@ class UncertaintySpan:
 def uncertainty_span(
     model: nn.Module,
     x: torch.Tensor | Iterable,
+    *,
     eps: float,
     norm: str = "Linf",
     steps: int = 150,
     seed: int | None = 0,
-    *,
     optimizer: str = "pgd",
     random_start: bool = False,
     restarts: int = 1,

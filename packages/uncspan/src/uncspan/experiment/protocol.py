@@ -85,7 +85,7 @@ class _Run:
     def span(self, name: str, x: torch.Tensor, eps: float, steps: int, restarts: int, what: dict) -> UncertaintySpan:
         a = self.cfg.attack
         d = self.cached("span", name, what | {"eps": eps, "steps": steps, "restarts": restarts}, lambda: uncertainty_span(
-            self.models.ranked[name], x, eps, a.norm, steps, self.cfg.seed, optimizer=a.optimizer, restarts=restarts,
+            self.models.ranked[name], x, eps=eps, norm=a.norm, steps=steps, seed=self.cfg.seed, optimizer=a.optimizer, restarts=restarts,
             under_objective=list(a.under_objective), batch_size=a.batch_size, progress=self.progress).to_dict())
         return UncertaintySpan.from_dict(d)
 
@@ -97,7 +97,7 @@ class _Run:
         else:
             attack, parts = "pgd", what | {"pgd_steps": lb.pgd_steps}
         d = self.cached(kind, name, parts | {"eps": a.eps, "norm": a.norm, "optimizer": a.optimizer},
-                        lambda: robust_accuracy(self.models.ranked[name], x, y, a.eps, norm=a.norm, attack=attack,
+                        lambda: robust_accuracy(self.models.ranked[name], x, y, eps=a.eps, norm=a.norm, attack=attack,
                                                 seed=self.cfg.seed, steps=lb.pgd_steps, optimizer=a.optimizer,
                                                 batch_size=a.batch_size, progress=self.progress).to_dict())
         return RobustOutcome.from_dict(d)
@@ -342,7 +342,7 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         for name, m in osr_models.items():
             for kind, out in outliers.items():
                 d = r.cached(f"ood-{kind}", name, t5_what | {"outliers": _fingerprint(out.x)}, lambda m=m, out=out:
-                             ood_under_attack(m, xin, out.x, list(cfg.ood.eps), norm=a.norm, steps=a.steps,
+                             ood_under_attack(m, xin, out.x, eps=list(cfg.ood.eps), norm=a.norm, steps=a.steps,
                                               seed=cfg.seed, optimizer=a.optimizer, n_boot=mt.auroc_n_boot,
                                               batch_size=a.batch_size, progress=progress).to_dict(per_sample=True))
                 res = OODUnderAttack.from_dict(d)
