@@ -1,6 +1,7 @@
 """The comparisons read off the spans (entropy widening, adversarial training's effect on MUS, s-ECE under / clean /
 over), the per-sample outputs of the leaderboard, the ε-sweep and Table V, and their round trips through to_dict."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -172,8 +173,8 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
     models, x, y = linear_setup
     # AutoAttack's cheapest configuration (APGD-CE and APGD-DLR, 2 iterations): what the board keeps is tested here
     cheap = uncspan.AutoAttack(version="rand", n_iter=2, n_restarts=1)
-    kw = {"steps": 5, "seed": 0, "restarts": 0, "n_boot": 300, "attack": cheap}
-    joint = uncspan.rank_models(models, x, y, 0.2, adversarially_trained={"a": False, "b": True}, **kw)
+    cfg = uncspan.RankConfig(eps=0.2, steps=5, seed=0, restarts=0, n_boot=300, attack=cheap)
+    joint = uncspan.rank_models(models, x, y, config=cfg, adversarially_trained={"a": False, "b": True})
     for name, model in models.items():
         adv = uncspan.MisclassificationAttack(steps=5, keep_adv=False)(model, x, 0.2, seed=0, y=y)
         np.testing.assert_array_equal(joint.pgd[name].pred_adv, adv.pred_adv)
@@ -189,7 +190,7 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
             sp.entropy_clean.mean(), sp.entropy_over.mean(), sp.entropy_under.mean())
         iv = mean_interval(sp.span, seed=0, n_resamples=300, bounds=(0.0, None))
         assert (row.mus_mean_ci_low, row.mus_mean_ci_high) == iv.ci
-    parts = [uncspan.rank_models({k: m}, x, y, 0.2, adversarially_trained={k: k == "b"}, **kw)
+    parts = [uncspan.rank_models({k: m}, x, y, config=cfg, adversarially_trained={k: k == "b"})
              for k, m in models.items()]
     merged = Leaderboard.merge(*(Leaderboard.from_dict(json.loads(json.dumps(b.to_dict(per_sample=True))))
                                  for b in parts))
@@ -202,7 +203,7 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
     assert joint.columns[-4:] == ["entropy_clean", "entropy_over", "entropy_under", "at_chance"]
     with pytest.raises(ValueError, match="distinct"):
         Leaderboard.merge(parts[0], parts[0])
-    other = uncspan.rank_models({"c": models["a"]}, x, y, 0.1, **kw)
+    other = uncspan.rank_models({"c": models["a"]}, x, y, config=dataclasses.replace(cfg, eps=0.1))
     with pytest.raises(ValueError, match="eps"):
         Leaderboard.merge(parts[0], other)
 

@@ -9,7 +9,7 @@ def test_public_names_pinned():
         "SpanStatistic", "uncertainty_span", "mus", "msus", "ReliabilityBins", "reliability_bins", "signed_ece",
         "expected_calibration_error", "plot_entropy_distributions", "plot_reliability_diagrams",
         "KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
-        "LeaderboardRow", "Leaderboard", "rank_models", "load_robustbench_models", "robustbench_leaderboard",
+        "LeaderboardRow", "Leaderboard", "RankConfig", "rank_models", "load_robustbench_models", "robustbench_leaderboard",
         "STRONGEST_UNDER_OBJECTIVES", "leaderboard_row", "open_set_split", "match_images", "auroc_ci",
         "auroc_difference", "EpsSweepRow", "EpsSweep", "eps_sweep", "plot_eps_sweep", "PairedDifference",
         "paired_difference", "EntropyWidening", "entropy_widening", "mus_difference", "TrainingComparison",

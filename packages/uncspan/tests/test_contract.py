@@ -81,8 +81,8 @@ MODEL_ENTRIES: dict[str, Entry] = {
     "UnderConfidenceAttack": Entry(lambda m, x, y: uncspan.UnderConfidenceAttack(steps=1)(m, x, 0.1), y_name=None),
     "MisclassificationAttack": Entry(lambda m, x, y: uncspan.MisclassificationAttack(steps=1)(m, x, 0.1, y=y)),
     "uncertainty_span": Entry(lambda m, x, y: uncspan.uncertainty_span(m, x, eps=0.1, steps=1, restarts=0), y_name=None),
-    "rank_models": Entry(lambda m, x, y: uncspan.rank_models({"m": m}, x, y, 0.1, steps=1, restarts=0, n_boot=100,
-                                                             attack="pgd")),
+    "rank_models": Entry(lambda m, x, y: uncspan.rank_models({"m": m}, x, y, config=uncspan.RankConfig(
+        eps=0.1, steps=1, restarts=0, n_boot=100, attack="pgd"))),
     # the AutoAttack path with its cheapest configuration (version "rand": APGD-CE and APGD-DLR only, 2 iterations;
     # standard AutoAttack's Square runs 5,000 queries per robust point): the contract, not the attack, is tested here
     "robust_accuracy": Entry(lambda m, x, y: uncspan.robust_accuracy(m, x, y, eps=0.1, attack=uncspan.AutoAttack(
@@ -104,7 +104,8 @@ def _span(n: int = N) -> uncspan.UncertaintySpan:
 
 
 def _board() -> uncspan.Leaderboard:
-    return uncspan.rank_models({"a": Net()}, images(), labels(), 0.1, steps=1, restarts=0, n_boot=100, attack="pgd")
+    return uncspan.rank_models({"a": Net()}, images(), labels(),
+                               config=uncspan.RankConfig(eps=0.1, steps=1, restarts=0, n_boot=100, attack="pgd"))
 
 
 def _outcome(n: int = N) -> uncspan.RobustOutcome:
@@ -182,7 +183,7 @@ NO_MODEL_OR_DATA = {
     "__version__", "STRONGEST_UNDER_OBJECTIVES", "ROBUST_ATTACKS", "AttackResult", "UncertaintyAttack",
     "UncertaintySpan", "SpanStatistic", "ReliabilityBins", "PairedDifference", "EntropyWidening", "TrainingComparison",
     "TrainingEffect", "SpanSignedECE", "DetectionMetrics", "OODRow", "OODUnderAttack", "EpsSweepRow", "EpsSweep",
-    "LeaderboardRow", "Leaderboard", "AutoAttack", "RobustOutcome", "PGDGap", "EpistemicDecomposition",
+    "LeaderboardRow", "Leaderboard", "RankConfig", "AutoAttack", "RobustOutcome", "PGDGap", "EpistemicDecomposition",
     "load_robustbench_models",
 }
 

@@ -8,7 +8,15 @@ import torch
 
 import uncspan
 from robustsuite_common.testing import snapshot
-from uncspan import AutoAttack, MisclassificationAttack, RobustOutcome, pgd_gap, rank_models, robust_accuracy
+from uncspan import (
+    AutoAttack,
+    MisclassificationAttack,
+    RankConfig,
+    RobustOutcome,
+    pgd_gap,
+    rank_models,
+    robust_accuracy,
+)
 
 N, EPS, SEED = 10, 0.1, 3
 
@@ -58,15 +66,16 @@ def test_autoattack_is_never_above_pgd_on_the_same_points(aa_outcome, at_model):
 
 def test_rank_models_reports_autoattack_with_pgd_beside_it(aa_outcome, at_model):
     x, y, aa = aa_outcome
-    board = rank_models({"at": at_model}, x, y, EPS, steps=2, restarts=0, seed=SEED, n_boot=200)
+    board = rank_models({"at": at_model}, x, y, config=RankConfig(eps=EPS, steps=2, restarts=0, seed=SEED, n_boot=200))
     (row,) = board.rows
     assert row.robust_acc == aa.robust_accuracy and row.robust_attack == aa.attack
     assert row.pgd_robust_acc == robust_accuracy(at_model, x, y, eps=EPS, attack="pgd", steps=2).robust_accuracy
     assert row.pgd_minus_robust == pytest.approx(row.pgd_robust_acc - row.robust_acc)
-    only_pgd = rank_models({"at": at_model}, x, y, EPS, steps=2, restarts=0, seed=SEED, n_boot=200, attack="pgd")
+    only_pgd = rank_models({"at": at_model}, x, y,
+                           config=RankConfig(eps=EPS, steps=2, restarts=0, seed=SEED, n_boot=200, attack="pgd"))
     assert only_pgd.rows[0].robust_acc == row.pgd_robust_acc and only_pgd.rows[0].pgd_robust_acc is None
     with pytest.raises(ValueError, match=r"attack must be one of \['autoattack', 'pgd'\]"):
-        rank_models({"at": at_model}, x, y, EPS, attack="fgsm")
+        rank_models({"at": at_model}, x, y, config=RankConfig(eps=EPS, attack="fgsm"))
 
 
 def test_pgd_gap_reads_the_paired_interval():

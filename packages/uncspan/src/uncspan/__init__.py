@@ -37,6 +37,7 @@ from .calibration import ReliabilityBins, expected_calibration_error, reliabilit
 from .leaderboard import (
     Leaderboard,
     LeaderboardRow,
+    RankConfig,
     leaderboard_row,
     load_robustbench_models,
     rank_models,
@@ -139,6 +140,7 @@ __all__ = [
     # leaderboard
     "LeaderboardRow",
     "Leaderboard",
+    "RankConfig",
     "rank_models",
     "leaderboard_row",
     "load_robustbench_models",

@@ -109,17 +109,17 @@ def leaderboard(args) -> dict:
     """Rank RobustBench zoo models with local checkpoints by MUS (strongest attack, intervals)."""
     import torch
 
-    from . import robustbench_leaderboard
+    from . import RankConfig, robustbench_leaderboard
 
     if not args.model_dir.is_dir():
         raise UsageError(f"--model-dir {args.model_dir}: no such directory")
     x, y = _load_data(args.data, args.n)
     flags = {**{m: True for m in args.adversarially_trained}, **{m: False for m in args.standard}}
+    config = RankConfig(eps=args.eps, steps=args.steps, seed=args.seed, restarts=args.restarts, optimizer=args.optimizer,
+                        attack=args.attack, batch_size=args.batch_size, progress=args.progress)
     board = robustbench_leaderboard(
         args.names, x, y, model_dir=args.model_dir, dataset=args.dataset, threat_model=args.threat_model,
-        eps=args.eps, steps=args.steps, seed=args.seed, restarts=args.restarts, optimizer=args.optimizer,
-        adversarially_trained={k: v for k, v in flags.items() if k in args.names}, attack=args.attack,
-        device=args.device, batch_size=args.batch_size, progress=args.progress)
+        config=config, adversarially_trained={k: v for k, v in flags.items() if k in args.names}, device=args.device)
     res = {"leaderboard": board.to_dict(),
            "config": {"model_dir": str(args.model_dir), "data": str(args.data), "n": int(len(y)),
                       "dataset": args.dataset, "threat_model": args.threat_model, "eps": args.eps,
