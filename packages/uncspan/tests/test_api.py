@@ -23,7 +23,8 @@ def test_public_names_pinned():
 
     assert sorted(experiment.__all__) == sorted([
         "Config", "AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "AuditConfig", "PRESETS", "preset",
-        "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures", "paper_reference", "paper_row"])
+        "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures", "paper_values", "paper_reference",
+        "paper_row"])
 
 
 def test_import_does_not_pull_heavy_optional_modules():
