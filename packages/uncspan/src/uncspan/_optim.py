@@ -118,7 +118,7 @@ def minimise(
     loss_fn: LossFn,
     score_fn: LossFn,
     steps: int,
-    step_size: torch.Tensor,
+    step_size: torch.Tensor | None,
     optimizer: str,
     momentum: float,
     start: torch.Tensor,
@@ -148,10 +148,10 @@ def minimise(
 
 
 def _pgd(search: _Search, x: torch.Tensor, grad: torch.Tensor | None, x0: torch.Tensor, eps: torch.Tensor, *,
-         norm: str, steps: int, step_size: torch.Tensor) -> None:
+         norm: str, steps: int, step_size: torch.Tensor | None) -> None:
     """PGD with a fixed step: ``steps`` signed (L∞) or normalised (L2) gradient steps, each projected."""
     for k in range(steps):
-        assert grad is not None
+        assert grad is not None and step_size is not None
         x = project(x - step_size * _direction(grad, norm), x0, eps, norm)
         _, grad = search.step(x, k + 2, need_grad=k < steps - 1)
 

@@ -110,21 +110,22 @@ def eps_sweep(
     yt = labels_of(x, y)
     if isinstance(eps, int | float) or not isinstance(eps, Sequence) or not eps:
         raise ValueError("eps must be a non-empty sequence of budgets >= 0")
-    budgets = sorted({check_eps(e) for e in eps})
-    if not all(isinstance(e, float) for e in budgets):
+    checked = {check_eps(e) for e in eps}
+    budgets = sorted(e for e in checked if isinstance(e, float))
+    if len(budgets) != len(checked):
         raise ValueError("eps must hold scalar budgets")
     steps = check_int("steps", steps, ge=0)
     n_bins = check_int("n_bins", n_bins, ge=1)
     n_boot = check_int("n_boot", n_boot, ge=1)
-    seed = check_seed(seed)
-    seed = 0 if seed is None else seed
+    checked_seed = check_seed(seed)
+    seed = 0 if checked_seed is None else checked_seed
     yn = yt.numpy()
     spans = {}
     with using(model, outputs) as net:
         check_label_range("y", yt, n_classes(net, next(iter_batches(x, None, 1))[0]))
         for e in budgets:
-            spans[e] = uncertainty_span(net, x, eps=e, norm=norm, steps=steps if e > 0 else 0, seed=seed, optimizer=optimizer,
-                                        restarts=restarts if e > 0 else 0, under_objective=under_objective,
+            spans[e] = uncertainty_span(net, x, eps=e, norm=norm, steps=steps if e > 0 else 0, seed=seed,
+                                        optimizer=optimizer, restarts=restarts if e > 0 else 0, under_objective=under_objective,
                                         batch_size=batch_size, progress=progress)
     return sweep_from_spans(spans, yn, norm=norm, steps=steps, n_bins=n_bins, n_boot=n_boot, seed=seed)
 
