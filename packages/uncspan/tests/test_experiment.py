@@ -319,3 +319,13 @@ def test_paper_values_are_data_beside_the_experiment():
     cifar = [r for r in rows if r["dataset"] == "cifar10"]
     assert [r["mus_mean"] for r in cifar][3:] == sorted(r["mus_mean"] for r in cifar)[3:]  # as printed (MUS order)
     assert len(ref["table_v"]["rows"]) == 36
+
+
+def test_data_named_fills_missing_label_names_only():
+    x, y = torch.zeros(4, 1, 8, 8), torch.tensor([0, 1, 2, 1])
+    own = Split(x, y, label_names=("a", "b", "c"))
+    data = experiment.Data(test=Split(x, y), osr=own, open_set=Split(x, y), ood=Split(x, torch.full((4,), -1)))
+    named = data.named(("zero", "one", "two"), ("p", "q", "r"))
+    assert named.test.label_names == ("zero", "one", "two") and named.osr is own
+    assert named.open_set.label_names == ("p", "q", "r") and named.ood.label_names is None
+    assert experiment.Data(test=own).named(None).test is own
