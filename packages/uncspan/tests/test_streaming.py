@@ -74,7 +74,7 @@ _PEAK = textwrap.dedent('''
                           nn.Linear(4, 10)).eval()
     def run(n):
         loader = torch.utils.data.DataLoader(Lazy(n), batch_size=32)
-        return uncspan.uncertainty_span(model, loader, 8 / 255, steps=2, batch_size=32, restarts=0)
+        return uncspan.uncertainty_span(model, loader, eps=8 / 255, steps=2, batch_size=32, restarts=0)
     run(64)  # warm-up: allocator, kernels
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     run(int(sys.argv[1]))
