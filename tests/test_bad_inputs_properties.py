@@ -96,7 +96,7 @@ def test_uncspan_uncertainty_span(x, eps, seed, batch_size):
     import uncspan
 
     model = _model()
-    out = _check_outcome(lambda: uncspan.uncertainty_span(model, x, eps, steps=1, seed=seed, batch_size=batch_size),
+    out = _check_outcome(lambda: uncspan.uncertainty_span(model, x, eps=eps, steps=1, seed=seed, batch_size=batch_size),
                          {"x", "eps", "seed", "batch_size", "model"}, model)
     if not isinstance(out, Exception):
         assert len(out.span) == x.shape[0] and np.all(np.isfinite(out.entropy_clean))
@@ -201,6 +201,6 @@ def test_a_valid_input_gives_a_result(fn):
     y = torch.tensor([0, 1, 2])
     model = _model()
     call = {"certcal": lambda: certcal.BetaACE(steps=1)(model, x, y, 0.1),
-            "uncspan": lambda: uncspan.uncertainty_span(model, x, 0.1, steps=1),
+            "uncspan": lambda: uncspan.uncertainty_span(model, x, eps=0.1, steps=1),
             "transduct": lambda: ta.play_game(ta.NoAttack(), ta.StaticDefense(model), x, y, eps=0.1, batch_size=2)}
     assert not isinstance(_check_outcome(call[fn], set(), model), Exception)

@@ -179,12 +179,13 @@ def main() -> None:
     # 2. MUS attack throughput (uncspan) and its floor
     at = load_model("builtin:fashion-cnn-at").eval()
     xm, ym = x_all[: args.mus_images], y_all[: args.mus_images]
-    span_s = cpu_seconds(lambda: uncspan.uncertainty_span(at, xm, 0.1, "Linf", args.mus_steps, 0, restarts=0,
+    span_s = cpu_seconds(lambda: uncspan.uncertainty_span(at, xm, eps=0.1, norm="Linf", steps=args.mus_steps, seed=0,
+                                                          restarts=0,
                                                           under_objective="cross_entropy", batch_size=256),
                          args.repeats)
     # attack="pgd": the floor below counts PGD passes (rank_models' default robust accuracy is AutoAttack)
-    rank_s = cpu_seconds(lambda: uncspan.rank_models({"at": at}, xm, ym, 0.1, steps=args.mus_steps, seed=0,
-                                                     attack="pgd"),
+    rank_cfg = uncspan.RankConfig(eps=0.1, steps=args.mus_steps, seed=0, attack="pgd")
+    rank_s = cpu_seconds(lambda: uncspan.rank_models({"at": at}, xm, ym, config=rank_cfg),
                          args.repeats)
     fb_fashion = forward_backward_time(at, xm, args.repeats)
     steps_paper = args.mus_images * args.mus_steps * PAPER_ATTACKS

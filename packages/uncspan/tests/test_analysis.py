@@ -1,6 +1,7 @@
 """The comparisons read off the spans (entropy widening, adversarial training's effect on MUS, s-ECE under / clean /
 over), the per-sample outputs of the leaderboard, the ε-sweep and Table V, and their round trips through to_dict."""
 
+import dataclasses
 import json
 
 import numpy as np
@@ -172,13 +173,13 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
     models, x, y = linear_setup
     # AutoAttack's cheapest configuration (APGD-CE and APGD-DLR, 2 iterations): what the board keeps is tested here
     cheap = uncspan.AutoAttack(version="rand", n_iter=2, n_restarts=1)
-    kw = {"steps": 5, "seed": 0, "restarts": 0, "n_boot": 300, "attack": cheap}
-    joint = uncspan.rank_models(models, x, y, 0.2, adversarially_trained={"a": False, "b": True}, **kw)
+    cfg = uncspan.RankConfig(eps=0.2, steps=5, seed=0, restarts=0, n_boot=300, attack=cheap)
+    joint = uncspan.rank_models(models, x, y, config=cfg, adversarially_trained={"a": False, "b": True})
     for name, model in models.items():
         adv = uncspan.MisclassificationAttack(steps=5, keep_adv=False)(model, x, 0.2, seed=0, y=y)
         np.testing.assert_array_equal(joint.pgd[name].pred_adv, adv.pred_adv)
         np.testing.assert_array_equal(joint.pgd[name].conf_adv, adv.conf_adv)
-        aa = uncspan.robust_accuracy(model, x, y, 0.2, seed=0, attack=cheap)
+        aa = uncspan.robust_accuracy(model, x, y, eps=0.2, seed=0, attack=cheap)
         np.testing.assert_array_equal(joint.robust[name].robust, aa.robust)
         np.testing.assert_array_equal(joint.pred_robust[name], aa.pred_adv)
         row = next(r for r in joint.rows if r.model == name)
@@ -189,7 +190,7 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
             sp.entropy_clean.mean(), sp.entropy_over.mean(), sp.entropy_under.mean())
         iv = mean_interval(sp.span, seed=0, n_resamples=300, bounds=(0.0, None))
         assert (row.mus_mean_ci_low, row.mus_mean_ci_high) == iv.ci
-    parts = [uncspan.rank_models({k: m}, x, y, 0.2, adversarially_trained={k: k == "b"}, **kw)
+    parts = [uncspan.rank_models({k: m}, x, y, config=cfg, adversarially_trained={k: k == "b"})
              for k, m in models.items()]
     merged = Leaderboard.merge(*(Leaderboard.from_dict(json.loads(json.dumps(b.to_dict(per_sample=True))))
                                  for b in parts))
@@ -202,14 +203,14 @@ def test_leaderboard_keeps_per_sample_outputs_and_merges_like_one_ranking(linear
     assert joint.columns[-4:] == ["entropy_clean", "entropy_over", "entropy_under", "at_chance"]
     with pytest.raises(ValueError, match="distinct"):
         Leaderboard.merge(parts[0], parts[0])
-    other = uncspan.rank_models({"c": models["a"]}, x, y, 0.1, **kw)
+    other = uncspan.rank_models({"c": models["a"]}, x, y, config=dataclasses.replace(cfg, eps=0.1))
     with pytest.raises(ValueError, match="eps"):
         Leaderboard.merge(parts[0], other)
 
 
 def test_eps_sweep_per_sample_round_trip_and_n_boot(linear_setup):
     models, x, y = linear_setup
-    sw = uncspan.eps_sweep(models["a"], x, y, [0.0, 0.2], steps=4, restarts=0, n_boot=250, seed=2)
+    sw = uncspan.eps_sweep(models["a"], x, y, eps=[0.0, 0.2], steps=4, restarts=0, n_boot=250, seed=2)
     for r in sw.rows:
         iv = mean_interval(sw.spans[r.eps].span, seed=2, n_resamples=250, bounds=(0.0, None))
         assert (r.mus_mean_ci_low, r.mus_mean_ci_high) == iv.ci
@@ -229,7 +230,7 @@ def test_ood_under_attack_keeps_the_scores_its_metrics_come_from(linear_setup):
     model = models["a"]
     g = torch.Generator().manual_seed(5)
     x_out = torch.rand(16, 1, 4, 4, generator=g) * 0.3
-    res = uncspan.ood_under_attack(model, x, x_out, [0.0, 0.3], steps=5, seed=0, n_boot=200)
+    res = uncspan.ood_under_attack(model, x, x_out, eps=[0.0, 0.3], steps=5, seed=0, n_boot=200)
     with torch.no_grad():
         p_in = torch.softmax(model(x).double(), -1)
         p_out = torch.softmax(model(x_out).double(), -1)
@@ -257,7 +258,7 @@ def test_ood_under_attack_keeps_the_scores_its_metrics_come_from(linear_setup):
     np.testing.assert_array_equal(back.pred_in, res.pred_in)
     assert "entropy_in" not in res.to_dict() and "entropy_out" not in res.to_dict()["rows"][0]
     with pytest.raises(ValueError, match="n_boot"):
-        uncspan.ood_under_attack(model, x, x_out, [0.0], n_boot=0)
+        uncspan.ood_under_attack(model, x, x_out, eps=[0.0], n_boot=0)
 
 
 def test_auroc_falls_reads_the_paired_change_or_else_the_first_and_last_intervals():

@@ -9,7 +9,7 @@ def test_public_names_pinned():
         "SpanStatistic", "uncertainty_span", "mus", "msus", "ReliabilityBins", "reliability_bins", "signed_ece",
         "expected_calibration_error", "plot_entropy_distributions", "plot_reliability_diagrams",
         "KnownClassesModel", "DetectionMetrics", "detection_metrics", "OODRow", "OODUnderAttack", "ood_under_attack",
-        "LeaderboardRow", "Leaderboard", "rank_models", "load_robustbench_models", "robustbench_leaderboard",
+        "LeaderboardRow", "Leaderboard", "RankConfig", "rank_models", "load_robustbench_models", "robustbench_leaderboard",
         "STRONGEST_UNDER_OBJECTIVES", "leaderboard_row", "open_set_split", "match_images", "auroc_ci",
         "auroc_difference", "EpsSweepRow", "EpsSweep", "eps_sweep", "plot_eps_sweep", "PairedDifference",
         "paired_difference", "EntropyWidening", "entropy_widening", "mus_difference", "TrainingComparison",
@@ -23,7 +23,8 @@ def test_public_names_pinned():
 
     assert sorted(experiment.__all__) == sorted([
         "Config", "AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "AuditConfig", "PRESETS", "preset",
-        "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures", "paper_reference", "paper_row"])
+        "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures", "paper_values", "paper_reference",
+        "paper_row"])
 
 
 def test_import_does_not_pull_heavy_optional_modules():

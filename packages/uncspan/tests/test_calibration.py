@@ -22,7 +22,7 @@ def test_signed_ece_hand_computed():
 
 
 def test_bins_edges_and_last_bin():
-    b = reliability_bins(np.array([0.0, 0.2, 0.1999, 1.0, 0.99]), np.array([True, True, False, True, True]), 5)
+    b = reliability_bins(np.array([0.0, 0.2, 0.1999, 1.0, 0.99]), np.array([True, True, False, True, True]), n_bins=5)
     np.testing.assert_array_equal(b.counts, [2, 1, 0, 0, 2])  # 0.2 is left-closed into bin 1; 1.0 in bin 4
     np.testing.assert_allclose(b.centres, [0.1, 0.3, 0.5, 0.7, 0.9])
     assert np.isnan(b.accuracy[2])
@@ -41,12 +41,12 @@ def test_sign_means_over_confidence():
 def test_properties(pairs, n_bins):
     conf = np.array([p[0] for p in pairs])
     corr = np.array([p[1] for p in pairs])
-    s = signed_ece(conf, corr, n_bins)
-    assert abs(s) <= expected_calibration_error(conf, corr, n_bins) + 1e-12
+    s = signed_ece(conf, corr, n_bins=n_bins)
+    assert abs(s) <= expected_calibration_error(conf, corr, n_bins=n_bins) + 1e-12
     # with one bin the average-confidence variant is accuracy minus mean confidence
-    assert signed_ece(conf, corr, 1, expected="mean") == pytest.approx(corr.mean() - conf.mean(), abs=1e-12)
+    assert signed_ece(conf, corr, n_bins=1, expected="mean") == pytest.approx(corr.mean() - conf.mean(), abs=1e-12)
     # torch and numpy inputs agree
-    assert signed_ece(torch.tensor(conf), torch.tensor(corr), n_bins) == pytest.approx(s)
+    assert signed_ece(torch.tensor(conf), torch.tensor(corr), n_bins=n_bins) == pytest.approx(s)
 
 
 @pytest.mark.parametrize(

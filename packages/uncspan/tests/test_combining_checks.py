@@ -62,5 +62,5 @@ def test_channels_last_images_are_refused_before_the_model_sees_them():
     model = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(28 * 28, 4))
     model.register_forward_pre_hook(lambda *a: calls.append(1))
     with pytest.raises(ValueError, match="channels last"):
-        uncspan.uncertainty_span(model, torch.rand(3, 28, 28, 1), 0.01, steps=1)
+        uncspan.uncertainty_span(model, torch.rand(3, 28, 28, 1), eps=0.01, steps=1)
     assert calls == []

@@ -73,24 +73,24 @@ def _experiment(m, x, y):
 
 
 def _ood(m, x, y):
-    return uncspan.ood_under_attack(m, x, images(4) * 0.5, [0.0, 0.1], steps=1, n_boot=100)
+    return uncspan.ood_under_attack(m, x, images(4) * 0.5, eps=[0.0, 0.1], steps=1, n_boot=100)
 
 
 MODEL_ENTRIES: dict[str, Entry] = {
     "OverConfidenceAttack": Entry(lambda m, x, y: uncspan.OverConfidenceAttack(steps=1)(m, x, 0.1), y_name=None),
     "UnderConfidenceAttack": Entry(lambda m, x, y: uncspan.UnderConfidenceAttack(steps=1)(m, x, 0.1), y_name=None),
     "MisclassificationAttack": Entry(lambda m, x, y: uncspan.MisclassificationAttack(steps=1)(m, x, 0.1, y=y)),
-    "uncertainty_span": Entry(lambda m, x, y: uncspan.uncertainty_span(m, x, 0.1, steps=1, restarts=0), y_name=None),
-    "rank_models": Entry(lambda m, x, y: uncspan.rank_models({"m": m}, x, y, 0.1, steps=1, restarts=0, n_boot=100,
-                                                             attack="pgd")),
+    "uncertainty_span": Entry(lambda m, x, y: uncspan.uncertainty_span(m, x, eps=0.1, steps=1, restarts=0), y_name=None),
+    "rank_models": Entry(lambda m, x, y: uncspan.rank_models({"m": m}, x, y, config=uncspan.RankConfig(
+        eps=0.1, steps=1, restarts=0, n_boot=100, attack="pgd"))),
     # the AutoAttack path with its cheapest configuration (version "rand": APGD-CE and APGD-DLR only, 2 iterations;
     # standard AutoAttack's Square runs 5,000 queries per robust point): the contract, not the attack, is tested here
-    "robust_accuracy": Entry(lambda m, x, y: uncspan.robust_accuracy(m, x, y, 0.1, attack=uncspan.AutoAttack(
+    "robust_accuracy": Entry(lambda m, x, y: uncspan.robust_accuracy(m, x, y, eps=0.1, attack=uncspan.AutoAttack(
         version="rand", n_iter=2, n_restarts=1))),
-    "eps_sweep": Entry(lambda m, x, y: uncspan.eps_sweep(m, x, y, [0.0, 0.1], steps=1, restarts=0, n_boot=100)),
+    "eps_sweep": Entry(lambda m, x, y: uncspan.eps_sweep(m, x, y, eps=[0.0, 0.1], steps=1, restarts=0, n_boot=100)),
     "ood_under_attack": Entry(_ood, x_name="x_in", y_name=None),
     "KnownClassesModel": Entry(lambda m, x, y: uncspan.uncertainty_span(uncspan.KnownClassesModel(m, [0, 1, 2]), x,
-                                                                          0.1, steps=1, restarts=0), y_name=None),
+                                                                          eps=0.1, steps=1, restarts=0), y_name=None),
     "MCDropoutModel": Entry(lambda m, x, y: uncspan.MCDropoutModel(m, n_samples=2).decompose(x), y_name=None),
     "DeepEnsemble": Entry(lambda m, x, y: uncspan.DeepEnsemble([m, m]).decompose(x), y_name=None),
     "experiment": Entry(_experiment, x_name="data.test.x", y_name="data.test.y"),
@@ -100,11 +100,12 @@ MODEL_ENTRIES: dict[str, Entry] = {
 
 
 def _span(n: int = N) -> uncspan.UncertaintySpan:
-    return uncspan.uncertainty_span(Net(), images(n), 0.1, steps=1, restarts=0)
+    return uncspan.uncertainty_span(Net(), images(n), eps=0.1, steps=1, restarts=0)
 
 
 def _board() -> uncspan.Leaderboard:
-    return uncspan.rank_models({"a": Net()}, images(), labels(), 0.1, steps=1, restarts=0, n_boot=100, attack="pgd")
+    return uncspan.rank_models({"a": Net()}, images(), labels(),
+                               config=uncspan.RankConfig(eps=0.1, steps=1, restarts=0, n_boot=100, attack="pgd"))
 
 
 def _outcome(n: int = N) -> uncspan.RobustOutcome:
@@ -164,7 +165,7 @@ DATA_ENTRIES: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, dict
                                    {"spans": {"empty": {}, "an_array": np.ones(3)}}),
     "plot_reliability_diagrams": (uncspan.plot_reliability_diagrams, {"spans": {"m": _span()}, "y": labels()},
                                   {"y": BAD_Y, "spans": {"empty": {}}}),
-    "plot_eps_sweep": (uncspan.plot_eps_sweep, {"sweeps": uncspan.eps_sweep(Net(), images(), labels(), [0.0, 0.1],
+    "plot_eps_sweep": (uncspan.plot_eps_sweep, {"sweeps": uncspan.eps_sweep(Net(), images(), labels(), eps=[0.0, 0.1],
                                                                             steps=1, n_boot=100)},
                        {"sweeps": {"empty": {}, "a_span": {"m": _span()}}}),
     "open_set_split": (uncspan.open_set_split, {"x": images(), "y": labels(), "open_classes": [3]},
@@ -182,7 +183,7 @@ NO_MODEL_OR_DATA = {
     "__version__", "STRONGEST_UNDER_OBJECTIVES", "ROBUST_ATTACKS", "AttackResult", "UncertaintyAttack",
     "UncertaintySpan", "SpanStatistic", "ReliabilityBins", "PairedDifference", "EntropyWidening", "TrainingComparison",
     "TrainingEffect", "SpanSignedECE", "DetectionMetrics", "OODRow", "OODUnderAttack", "EpsSweepRow", "EpsSweep",
-    "LeaderboardRow", "Leaderboard", "AutoAttack", "RobustOutcome", "PGDGap", "EpistemicDecomposition",
+    "LeaderboardRow", "Leaderboard", "RankConfig", "AutoAttack", "RobustOutcome", "PGDGap", "EpistemicDecomposition",
     "load_robustbench_models",
 }
 

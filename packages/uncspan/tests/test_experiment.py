@@ -17,7 +17,8 @@ from robustsuite_common.experiment import MemoryStore, Split
 from robustsuite_common.intervals import mean_interval
 from uncspan import experiment
 from uncspan._demo import digits_experiment, load_digits_split, train_digits_model
-from uncspan.experiment import protocol
+from uncspan.experiment import checkpointed
+from uncspan.experiment.result import slug
 
 # the robustsuite runner's DEFAULTS before the experiment moved into the package (the demo's settings)
 OLD_DEFAULTS = {"n": 100, "eps": 0.1, "norm": "Linf", "steps": 20, "optimizer": "pgd", "restarts": 1,
@@ -123,7 +124,7 @@ def test_records_carry_the_users_ids_and_names_and_recompute_the_tables(result, 
     n = cfg.leaderboard.n
     sece = {r["model"]: r for r in res.tables["signed_ece"].records()}
     for row in res.leaderboard():
-        s = experiment.protocol.slug(row["model"])
+        s = slug(row["model"])
         rec = res.records[f"span-{s}"]
         assert [r["id"] for r in rec] == [f"row-{i}" for i in range(n)] and rec[3]["input"] == "test[3]"
         assert [r["label"] for r in rec] == [NAMES[int(v)] for v in data.test.y[:n]]
@@ -142,12 +143,12 @@ def test_records_carry_the_users_ids_and_names_and_recompute_the_tables(result, 
         assert res.value(f"{s}_under_widening") == pytest.approx((col["under_entropy"] - col["entropy"]).mean())
         assert res.value(f"{s}_over_widening") == pytest.approx((col["entropy"] - col["over_entropy"]).mean())
         for kind, p in (("clean", ""), ("over", "over_"), ("under", "under_")):
-            got = uncspan.signed_ece(col[f"{p}confidence"], col[f"{p}correct"], cfg.metrics.n_bins)
+            got = uncspan.signed_ece(col[f"{p}confidence"], col[f"{p}correct"], n_bins=cfg.metrics.n_bins)
             assert sece[row["model"]][kind] == pytest.approx(got)
         assert (col["over_entropy"] <= col["entropy"] + 1e-9).all() and (col["under_entropy"] >= col["entropy"] - 1e-9).all()
         assert not (col["robust"] & ~col["correct"]).any()  # robust implies correct on the clean input
     for row in res.tables["eps_sweep"].records():
-        rec = [r for r in res.records[f"sweep-{experiment.protocol.slug(row['model'])}"] if r["eps"] == row["eps"]]
+        rec = [r for r in res.records[f"sweep-{slug(row['model'])}"] if r["eps"] == row["eps"]]
         assert [r["id"] for r in rec] == [f"row-{i}" for i in range(cfg.sweep.n)]
         span = np.array([r["span"] for r in rec])
         assert row["mus_mean"] == pytest.approx(span.mean(), abs=1e-15)
@@ -174,7 +175,7 @@ def test_resume_reads_the_store_and_execution_fields_do_not_change_keys(result, 
     models, data = inputs
     n_keys = len(store)
     for name in ("uncertainty_span", "robust_accuracy", "ood_under_attack"):
-        monkeypatch.setattr(protocol, name, None)  # any attack now fails
+        monkeypatch.setattr(checkpointed, name, None)  # any attack now fails
     again = experiment.run(models, data, override(cfg, {"attack.batch_size": 5}), store=store, progress=False)
     assert again.tables == res.tables and again.metrics == res.metrics and again.records == res.records
     assert len(store) == n_keys
@@ -183,7 +184,7 @@ def test_resume_reads_the_store_and_execution_fields_do_not_change_keys(result, 
     def recomputed(*args, **kwargs):
         raise RuntimeError("span recomputed")
 
-    monkeypatch.setattr(protocol, "uncertainty_span", recomputed)
+    monkeypatch.setattr(checkpointed, "uncertainty_span", recomputed)
     with pytest.raises(RuntimeError, match="span recomputed"):
         experiment.run(models, data, override(cfg, {"attack.steps": 4}), store=store, progress=False)
 
@@ -257,7 +258,7 @@ def test_a_pgd_number_that_overstates_robustness_is_flagged(inputs, monkeypatch)
         robust = np.ones(n, bool) if attack == "pgd" else np.arange(n) % 4 == 0
         return uncspan.RobustOutcome("pgd" if attack == "pgd" else "autoattack", str(attack), robust, y, np.ones(n))
 
-    monkeypatch.setattr(protocol, "robust_accuracy", fake)
+    monkeypatch.setattr(checkpointed, "robust_accuracy", fake)
     cfg = from_dict(experiment.Config, {**SMALL, "leaderboard": {"n": n}, "sweep": {"eps": []}},
                     base=experiment.preset("demo"))
     one = experiment.Models({"digits-cnn": models.ranked["digits-cnn"]})
@@ -266,7 +267,7 @@ def test_a_pgd_number_that_overstates_robustness_is_flagged(inputs, monkeypatch)
     assert "1.000 under PGD" in w and "0.250 under AutoAttack" in w
     gap = res.metric("digits_cnn_pgd_minus_autoattack")
     assert gap.value == pytest.approx(0.75) and gap.interval.low > 0
-    monkeypatch.setattr(protocol, "robust_accuracy", lambda *a, attack, **k: fake(*a, attack="pgd", **k))
+    monkeypatch.setattr(checkpointed, "robust_accuracy", lambda *a, attack, **k: fake(*a, attack="pgd", **k))
     # a model the paper evaluated (by its RobustBench spec) gets the paper's Table IV row beside ours
     spec = "robustbench:cifar10/Linf/Peng2023Robust"
     same = experiment.run(experiment.Models({spec: models.ranked["digits-cnn"]}), experiment.Data(test=data.test),
@@ -305,8 +306,10 @@ def test_figures_are_drawn_from_the_result_alone(result):
     assert len(figs[0].figure.axes) == 4 and len(figs[1].figure.axes) == 4
 
 
-def test_paper_reference_is_data_beside_the_experiment():
-    ref = experiment.paper_reference()
+def test_paper_values_are_data_beside_the_experiment():
+    ref = experiment.paper_values()
+    with pytest.warns(DeprecationWarning, match="paper_values"):
+        assert experiment.paper_reference() == ref
     rows = ref["table_iv"]["rows"]
     assert len(rows) == 23 and ref["setup"]["points"] == 8000 and ref["setup"]["steps"] == 150
     c11 = experiment.paper_row("robustbench:cifar10/Linf/Peng2023Robust")
@@ -316,3 +319,13 @@ def test_paper_reference_is_data_beside_the_experiment():
     cifar = [r for r in rows if r["dataset"] == "cifar10"]
     assert [r["mus_mean"] for r in cifar][3:] == sorted(r["mus_mean"] for r in cifar)[3:]  # as printed (MUS order)
     assert len(ref["table_v"]["rows"]) == 36
+
+
+def test_data_named_fills_missing_label_names_only():
+    x, y = torch.zeros(4, 1, 8, 8), torch.tensor([0, 1, 2, 1])
+    own = Split(x, y, label_names=("a", "b", "c"))
+    data = experiment.Data(test=Split(x, y), osr=own, open_set=Split(x, y), ood=Split(x, torch.full((4,), -1)))
+    named = data.named(("zero", "one", "two"), ("p", "q", "r"))
+    assert named.test.label_names == ("zero", "one", "two") and named.osr is own
+    assert named.open_set.label_names == ("p", "q", "r") and named.ood.label_names is None
+    assert experiment.Data(test=own).named(None).test is own

@@ -4,15 +4,15 @@ import sys
 import pytest
 import torch
 
-from uncspan import load_robustbench_models, rank_models, robustbench_leaderboard
+from uncspan import RankConfig, load_robustbench_models, rank_models, robustbench_leaderboard
 
 
 def test_adversarial_training_shrinks_the_span(std_model, at_model, digits):
     """The paper's claim (Theorem IV.1, Table IV): the PGD-trained model has a smaller MUS and MSUS than
     the standard one, and more robust accuracy; the leaderboard ranks it first."""
     _, _, xte, yte = digits
-    board = rank_models({"standard": std_model, "adv-trained": at_model}, xte[:200], yte[:200], 0.1, steps=40,
-                        attack="pgd")
+    board = rank_models({"standard": std_model, "adv-trained": at_model}, xte[:200], yte[:200],
+                        config=RankConfig(eps=0.1, steps=40, attack="pgd"))
     first, second = board.rows
     assert first.model == "adv-trained"
     assert first.mus_mean < 0.8 * second.mus_mean
@@ -31,11 +31,11 @@ def test_adversarial_training_shrinks_the_span(std_model, at_model, digits):
 def test_rank_models_bad_inputs(std_model, digits):
     _, _, xte, yte = digits
     with pytest.raises(TypeError, match="models"):
-        rank_models({}, xte[:4], yte[:4], 0.1)
+        rank_models({}, xte[:4], yte[:4], config=RankConfig(eps=0.1))
     with pytest.raises(ValueError, match="y must"):
-        rank_models({"m": std_model}, xte[:4], yte[:3], 0.1)
+        rank_models({"m": std_model}, xte[:4], yte[:3], config=RankConfig(eps=0.1))
     with pytest.raises(TypeError, match="models\\['m'\\]"):
-        rank_models({"m": "not a model"}, xte[:4], yte[:4], 0.1)
+        rank_models({"m": "not a model"}, xte[:4], yte[:4], config=RankConfig(eps=0.1))
 
 
 def test_robustbench_missing_checkpoints_are_skipped_without_import(tmp_path, digits):
@@ -60,3 +60,16 @@ def test_missing_robustbench_extra_names_it(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "autoattack", torch)  # alias already "present"
     with pytest.raises(ImportError, match=r"uncspan\[robustbench\]"):
         load_robustbench_models(["M"], tmp_path)
+
+
+def test_rank_models_takes_its_config_and_old_keywords_one_more_release(std_model, digits):
+    _, _, xte, yte = digits
+    cfg = RankConfig(eps=0.1, steps=1, restarts=0, n_boot=100, attack="pgd")
+    new = rank_models({"m": std_model}, xte[:8], yte[:8], config=cfg)
+    with pytest.warns(DeprecationWarning, match="RankConfig"):
+        old = rank_models({"m": std_model}, xte[:8], yte[:8], eps=0.1, steps=1, restarts=0, n_boot=100, attack="pgd")
+    assert old.table() == new.table()
+    with pytest.raises(TypeError, match="epsilon"):
+        rank_models({"m": std_model}, xte[:8], yte[:8], epsilon=0.1)
+    with pytest.raises(ValueError):
+        RankConfig(steps=-1)

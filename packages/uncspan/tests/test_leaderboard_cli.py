@@ -6,7 +6,7 @@ import json
 import pytest
 import torch
 
-from uncspan import load_robustbench_models, rank_models
+from uncspan import RankConfig, load_robustbench_models, rank_models
 from uncspan.cli import main
 
 
@@ -65,6 +65,6 @@ def test_leaderboard_command_offline(zoo, no_network, tmp_path, capsys):
     # the same numbers as ranking the loaded models through the API
     d = torch.load(data, weights_only=True)
     models, _ = load_robustbench_models(names, model_dir)
-    ref = rank_models(models, d["x"], d["y"], 0.03, steps=3, restarts=1)
+    ref = rank_models(models, d["x"], d["y"], config=RankConfig(eps=0.03, steps=3, restarts=1))
     assert [r.model for r in ref.rows] == [r["model"] for r in rows]
     assert [r.mus_mean for r in ref.rows] == pytest.approx(mus)

@@ -79,7 +79,7 @@ def test_open_set_detection_degrades_under_attack(osr):
     """Table V's effect: the over-confidence attack on the outliers lowers AUROC/AUPR and raises FPR95."""
     model, x_in, x_out = osr
     before = x_out.clone()
-    res = ood_under_attack(model, x_in, x_out, [0.0, 0.05, 0.1], steps=20, seed=0)
+    res = ood_under_attack(model, x_in, x_out, eps=[0.0, 0.05, 0.1], steps=20, seed=0)
     assert torch.equal(x_out, before)
     clean, mid, big = (r.metrics for r in res.rows)
     assert [r.eps for r in res.rows] == [0.0, 0.05, 0.1]
@@ -94,11 +94,11 @@ def test_open_set_detection_degrades_under_attack(osr):
 def test_ood_bad_inputs(osr):
     model, x_in, x_out = osr
     with pytest.raises(ValueError, match="sample shape"):
-        ood_under_attack(model, x_in, x_out[:, :, :4, :4], [0.0])
+        ood_under_attack(model, x_in, x_out[:, :, :4, :4], eps=[0.0])
     with pytest.raises(ValueError, match="eps"):
-        ood_under_attack(model, x_in, x_out, [-0.1])
+        ood_under_attack(model, x_in, x_out, eps=[-0.1])
     with pytest.raises(ValueError, match="eps"):
-        ood_under_attack(model, x_in, x_out, [])
+        ood_under_attack(model, x_in, x_out, eps=[])
 
 
 def test_known_classes_model_restricts_logits(make_linear):

@@ -6,7 +6,7 @@ from uncspan.cli import main
 
 def test_figures(std_model, at_model, digits, tmp_path):
     _, _, xte, yte = digits
-    spans = {m: uncertainty_span(model, xte[:50], 0.1, steps=5) for m, model in (("std", std_model), ("at", at_model))}
+    spans = {m: uncertainty_span(model, xte[:50], eps=0.1, steps=5) for m, model in (("std", std_model), ("at", at_model))}
     fig = plot_entropy_distributions(spans)
     assert len(fig.axes) == 4
     fig.savefig(tmp_path / "e.png")
@@ -29,7 +29,7 @@ SMALL = ["--set", "attack.steps=2", "--set", "leaderboard.n=20", "--set", "leade
 def test_cli_demo_runs_the_experiment_and_resumes_from_its_store(tmp_path, capsys, monkeypatch):
     from uncspan import experiment
 
-    argv = ["demo", "--out", str(tmp_path), "--epochs", "3", *SMALL]
+    argv = ["experiment", "--out", str(tmp_path), "--epochs", "3", *SMALL]
     assert main(argv) == 0
     out = capsys.readouterr().out
     assert "leaderboard" in out and "s-ECE" in out and "Table V" in out
@@ -39,12 +39,12 @@ def test_cli_demo_runs_the_experiment_and_resumes_from_its_store(tmp_path, capsy
     for name in ("entropy-distributions", "reliability", "eps-sweep"):
         assert (tmp_path / f"{name}.png").stat().st_size > 1000
     # the second run reads every attack outcome from the store: no attack runs
-    import uncspan.experiment.protocol as protocol
+    from uncspan.experiment import checkpointed
 
-    monkeypatch.setattr(protocol, "uncertainty_span", None)
-    monkeypatch.setattr(protocol, "robust_accuracy", None)
-    monkeypatch.setattr(protocol, "ood_under_attack", None)
-    assert main(argv) == 0
+    monkeypatch.setattr(checkpointed, "uncertainty_span", None)
+    monkeypatch.setattr(checkpointed, "robust_accuracy", None)
+    monkeypatch.setattr(checkpointed, "ood_under_attack", None)
+    assert main(["demo", *argv[1:]]) == 0  # the old name of the command, kept as an alias
     assert experiment.Result.load(tmp_path / "result.json").to_dict() == res.to_dict()
 
 
@@ -53,6 +53,7 @@ def test_cli_demo_runs_the_experiment_and_resumes_from_its_store(tmp_path, capsy
     (["demo", "--set", "attack.steps=-1"], "attack.steps"),
     (["demo", "--set", "steps"], "KEY=VALUE"),
     (["demo", "--preset", "papr"], "preset must be one of"),
+    (["experiment", "--preset", "papr"], "preset must be one of"),
     (["leaderboard", "--model-dir", "/nonexistent-dir", "--data", "x.pt", "--names", "A"], "no such directory"),
 ])
 def test_cli_bad_input_exits_2_with_a_message(argv, message, capsys, tmp_path):

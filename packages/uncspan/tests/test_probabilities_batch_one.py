@@ -23,4 +23,4 @@ def test_uncertainty_span_refuses_a_softmax_model_at_any_batch_size(batch_size):
     torch.manual_seed(0)
     x = torch.rand(4, 1, 4, 4)
     with pytest.raises(ModelOutputError, match="probabilities"):
-        uncspan.uncertainty_span(_Softmax(), x, 0.01, steps=1, batch_size=batch_size)
+        uncspan.uncertainty_span(_Softmax(), x, eps=0.01, steps=1, batch_size=batch_size)

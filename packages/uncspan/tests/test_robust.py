@@ -8,7 +8,15 @@ import torch
 
 import uncspan
 from robustsuite_common.testing import snapshot
-from uncspan import AutoAttack, MisclassificationAttack, RobustOutcome, pgd_gap, rank_models, robust_accuracy
+from uncspan import (
+    AutoAttack,
+    MisclassificationAttack,
+    RankConfig,
+    RobustOutcome,
+    pgd_gap,
+    rank_models,
+    robust_accuracy,
+)
 
 N, EPS, SEED = 10, 0.1, 3
 
@@ -18,7 +26,7 @@ def aa_outcome(at_model, digits):
     _, _, xte, yte = digits
     x, y = xte[:N], yte[:N]
     before, rng = snapshot(at_model), torch.get_rng_state()
-    out = robust_accuracy(at_model, x, y, EPS, seed=SEED)  # the default: standard AutoAttack
+    out = robust_accuracy(at_model, x, y, eps=EPS, seed=SEED)  # the default: standard AutoAttack
     before.assert_same(at_model)
     assert torch.equal(torch.get_rng_state(), rng)  # the caller's RNG is untouched
     return x, y, out
@@ -46,11 +54,11 @@ def test_default_robust_accuracy_is_pyautoattacks_standard_evaluation(aa_outcome
 
 def test_autoattack_is_never_above_pgd_on_the_same_points(aa_outcome, at_model):
     x, y, aa = aa_outcome
-    pgd = robust_accuracy(at_model, x, y, EPS, attack="pgd", steps=20)
+    pgd = robust_accuracy(at_model, x, y, eps=EPS, attack="pgd", steps=20)
     assert pgd.kind == "pgd" and pgd.attack.startswith("PGD (pgd, 20 steps")
     assert aa.robust_accuracy <= pgd.robust_accuracy
     # an attack object gives the same as its name with the same settings
-    obj = robust_accuracy(at_model, x, y, EPS, attack=MisclassificationAttack(steps=20, keep_adv=False))
+    obj = robust_accuracy(at_model, x, y, eps=EPS, attack=MisclassificationAttack(steps=20, keep_adv=False))
     np.testing.assert_array_equal(obj.robust, pgd.robust)
     res = MisclassificationAttack(steps=20)(at_model, x, EPS, y=y)
     np.testing.assert_array_equal(pgd.robust, res.pred_adv == y.numpy())
@@ -58,15 +66,16 @@ def test_autoattack_is_never_above_pgd_on_the_same_points(aa_outcome, at_model):
 
 def test_rank_models_reports_autoattack_with_pgd_beside_it(aa_outcome, at_model):
     x, y, aa = aa_outcome
-    board = rank_models({"at": at_model}, x, y, EPS, steps=2, restarts=0, seed=SEED, n_boot=200)
+    board = rank_models({"at": at_model}, x, y, config=RankConfig(eps=EPS, steps=2, restarts=0, seed=SEED, n_boot=200))
     (row,) = board.rows
     assert row.robust_acc == aa.robust_accuracy and row.robust_attack == aa.attack
-    assert row.pgd_robust_acc == robust_accuracy(at_model, x, y, EPS, attack="pgd", steps=2).robust_accuracy
+    assert row.pgd_robust_acc == robust_accuracy(at_model, x, y, eps=EPS, attack="pgd", steps=2).robust_accuracy
     assert row.pgd_minus_robust == pytest.approx(row.pgd_robust_acc - row.robust_acc)
-    only_pgd = rank_models({"at": at_model}, x, y, EPS, steps=2, restarts=0, seed=SEED, n_boot=200, attack="pgd")
+    only_pgd = rank_models({"at": at_model}, x, y,
+                           config=RankConfig(eps=EPS, steps=2, restarts=0, seed=SEED, n_boot=200, attack="pgd"))
     assert only_pgd.rows[0].robust_acc == row.pgd_robust_acc and only_pgd.rows[0].pgd_robust_acc is None
     with pytest.raises(ValueError, match=r"attack must be one of \['autoattack', 'pgd'\]"):
-        rank_models({"at": at_model}, x, y, EPS, attack="fgsm")
+        rank_models({"at": at_model}, x, y, config=RankConfig(eps=EPS, attack="fgsm"))
 
 
 def test_pgd_gap_reads_the_paired_interval():
@@ -90,10 +99,10 @@ def test_autoattack_object_and_bad_settings(at_model, digits):
         AutoAttack(version="fast")
     with pytest.raises(ValueError, match="n_iter"):
         AutoAttack(n_iter=0)
-    out = robust_accuracy(at_model, xte[:4], yte[:4], 0.0)  # no budget: the clean predictions, no attack
+    out = robust_accuracy(at_model, xte[:4], yte[:4], eps=0.0)  # no budget: the clean predictions, no attack
     assert out.attack.startswith("AutoAttack standard at eps=0")
     with torch.no_grad():
         np.testing.assert_array_equal(out.robust, (at_model(xte[:4]).argmax(1) == yte[:4]).numpy())
     two = uncspan.KnownClassesModel(at_model, [0, 1])
     with pytest.raises(ValueError, match="at least 4"):
-        robust_accuracy(two, xte[:4], torch.zeros(4, dtype=torch.int64), EPS)
+        robust_accuracy(two, xte[:4], torch.zeros(4, dtype=torch.int64), eps=EPS)

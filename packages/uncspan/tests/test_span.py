@@ -32,8 +32,8 @@ def test_uncertainty_span_properties_and_determinism(std_model, digits):
     _, _, xte, _ = digits
     x = xte[:40].clone()
     x0 = x.clone()
-    a = uncertainty_span(std_model, x, 0.1, steps=10, seed=3, random_start=True)
-    b = uncertainty_span(std_model, x, 0.1, steps=10, seed=3, random_start=True)
+    a = uncertainty_span(std_model, x, eps=0.1, steps=10, seed=3, random_start=True)
+    b = uncertainty_span(std_model, x, eps=0.1, steps=10, seed=3, random_start=True)
     assert torch.equal(x, x0)
     np.testing.assert_array_equal(a.entropy_under, b.entropy_under)
     np.testing.assert_array_equal(a.entropy_over, b.entropy_over)
@@ -44,25 +44,25 @@ def test_uncertainty_span_properties_and_determinism(std_model, digits):
     d = json.loads(json.dumps(a.to_dict()))
     assert d["norm"] == "Linf" and len(d["entropy_clean"]) == 40
     # a larger budget gives a wider span (monotone in eps on average)
-    wide = uncertainty_span(std_model, x, 0.2, steps=10)
-    assert wide.mus.mean > uncertainty_span(std_model, x, 0.05, steps=10).mus.mean
+    wide = uncertainty_span(std_model, x, eps=0.2, steps=10)
+    assert wide.mus.mean > uncertainty_span(std_model, x, eps=0.05, steps=10).mus.mean
 
 
 def test_uncertainty_span_bad_inputs(std_model, digits):
     _, _, xte, _ = digits
     with pytest.raises(TypeError, match="scalar"):
-        uncertainty_span(std_model, xte[:2], [0.1, 0.1])
+        uncertainty_span(std_model, xte[:2], eps=[0.1, 0.1])
     with pytest.raises(ValueError, match="norm"):
-        uncertainty_span(std_model, xte[:2], 0.1, norm="linf")
+        uncertainty_span(std_model, xte[:2], eps=0.1, norm="linf")
     with pytest.raises(ValueError, match="steps"):
-        uncertainty_span(std_model, xte[:2], 0.1, steps=-3)
+        uncertainty_span(std_model, xte[:2], eps=0.1, steps=-3)
     with pytest.raises(ValueError, match="objective"):
-        uncertainty_span(std_model, xte[:2], 0.1, under_objective="mse")
+        uncertainty_span(std_model, xte[:2], eps=0.1, under_objective="mse")
 
 
 def test_span_round_trips_through_dict(std_model, digits):
     _, _, xte, _ = digits
-    sp = uncertainty_span(std_model, xte[:10], 0.1, steps=3)
+    sp = uncertainty_span(std_model, xte[:10], eps=0.1, steps=3)
     back = type(sp).from_dict(json.loads(json.dumps(sp.to_dict())))
     np.testing.assert_array_equal(back.entropy_under, sp.entropy_under)
     np.testing.assert_array_equal(back.pred_over, sp.pred_over)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from uncspan import OverConfidenceAttack, UnderConfidenceAttack, rank_models, uncertainty_span
+from uncspan import OverConfidenceAttack, RankConfig, UnderConfidenceAttack, rank_models, uncertainty_span
 
 
 def test_only_batches_are_moved_to_the_device(std_model, digits, monkeypatch):
@@ -26,9 +26,9 @@ def test_only_batches_are_moved_to_the_device(std_model, digits, monkeypatch):
 
     monkeypatch.setattr(torch.Tensor, "to", counting_to)
     res = UnderConfidenceAttack(steps=3, batch_size=8, random_start=True)(std_model, x, 0.1, seed=0)
-    uncertainty_span(std_model, x, 0.1, steps=2, batch_size=8, restarts=1)
+    uncertainty_span(std_model, x, eps=0.1, steps=2, batch_size=8, restarts=1)
     # PGD: the package's own attacks stream; AutoAttack (pyautoattack) receives the points as one tensor
-    rank_models({"m": std_model}, x, yte[:50], 0.1, steps=2, batch_size=8, attack="pgd")
+    rank_models({"m": std_model}, x, yte[:50], config=RankConfig(eps=0.1, steps=2, batch_size=8, attack="pgd"))
     monkeypatch.setattr(torch.Tensor, "to", original)
     assert moved and max(moved) <= 8
     assert res.x_adv.shape == x.shape
@@ -38,14 +38,15 @@ def test_loader_gives_the_same_span_as_a_tensor(std_model, digits):
     _, _, xte, yte = digits
     x, y = xte[:30], yte[:30]
     loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x, y), batch_size=7)
-    a = uncertainty_span(std_model, x, 0.1, steps=4, batch_size=7, seed=1)
-    b = uncertainty_span(std_model, loader, 0.1, steps=4, batch_size=7, seed=1)
+    a = uncertainty_span(std_model, x, eps=0.1, steps=4, batch_size=7, seed=1)
+    b = uncertainty_span(std_model, loader, eps=0.1, steps=4, batch_size=7, seed=1)
     # the same inputs and starts; float32 kernels may round differently on collated batches
     np.testing.assert_allclose(a.entropy_under, b.entropy_under, rtol=1e-4, atol=1e-7)
     np.testing.assert_allclose(a.entropy_over, b.entropy_over, rtol=1e-4, atol=1e-7)
     # PGD for robust accuracy: AutoAttack runs per loader batch (its random starts depend on the batching)
-    board = rank_models({"m": std_model}, loader, None, 0.1, steps=4, batch_size=7, seed=1, attack="pgd")
-    ref = rank_models({"m": std_model}, x, y, 0.1, steps=4, batch_size=7, seed=1, attack="pgd")
+    cfg = RankConfig(eps=0.1, steps=4, batch_size=7, seed=1, attack="pgd")
+    board = rank_models({"m": std_model}, loader, None, config=cfg)
+    ref = rank_models({"m": std_model}, x, y, config=cfg)
     got, want = board.rows[0].to_dict(), ref.rows[0].to_dict()
     assert got.keys() == want.keys()
     for k, v in want.items():
@@ -73,7 +74,7 @@ _PEAK = textwrap.dedent('''
                           nn.Linear(4, 10)).eval()
     def run(n):
         loader = torch.utils.data.DataLoader(Lazy(n), batch_size=32)
-        return uncspan.uncertainty_span(model, loader, 8 / 255, steps=2, batch_size=32, restarts=0)
+        return uncspan.uncertainty_span(model, loader, eps=8 / 255, steps=2, batch_size=32, restarts=0)
     run(64)  # warm-up: allocator, kernels
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     run(int(sys.argv[1]))

@@ -5,7 +5,7 @@ rank_models."""
 import numpy as np
 import pytest
 
-from uncspan import UnderConfidenceAttack, rank_models, uncertainty_span
+from uncspan import RankConfig, UnderConfidenceAttack, rank_models, uncertainty_span
 
 
 def _paired_bootstrap_low(diff: np.ndarray, seed: int = 0, n_boot: int = 2000) -> float:
@@ -18,9 +18,9 @@ def _paired_bootstrap_low(diff: np.ndarray, seed: int = 0, n_boot: int = 2000) -
 def runs(at_model, digits):
     _, _, xte, yte = digits
     x, y = xte[:80], yte[:80]
-    ce = uncertainty_span(at_model, x, 0.1, steps=20, under_objective="cross_entropy", restarts=0)
-    ent = uncertainty_span(at_model, x, 0.1, steps=20, under_objective="entropy", restarts=0)
-    default = uncertainty_span(at_model, x, 0.1, steps=20)
+    ce = uncertainty_span(at_model, x, eps=0.1, steps=20, under_objective="cross_entropy", restarts=0)
+    ent = uncertainty_span(at_model, x, eps=0.1, steps=20, under_objective="entropy", restarts=0)
+    default = uncertainty_span(at_model, x, eps=0.1, steps=20)
     return x, y, ce, ent, default
 
 
@@ -40,7 +40,8 @@ def test_default_reaches_at_least_each_objective(runs):
 
 def test_rank_models_default_is_the_strongest(runs, at_model):
     x, y, _, ent, default = runs
-    board = rank_models({"at": at_model}, x, y, 0.1, steps=20, attack="pgd")  # the span, not robust accuracy
+    # the span, not robust accuracy
+    board = rank_models({"at": at_model}, x, y, config=RankConfig(eps=0.1, steps=20, attack="pgd"))
     assert board.rows[0].mus_mean >= ent.mus.mean - 1e-9
     np.testing.assert_allclose(board.spans["at"].entropy_under, default.entropy_under, rtol=1e-6, atol=1e-9)
 

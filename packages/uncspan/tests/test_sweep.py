@@ -12,7 +12,7 @@ from uncspan import EpsSweep, eps_sweep, match_images, open_set_split, plot_eps_
 def test_eps_sweep_rows_and_figure(std_model, digits, tmp_path):
     _, _, xte, yte = digits
     x, y = xte[:40], yte[:40]
-    sw = eps_sweep(std_model, x, y, [0.1, 0.0, 0.2], steps=6, seed=0)
+    sw = eps_sweep(std_model, x, y, eps=[0.1, 0.0, 0.2], steps=6, seed=0)
     assert isinstance(sw, EpsSweep) and sw.eps == [0.0, 0.1, 0.2]
     clean, mid, big = sw.rows
     assert clean.mus_mean == 0.0 and clean.entropy_over == clean.entropy_clean == clean.entropy_under
@@ -23,7 +23,7 @@ def test_eps_sweep_rows_and_figure(std_model, digits, tmp_path):
     # the span widens with the budget: the 0.2 row's interval lies above the 0.1 row's mean
     assert big.mus_mean_ci_low > mid.mus_mean
     # each row is the uncertainty span at that budget
-    ref = uncertainty_span(std_model, x, 0.1, steps=6, seed=0)
+    ref = uncertainty_span(std_model, x, eps=0.1, steps=6, seed=0)
     assert mid.mus_mean == pytest.approx(ref.mus.mean)
     json.dumps(sw.to_dict())
     fig = plot_eps_sweep({"std": sw})
@@ -31,7 +31,7 @@ def test_eps_sweep_rows_and_figure(std_model, digits, tmp_path):
     fig.savefig(tmp_path / "s.png")
     assert (tmp_path / "s.png").stat().st_size > 1000
     with pytest.raises(ValueError, match="eps"):
-        eps_sweep(std_model, x, y, [])
+        eps_sweep(std_model, x, y, eps=[])
     with pytest.raises(ValueError, match="name"):
         sw.column("nope")
 

@@ -11,6 +11,7 @@ under / clean / over) and the paper's figures. The paper's whole protocol is :mo
 
 from importlib import import_module as _import_module
 from importlib.metadata import version as _version
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from .analysis import (
     EntropyWidening,
@@ -37,6 +38,7 @@ from .calibration import ReliabilityBins, expected_calibration_error, reliabilit
 from .leaderboard import (
     Leaderboard,
     LeaderboardRow,
+    RankConfig,
     leaderboard_row,
     load_robustbench_models,
     rank_models,
@@ -67,6 +69,9 @@ from .plots import plot_entropy_distributions, plot_reliability_diagrams
 from .robust import ROBUST_ATTACKS, AutoAttack, PGDGap, RobustOutcome, pgd_gap, robust_accuracy
 from .span import SpanStatistic, UncertaintySpan, msus, mus, uncertainty_span
 from .sweep import EpsSweep, EpsSweepRow, eps_sweep, plot_eps_sweep
+
+if _TYPE_CHECKING:  # imported on first use at run time (module __getattr__ below)
+    from . import experiment
 
 __version__ = _version("uncspan")
 __all__ = [
@@ -139,6 +144,7 @@ __all__ = [
     # leaderboard
     "LeaderboardRow",
     "Leaderboard",
+    "RankConfig",
     "rank_models",
     "leaderboard_row",
     "load_robustbench_models",

@@ -4,6 +4,7 @@ to the model's device one batch at a time (memory does not grow with the dataset
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 import numpy as np
 import torch
@@ -34,7 +35,7 @@ def check_data(x: object, name: str = "x", *, reiterable: bool = False) -> objec
     if not is_loader(x) or isinstance(x, str | bytes | np.ndarray):
         raise TypeError(f"{name} must be a torch.Tensor of shape (N, C, H, W) in [0, 1] or a loader of such "
                         f"batches; got {type(x).__name__}")
-    if reiterable and iter(x) is x:
+    if reiterable and iter(cast(Iterable, x)) is x:
         raise TypeError(f"{name} is a one-shot iterator but is read more than once: pass a tensor or a "
                         f"re-iterable loader (e.g. torch.utils.data.DataLoader)")
     return x
@@ -48,7 +49,7 @@ def iter_batches(x: object, y: torch.Tensor | None, batch_size: int,
         for i in range(0, x.shape[0], batch_size):
             yield x[i : i + batch_size], None if y is None else y[i : i + batch_size]
         return
-    for item in x:
+    for item in cast(Iterable, x):
         if isinstance(item, list | tuple):
             if not item:
                 raise ValueError(f"{name} yielded an empty batch tuple")

@@ -6,6 +6,8 @@ one CPU core. Everything is seeded through private generators.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -38,7 +40,7 @@ def load_digits_split(seed: int = 0, test_fraction: float = 0.3, classes: tuple[
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    d = load_digits()
+    d: Any = load_digits()
     x = (d.images / 16.0).astype(np.float32)[:, None]
     y = d.target.astype(np.int64)
     if classes is not None:
@@ -111,6 +113,6 @@ def digits_experiment(*, epochs: int = 20, seed: int = 0, n_photo: int = 300):
         osr={"digits-osr-cnn": train_digits_model(oxtr, oytr, n_classes=8, epochs=epochs, seed=seed)})
     photos = photo_patches(n=n_photo, seed=seed)
     data = Data(test=Split(xte, yte, label_names=names), osr=Split(oxte, oyte, label_names=names[:8]),
-                open_set=Split(xte[open_set], yte[open_set], tuple(np.flatnonzero(open_set).tolist()), names),
+                open_set=Split(xte[torch.from_numpy(open_set)], yte[torch.from_numpy(open_set)], tuple(np.flatnonzero(open_set).tolist()), names),
                 ood=Split(photos, torch.full((n_photo,), -1)))
     return models, data

@@ -60,6 +60,42 @@ def apgd_checkpoints(steps: int) -> list[int]:
     return sorted({math.ceil(round(q * steps, 9)) for q in p if 0 < q <= 1})  # round: 0.57·100 is 57.000…01
 
 
+class _Search:
+    """The state of one minimisation: the model and objectives, and per sample the best iterate so far (lowest
+    ``score_fn``; iterate 0 is the clean input)."""
+
+    def __init__(self, model: nn.Module, x0: torch.Tensor, loss_fn: LossFn, score_fn: LossFn) -> None:
+        self.model, self.loss_fn, self.score_fn = model, loss_fn, score_fn
+        with torch.no_grad():
+            loss0, score0, _ = self.evaluate(x0, need_grad=False)
+        self.x_best, self.score_best, self.loss_best = x0.clone(), score0.clone(), loss0.clone()
+        self.step_best = torch.zeros_like(score0, dtype=torch.long)
+
+    def evaluate(self, x: torch.Tensor, need_grad: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Per-sample loss and score at ``x``, and the input gradient of the loss when ``need_grad``."""
+        x = x.detach().requires_grad_(need_grad)
+        with torch.enable_grad() if need_grad else torch.no_grad():
+            logits = self.model(x)
+            loss = self.loss_fn(logits)
+            score = self.score_fn(logits).detach()
+            grad = torch.autograd.grad(loss.sum(), x)[0].detach() if need_grad else None
+        return loss.detach(), score, grad
+
+    def step(self, x: torch.Tensor, k: int, need_grad: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Evaluate iterate ``k`` at ``x``, keep it where its score is the best so far; its loss and gradient."""
+        loss, score, grad = self.evaluate(x, need_grad)
+        better = score < self.score_best
+        if better.any():
+            self.x_best[better] = x[better]
+            self.score_best[better] = score[better]
+            self.loss_best[better] = loss[better]
+            self.step_best[better] = k
+        return loss, grad
+
+    def outcome(self) -> _Outcome:
+        return _Outcome(self.x_best, self.score_best, self.loss_best, self.step_best)
+
+
 def minimise(
     model: nn.Module,
     x0: torch.Tensor,
@@ -69,7 +105,7 @@ def minimise(
     loss_fn: LossFn,
     score_fn: LossFn,
     steps: int,
-    step_size: torch.Tensor,
+    step_size: torch.Tensor | None,
     optimizer: str,
     momentum: float,
     start: torch.Tensor,
@@ -79,33 +115,10 @@ def minimise(
     ``eps`` and ``step_size`` have shape (B, 1, ...). Iterate 0 is the clean input ``x0`` (never worse
     than doing nothing); iterate 1 is ``start`` (``x0`` or a random start).
     """
-    shape = (-1,) + (1,) * (x0.dim() - 1)
-
-    def evaluate(x: torch.Tensor, need_grad: bool = True):
-        x = x.detach().requires_grad_(need_grad)
-        with torch.enable_grad() if need_grad else torch.no_grad():
-            logits = model(x)
-            loss = loss_fn(logits)
-            score = score_fn(logits).detach()
-            grad = torch.autograd.grad(loss.sum(), x)[0].detach() if need_grad else None
-        return loss.detach(), score, grad
-
-    with torch.no_grad():
-        loss0, score0, _ = evaluate(x0, need_grad=False)
-    x_best, score_best, loss_best = x0.clone(), score0.clone(), loss0.clone()
-    step_best = torch.zeros_like(score0, dtype=torch.long)
-
-    def keep(x: torch.Tensor, loss: torch.Tensor, score: torch.Tensor, k: int) -> None:
-        better = score < score_best
-        if better.any():
-            x_best[better] = x[better]
-            score_best[better] = score[better]
-            loss_best[better] = loss[better]
-            step_best[better] = k
-
+    search = _Search(model, x0, loss_fn, score_fn)
     x = start.detach().clone()
-    loss, score, grad = evaluate(x)
-    keep(x, loss, score, 1)
+    loss, grad = search.step(x, 1)
+    assert grad is not None
     if steps > 0 and not (grad != 0).any():
         warnings.warn(
             "all input gradients are zero at the start point: the model may be saturated, use "
@@ -114,17 +127,28 @@ def minimise(
             RuntimeWarning,
             stacklevel=3,
         )
-
     if optimizer == "pgd":
-        for k in range(steps):
-            x = project(x - step_size * _direction(grad, norm), x0, eps=eps, norm=norm, linf="delta")
-            loss, score, grad = evaluate(x, need_grad=k < steps - 1)
-            keep(x, loss, score, k + 2)
-        return _Outcome(x_best, score_best, loss_best, step_best)
+        _pgd(search, x, grad, x0, eps, norm=norm, steps=steps, step_size=step_size)
+    else:
+        _apgd(search, x, loss, grad, x0, eps, norm=norm, steps=steps, step_size=step_size, momentum=momentum)
+    return search.outcome()
 
-    # APGD (Croce & Hein 2020, Alg. 1) written for minimisation: eta_0 = 2·eps, momentum alpha = 0.75,
-    # halve eta at checkpoint w_j when (i) fewer than rho = 0.75 of the steps since w_{j-1} decreased the
-    # loss, or (ii) eta and the best loss are both unchanged since w_{j-1}; then restart from the best point.
+
+def _pgd(search: _Search, x: torch.Tensor, grad: torch.Tensor | None, x0: torch.Tensor, eps: torch.Tensor, *,
+         norm: str, steps: int, step_size: torch.Tensor | None) -> None:
+    """PGD with a fixed step: ``steps`` signed (L∞) or normalised (L2) gradient steps, each projected."""
+    for k in range(steps):
+        assert grad is not None and step_size is not None
+        x = project(x - step_size * _direction(grad, norm), x0, eps=eps, norm=norm, linf="delta")
+        _, grad = search.step(x, k + 2, need_grad=k < steps - 1)
+
+
+def _apgd(search: _Search, x: torch.Tensor, loss: torch.Tensor, grad: torch.Tensor, x0: torch.Tensor,
+          eps: torch.Tensor, *, norm: str, steps: int, step_size: torch.Tensor | None, momentum: float) -> None:
+    """APGD (Croce & Hein 2020, Alg. 1) written for minimisation: eta_0 = 2·eps, momentum alpha = 0.75,
+    halve eta at checkpoint w_j when (i) fewer than rho = 0.75 of the steps since w_{j-1} decreased the
+    loss, or (ii) eta and the best loss are both unchanged since w_{j-1}; then restart from the best point."""
+    shape = (-1,) + (1,) * (x0.dim() - 1)
     checkpoints = set(apgd_checkpoints(steps))
     rho = 0.75
     eta = 2.0 * eps.clone() if step_size is None else step_size.clone()
@@ -145,8 +169,9 @@ def minimise(
                             linf="delta")
         x_prev = x
         x = x_new
-        loss, score, grad = evaluate(x)
-        keep(x, loss, score, k + 2)
+        loss, g = search.step(x, k + 2)
+        assert g is not None
+        grad = g
         n_improved += (loss < loss_prev).to(loss.dtype)
         loss_prev = loss
         improved = loss < f_best
@@ -167,4 +192,3 @@ def minimise(
             x_prev = torch.where(halve.view(shape), x_fbest, x_prev)
             n_improved.zero_()
             last_ckpt = k + 1
-    return _Outcome(x_best, score_best, loss_best, step_best)

@@ -191,6 +191,6 @@ def span_signed_ece(span: UncertaintySpan, y: object, *, n_bins: int = 15) -> Sp
     vals = {}
     for kind in ("under", "clean", "over"):
         conf, correct = getattr(sp, f"conf_{kind}"), getattr(sp, f"pred_{kind}") == yn
-        vals[kind] = signed_ece(conf, correct, n_bins)
-        vals[f"{kind}_meanconf"] = signed_ece(conf, correct, n_bins, expected="mean")
+        vals[kind] = signed_ece(conf, correct, n_bins=n_bins)
+        vals[f"{kind}_meanconf"] = signed_ece(conf, correct, n_bins=n_bins, expected="mean")
     return SpanSignedECE(**vals)

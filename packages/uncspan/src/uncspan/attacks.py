@@ -211,10 +211,10 @@ class UncertaintyAttack:
                 raise ValueError(f"{type(self).__name__} needs the true labels: the loader must yield (x, y)")
             xb = as_model_input(model.inner, xb_src.detach())
             shape = (-1,) + (1,) * (xb.dim() - 1)
-            if isinstance(eps_checked, float):
-                eb = torch.full((b,), eps_checked, dtype=xb.dtype, device=device).view(shape)
-            else:
+            if isinstance(eps_checked, torch.Tensor):
                 eb = eps_checked[offset : offset + b].to(device=device, dtype=xb.dtype).view(shape)
+            else:
+                eb = torch.full((b,), eps_checked, dtype=xb.dtype, device=device).view(shape)
             with torch.no_grad():
                 logits_clean = model(xb)
                 if offset == 0 and y is not None:  # all labels at once, before the first attack step
@@ -228,7 +228,7 @@ class UncertaintyAttack:
                 sb = 2.5 * eb / max(self.steps, 1)
             else:
                 sb = None
-            best = None
+            best: list[torch.Tensor] = []
             for k, r in runs:
                 start = self._start(xb, eb, norm, seed, r, offset) if (self.random_start or r > 0) else xb
                 out = _optim.minimise(
@@ -240,7 +240,7 @@ class UncertaintyAttack:
                 )
                 obj_idx = torch.full_like(out.step_best, k)
                 rst_idx = torch.full_like(out.step_best, r)
-                if best is None:
+                if not best:
                     best = [out.x_best, out.score_best, out.loss_best, out.step_best, obj_idx, rst_idx]
                     continue
                 better = out.score_best < best[1]  # strictly better: ties keep the earlier run
@@ -265,7 +265,7 @@ class UncertaintyAttack:
         return AttackResult(
             goal=self.goal,
             norm=norm,
-            eps=eps_checked if isinstance(eps_checked, float) else eps_checked.tolist(),
+            eps=eps_checked.tolist() if isinstance(eps_checked, torch.Tensor) else eps_checked,
             optimizer=self.optimizer,
             steps=self.steps,
             x_adv=torch.cat(x_adv_parts) if self.keep_adv else None,
@@ -275,8 +275,11 @@ class UncertaintyAttack:
         )
 
     @staticmethod
-    def _start(xb: torch.Tensor, eb: torch.Tensor, norm: str, seed: int, restart: int, offset: int) -> torch.Tensor:
-        """Uniform random start in the ball, one private generator per sample (batch-size independent)."""
+    def _start(xb: torch.Tensor, eb: torch.Tensor, norm: str, seed: int | None, restart: int,
+               offset: int) -> torch.Tensor:
+        """Uniform random start in the ball, one private generator per sample (batch-size independent); ``seed``
+        is checked to be given before any attack (random starts need it)."""
+        assert seed is not None
         out = torch.empty_like(xb)
         for j in range(xb.shape[0]):
             gen = torch.Generator(device=xb.device)
@@ -302,6 +305,7 @@ class OverConfidenceAttack(UncertaintyAttack):
         return logits.argmax(-1)
 
     def _loss(self, logits, target, objective):
+        assert target is not None
         return -F.log_softmax(logits, -1).gather(1, target[:, None]).squeeze(1)
 
     def _score(self, logits, target):
@@ -360,9 +364,11 @@ class MisclassificationAttack(UncertaintyAttack):
         return y
 
     def _loss(self, logits, target, objective):
+        assert target is not None
         return -F.cross_entropy(logits, target, reduction="none")
 
     def _score(self, logits, target):
+        assert target is not None
         zy = logits.gather(1, target[:, None]).squeeze(1)
         other = logits.scatter(1, target[:, None], float("-inf")).max(-1).values
         return zy - other

@@ -82,15 +82,16 @@ def uncertainty_under_attack_check(
     norm = check_norm(norm)
     eps = check_float("eps", eps, gt=0.0, le=1.0) if norm == "Linf" else check_float("eps", eps, gt=0.0)
     steps = check_int("steps", steps, ge=1)
-    seed = check_seed(seed)
-    if seed is None:
+    checked_seed = check_seed(seed)
+    if checked_seed is None:
         raise ValueError("seed must be an integer >= 0 (randomness is explicit)")
+    seed = checked_seed
     n_boot = check_int("n_boot", n_boot, ge=1)
     batch_size = check_int("batch_size", batch_size, ge=1)
     outputs = check_outputs(outputs)
     check_images("x", x)
     labels = torch.as_tensor(check_labels("y", y, length=x.shape[0]))
-    kw = dict(steps=steps, batch_size=batch_size, keep_adv=False)
+    kw: dict[str, Any] = dict(steps=steps, batch_size=batch_size, keep_adv=False)
     with using(model, outputs) as net:
         with torch.no_grad():
             k = int(net(x[:1]).shape[-1])  # the number of classes, before any attack

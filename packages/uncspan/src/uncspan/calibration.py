@@ -71,7 +71,7 @@ class ReliabilityBins:
                 "accuracy": clean(self.accuracy), "mean_confidence": clean(self.mean_confidence)}
 
 
-def reliability_bins(confidences: object, correct: object, n_bins: int = 15) -> ReliabilityBins:
+def reliability_bins(confidences: object, correct: object, *, n_bins: int = 15) -> ReliabilityBins:
     """Bin predictions by confidence (maximum softmax probability) into ``n_bins`` equal-width bins."""
     c, k = _inputs(confidences, correct)
     s_total = check_int("n_bins", n_bins, ge=1)
@@ -92,7 +92,7 @@ def reliability_bins(confidences: object, correct: object, n_bins: int = 15) -> 
     )
 
 
-def signed_ece(confidences: object, correct: object, n_bins: int = 15, *, expected: str = "centre") -> float:
+def signed_ece(confidences: object, correct: object, *, n_bins: int = 15, expected: str = "centre") -> float:
     """Signed ECE (Eq. 19): ``Σ_s |B_s|/|D| · (ob(B_s) − ex(B_s))``; negative = over-confident.
 
     ``expected="centre"`` uses the paper's ``ex(B_s) = (2s+1)/2S``; ``expected="mean"`` uses the mean
@@ -100,16 +100,17 @@ def signed_ece(confidences: object, correct: object, n_bins: int = 15, *, expect
     confidence reduces to accuracy − mean confidence). See the module docstring for the sign.
     """
     expected = check_choice("expected", expected, EXPECTED)
-    b = reliability_bins(confidences, correct, n_bins)
+    b = reliability_bins(confidences, correct, n_bins=n_bins)
     ex = b.centres if expected == "centre" else b.mean_confidence
     m = b.counts > 0
     return float(np.sum(b.weights[m] * (b.accuracy[m] - ex[m])))
 
 
-def expected_calibration_error(confidences: object, correct: object, n_bins: int = 15, *, expected: str = "centre") -> float:
+def expected_calibration_error(confidences: object, correct: object, *, n_bins: int = 15,
+                               expected: str = "centre") -> float:
     """Unsigned ECE (Eq. 4): ``Σ_s |B_s|/|D| · |ob(B_s) − ex(B_s)|``."""
     expected = check_choice("expected", expected, EXPECTED)
-    b = reliability_bins(confidences, correct, n_bins)
+    b = reliability_bins(confidences, correct, n_bins=n_bins)
     ex = b.centres if expected == "centre" else b.mean_confidence
     m = b.counts > 0
     return float(np.sum(b.weights[m] * np.abs(b.accuracy[m] - ex[m])))

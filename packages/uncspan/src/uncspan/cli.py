@@ -1,11 +1,12 @@
 """``uncspan`` command: the paper's experiment offline on scikit-learn's digits, and the RobustBench leaderboard mode
 (Table IV with intervals for zoo models whose checkpoints are on disk).
 
-    uncspan demo --out runs/uncspan                        # uncspan.experiment, preset "demo", on the digits models
-    uncspan demo --set leaderboard.n=60 --set attack.steps=5 --set sweep.eps=[0,0.1]
+    uncspan experiment --out runs/uncspan                  # uncspan.experiment, preset "demo", on the digits models
+    uncspan experiment --preset paper-cpu --set leaderboard.n=60 --set attack.steps=5 --set sweep.eps=[0,0.1]
     uncspan leaderboard --model-dir models --data cifar10_test.pt --names Peng2023Robust Wang2023Better_WRN-70-16
 
-``demo`` trains the tiny digits models (seconds: a standard and a PGD-trained CNN, an OSR CNN on digits 0–7), runs
+``experiment`` (``demo`` is its old name, kept as an alias; ``python -m uncspan.experiment`` is the same command)
+trains the tiny digits models (seconds: a standard and a PGD-trained CNN, an OSR CNN on digits 0–7), runs
 ``uncspan.experiment.run`` with the named preset and ``--set`` overrides, prints the warnings, the summary and the
 tables, and with ``--out`` writes ``result.json``, the figures and a checkpoint store (a second run resumes).
 Bad input (a missing file, an unknown setting, a value out of range) prints ``uncspan: error: ...`` and exits 2.
@@ -22,14 +23,15 @@ class UsageError(ValueError):
     """Bad input on the command line (exit status 2)."""
 
 
-def demo(args) -> int:
+def experiment(args: argparse.Namespace) -> int:
+    """``uncspan experiment``: :func:`uncspan.experiment.run` with a preset and ``--set`` overrides on the digits."""
     from robustsuite_common.config import override, parse_sets
 
-    from . import experiment
+    from . import experiment as exp
     from ._demo import digits_experiment
 
     try:
-        cfg = override(experiment.preset(args.preset), parse_sets(args.set, example="attack.steps=50"), seed=args.seed)
+        cfg = override(exp.preset(args.preset), parse_sets(args.set, example="attack.steps=50"), seed=args.seed)
     except ValueError as err:
         raise UsageError(str(err)) from None
     models, data = digits_experiment(epochs=args.epochs, seed=args.seed)
@@ -39,12 +41,12 @@ def demo(args) -> int:
 
         args.out.mkdir(parents=True, exist_ok=True)
         store = DirStore(args.out / "store")
-    res = experiment.run(models, data, cfg, store=store, progress=args.progress)
+    res = exp.run(models, data, cfg, store=store, progress=args.progress)
     _print(res)
     if args.out is not None:
         res.save(args.out / "result.json")
         try:
-            figs = experiment.figures(res)
+            figs = exp.figures(res)
         except ImportError as err:
             figs = []
             print(f"\nfigures skipped: {err}")
@@ -109,17 +111,17 @@ def leaderboard(args) -> dict:
     """Rank RobustBench zoo models with local checkpoints by MUS (strongest attack, intervals)."""
     import torch
 
-    from . import robustbench_leaderboard
+    from . import RankConfig, robustbench_leaderboard
 
     if not args.model_dir.is_dir():
         raise UsageError(f"--model-dir {args.model_dir}: no such directory")
     x, y = _load_data(args.data, args.n)
     flags = {**{m: True for m in args.adversarially_trained}, **{m: False for m in args.standard}}
+    config = RankConfig(eps=args.eps, steps=args.steps, seed=args.seed, restarts=args.restarts, optimizer=args.optimizer,
+                        attack=args.attack, batch_size=args.batch_size, progress=args.progress)
     board = robustbench_leaderboard(
         args.names, x, y, model_dir=args.model_dir, dataset=args.dataset, threat_model=args.threat_model,
-        eps=args.eps, steps=args.steps, seed=args.seed, restarts=args.restarts, optimizer=args.optimizer,
-        adversarially_trained={k: v for k, v in flags.items() if k in args.names}, attack=args.attack,
-        device=args.device, batch_size=args.batch_size, progress=args.progress)
+        config=config, adversarially_trained={k: v for k, v in flags.items() if k in args.names}, device=args.device)
     res = {"leaderboard": board.to_dict(),
            "config": {"model_dir": str(args.model_dir), "data": str(args.data), "n": int(len(y)),
                       "dataset": args.dataset, "threat_model": args.threat_model, "eps": args.eps,
@@ -149,7 +151,8 @@ def _print_leaderboard(lb: dict) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="uncspan", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    d = sub.add_parser("demo", help="the paper's experiment offline on scikit-learn's digits")
+    d = sub.add_parser("experiment", aliases=["demo"], help="the paper's experiment offline on scikit-learn's digits "
+                       "(demo: its old name)")
     d.add_argument("--preset", default="demo", help="uncspan.experiment preset (demo, paper, paper-cpu)")
     d.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a setting, dotted (attack.steps=50, sweep.eps=[0,0.1]); repeatable")
@@ -192,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.out is not None:
                 print(f"\nwrote {args.out}")
             return 0
-        return demo(args)
+        return experiment(args)
     except (UsageError, ValueError, TypeError, FileNotFoundError, NotADirectoryError) as err:
         print(f"uncspan: error: {err}", file=sys.stderr)
         return 2

@@ -8,9 +8,11 @@ ascending (smaller span = more robust uncertainty).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -30,6 +32,7 @@ from .span import UncertaintySpan, uncertainty_span
 __all__ = [
     "LeaderboardRow",
     "Leaderboard",
+    "RankConfig",
     "rank_models",
     "leaderboard_row",
     "load_robustbench_models",
@@ -189,40 +192,88 @@ def leaderboard_row(name: str, span: UncertaintySpan, y: object, robust: RobustO
     )
 
 
+@dataclass(frozen=True)
+class RankConfig:
+    """The settings of a Table IV ranking (:func:`rank_models`, :func:`robustbench_leaderboard`), checked when built.
+
+    ``eps`` (budget, paper: 8/255 CIFAR-10, 4/255 ImageNet), ``norm``, ``steps`` of each span attack (paper: 150),
+    ``restarts``, ``optimizer`` and ``under_objective`` of the span (the strongest setting by default, see
+    :func:`uncertainty_span`); ``attack`` behind the robust-accuracy column (standard AutoAttack by default, seeded
+    with ``seed``; ``"pgd"`` or a configured :class:`MisclassificationAttack` for this package's PGD), with
+    ``pgd_beside`` this package's PGD (``robust_steps`` steps, default ``steps``) beside AutoAttack; ``n_boot``
+    bootstrap resamples of the MUS and gap intervals; ``batch_size`` and ``progress`` change how, not what, is
+    computed."""
+
+    eps: float = 8 / 255
+    norm: str = "Linf"
+    steps: int = 150
+    robust_steps: int | None = None
+    seed: int | None = 0
+    optimizer: str = "pgd"
+    restarts: int = 1
+    under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES
+    attack: str | AutoAttack | MisclassificationAttack = "autoattack"
+    pgd_beside: bool = True
+    n_boot: int = 2000
+    batch_size: int = 256
+    progress: bool = False
+
+    def __post_init__(self) -> None:
+        e = check_eps(self.eps)
+        if not isinstance(e, float):
+            raise TypeError("eps must be a scalar budget")
+        steps = check_int("steps", self.steps, ge=0)
+        checked = {
+            "eps": e, "norm": check_norm(self.norm), "steps": steps, "seed": check_seed(self.seed),
+            "robust_steps": None if self.robust_steps is None else check_int("robust_steps", self.robust_steps, ge=0),
+            "optimizer": str(check_choice("optimizer", self.optimizer, OPTIMIZERS)),
+            "n_boot": check_int("n_boot", self.n_boot, ge=1), "attack": _check_attack(self.attack)}
+        UnderConfidenceAttack(objective=self.under_objective, restarts=self.restarts)  # validate before any attack
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
+    @property
+    def pgd_steps(self) -> int:
+        """Steps of this package's PGD robust-accuracy attack: ``robust_steps``, default ``steps``."""
+        return self.steps if self.robust_steps is None else self.robust_steps
+
+
+def _settings(fn: str, config: RankConfig | None, old: dict[str, Any]) -> RankConfig:
+    """``config`` (default :class:`RankConfig`) with the settings passed the old way, as keywords (deprecated)."""
+    if config is not None and not isinstance(config, RankConfig):
+        raise TypeError(f"config must be an uncspan.RankConfig, got {type(config).__name__}")
+    config = RankConfig() if config is None else config
+    if not old:
+        return config
+    unknown = sorted(set(old) - {f.name for f in fields(RankConfig)})
+    if unknown:
+        raise TypeError(f"{fn}() got unexpected keyword arguments {unknown}")
+    warnings.warn(f"{fn}({', '.join(f'{k}=...' for k in old)}) is deprecated; pass config=uncspan.RankConfig(...)",
+                  DeprecationWarning, stacklevel=3)
+    return replace(config, **old)
+
+
 def rank_models(
     models: Mapping[str, nn.Module],
     x: torch.Tensor | Iterable,
     y: torch.Tensor | None,
-    eps: float,
     *,
-    norm: str = "Linf",
-    steps: int = 150,
-    robust_steps: int | None = None,
-    seed: int | None = 0,
-    optimizer: str = "pgd",
-    restarts: int = 1,
-    under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
+    config: RankConfig | None = None,
     adversarially_trained: Mapping[str, bool] | None = None,
-    attack: str | AutoAttack | MisclassificationAttack = "autoattack",
-    pgd_beside: bool = True,
-    n_boot: int = 2000,
-    batch_size: int = 256,
-    progress: bool = False,
     outputs: str = "logits",
+    **old_settings: Any,
 ) -> Leaderboard:
-    """Rank arbitrary torch classifiers by MUS on ``(x, y)`` under budget ``eps`` (Table IV).
+    """Rank arbitrary torch classifiers by MUS on ``(x, y)`` with the settings ``config`` (Table IV).
 
-    ``x`` is a tensor with labels ``y``, or a re-iterable loader of ``(x, y)`` batches (``y=None``).
-    The span uses the strongest under-confidence setting by default (both objectives, ``restarts`` random
-    restarts, per-sample best; see :func:`uncertainty_span`). Robust accuracy is standard AutoAttack by default
-    (``attack="autoattack"``, seeded with ``seed``; the field's number, RobustBench's); ``attack="pgd"`` (or a
-    configured :class:`MisclassificationAttack`) uses this package's PGD instead. With AutoAttack and
-    ``pgd_beside=True`` the PGD number (``robust_steps`` steps, default ``steps``) is computed too and shown
-    beside it with the paired difference, so the gap is visible. ``adversarially_trained`` declares, per model
-    name, whether it was adversarially trained (carried into the rows; never guessed from the name).
-    ``n_boot``: bootstrap resamples of the MUS and gap intervals. The board keeps, per model, the span and the
-    per-sample robust outcomes. Models run in eval mode and come back as they came.
+    ``x`` is a tensor with labels ``y``, or a re-iterable loader of ``(x, y)`` batches (``y=None``). ``config``
+    (a :class:`RankConfig`; default: its defaults) holds the budget, the span's attacks, the robust-accuracy attack
+    (standard AutoAttack with this package's PGD beside it by default, so the gap is visible) and the bootstrap;
+    its fields passed as keywords (``eps=0.1, steps=20``) still work for one release, with a
+    ``DeprecationWarning``. ``adversarially_trained`` declares, per model name, whether it was adversarially trained
+    (carried into the rows; never guessed from the name). The board keeps, per model, the span and the per-sample
+    robust outcomes. Models run in eval mode and come back as they came.
     """
+    cfg = _settings("rank_models", config, old_settings)
     if not isinstance(models, Mapping) or not models:
         raise TypeError("models must be a non-empty mapping name -> torch.nn.Module")
     for name, m in models.items():
@@ -233,42 +284,33 @@ def rank_models(
         adversarially_trained = {}
     if not isinstance(adversarially_trained, Mapping) or not set(adversarially_trained) <= set(models):
         raise ValueError("adversarially_trained must map names of models to bool")
-    norm = check_norm(norm)
     outputs = check_outputs(outputs)
-    e = check_eps(eps)
-    if not isinstance(e, float):
-        raise TypeError("eps must be a scalar budget")
-    steps = check_int("steps", steps, ge=0)
-    robust_steps = steps if robust_steps is None else check_int("robust_steps", robust_steps, ge=0)
-    seed = check_seed(seed)
-    optimizer = str(check_choice("optimizer", optimizer, OPTIMIZERS))
-    n_boot = check_int("n_boot", n_boot, ge=1)
-    attack = _check_attack(attack)
-    UnderConfidenceAttack(objective=under_objective, restarts=restarts)  # validate before any attack runs
-    seed0 = 0 if seed is None else seed
-    pgd = MisclassificationAttack(steps=robust_steps, optimizer=optimizer, batch_size=batch_size, progress=progress,
-                                  keep_adv=False)
+    seed0 = 0 if cfg.seed is None else cfg.seed
+    pgd = MisclassificationAttack(steps=cfg.pgd_steps, optimizer=cfg.optimizer, batch_size=cfg.batch_size,
+                                  progress=cfg.progress, keep_adv=False)
     rows, spans, robust, beside = [], {}, {}, {}
     for name, model in models.items():
         with using(model, outputs) as net:
             first = next(iter_batches(x, None, 1))[0]
             check_label_range("y", y, n_classes(net, first))  # labels against the model's classes, before any attack
-            sp = uncertainty_span(net, x, e, norm, steps, seed, optimizer=optimizer, restarts=restarts,
-                                  under_objective=under_objective, batch_size=batch_size, progress=progress)
+            sp = uncertainty_span(net, x, eps=cfg.eps, norm=cfg.norm, steps=cfg.steps, seed=cfg.seed,
+                                  optimizer=cfg.optimizer, restarts=cfg.restarts, under_objective=cfg.under_objective,
+                                  batch_size=cfg.batch_size, progress=cfg.progress)
             yx = y if isinstance(x, torch.Tensor) else None
-            rob = robust_accuracy(net, x, yx, e, norm=norm, attack=pgd if attack == "pgd" else attack, seed=seed0,
-                                  batch_size=batch_size, progress=progress)
+            rob = robust_accuracy(net, x, yx, eps=cfg.eps, norm=cfg.norm,
+                                  attack=pgd if cfg.attack == "pgd" else cfg.attack, seed=seed0,
+                                  batch_size=cfg.batch_size, progress=cfg.progress)
             extra = None
-            if pgd_beside and rob.kind == "autoattack":
-                extra = robust_accuracy(net, x, yx, e, norm=norm, attack=pgd, seed=seed0, batch_size=batch_size,
-                                        progress=progress)
+            if cfg.pgd_beside and rob.kind == "autoattack":
+                extra = robust_accuracy(net, x, yx, eps=cfg.eps, norm=cfg.norm, attack=pgd, seed=seed0,
+                                        batch_size=cfg.batch_size, progress=cfg.progress)
         rows.append(leaderboard_row(name, sp, y, rob, pgd=extra, adversarially_trained=adversarially_trained.get(name),
-                                    seed=seed0, n_boot=n_boot))
+                                    seed=seed0, n_boot=cfg.n_boot))
         spans[name], robust[name] = sp, rob
         if extra is not None:
             beside[name] = extra
     rows.sort(key=lambda r: r.mus_mean)
-    return Leaderboard(e, norm, steps, tuple(rows), spans, {}, robust, beside)
+    return Leaderboard(cfg.eps, cfg.norm, cfg.steps, tuple(rows), spans, {}, robust, beside)
 
 
 def load_robustbench_models(
@@ -316,34 +358,24 @@ def robustbench_leaderboard(
     model_dir: str | Path,
     dataset: str = "cifar10",
     threat_model: str = "Linf",
-    eps: float = 8 / 255,
-    steps: int = 150,
-    robust_steps: int | None = None,
-    seed: int | None = 0,
-    optimizer: str = "pgd",
-    restarts: int = 1,
-    under_objective: str | Sequence[str] = STRONGEST_UNDER_OBJECTIVES,
+    config: RankConfig | None = None,
     adversarially_trained: Mapping[str, bool] | None = None,
-    attack: str | AutoAttack | MisclassificationAttack = "autoattack",
-    pgd_beside: bool = True,
-    n_boot: int = 2000,
     device: str | torch.device = "cpu",
-    batch_size: int = 256,
-    progress: bool = False,
+    **old_settings: Any,
 ) -> Leaderboard:
     """Table IV for RobustBench models present in ``model_dir`` (paper: CIFAR-10 at 8/255, ImageNet at
-    4/255, L∞, 150 steps, 8000 test points), with the strongest under-confidence attack by default, robust
-    accuracy by standard AutoAttack (PGD beside it) and 95 % intervals. Models without a checkpoint are listed
-    in ``skipped``; nothing is downloaded."""
+    4/255, L∞, 150 steps, 8000 test points), with the settings ``config`` (:class:`RankConfig`; its defaults: the
+    strongest under-confidence attack, robust accuracy by standard AutoAttack with PGD beside it, 95 % intervals;
+    its norm is the threat model's). Models without a checkpoint are listed in ``skipped``; nothing is
+    downloaded. ``config``'s fields passed as keywords still work for one release, with a ``DeprecationWarning``."""
+    cfg = _settings("robustbench_leaderboard", config, old_settings)
     check_data(x, reiterable=True)  # the data first: nothing is loaded for points that would be refused
     labels_of(x, y)
-    models, skipped = load_robustbench_models(names, model_dir, dataset=dataset, threat_model=threat_model, device=device)
+    models, skipped = load_robustbench_models(names, model_dir, dataset=dataset, threat_model=threat_model,
+                                              device=device)
     if not models:
-        return Leaderboard(float(eps), threat_model, steps, (), {}, skipped)
+        return Leaderboard(float(cfg.eps), threat_model, cfg.steps, (), {}, skipped)
     norm = threat_model if threat_model in ("Linf", "L2") else "Linf"
     flags = {k: v for k, v in (adversarially_trained or {}).items() if k in models}
-    board = rank_models(models, x, y, eps, norm=norm, steps=steps, robust_steps=robust_steps, seed=seed,
-                        optimizer=optimizer, restarts=restarts, under_objective=under_objective,
-                        adversarially_trained=flags, attack=attack, pgd_beside=pgd_beside, n_boot=n_boot,
-                        batch_size=batch_size, progress=progress)
+    board = rank_models(models, x, y, config=replace(cfg, norm=norm), adversarially_trained=flags)
     return Leaderboard(board.eps, board.norm, board.steps, board.rows, board.spans, skipped, board.robust, board.pgd)

@@ -6,8 +6,9 @@ The epistemic measures go beyond the paper, which names them as future work (§V
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -181,6 +182,14 @@ class MCDropoutModel(_BMAModel):
                 self._masks[key] = mask
         return mask
 
+    def _hook(self, layer: int, state: dict[str, int], call_seed: int) -> Callable[..., torch.Tensor]:
+        """The forward hook of dropout layer ``layer``: its output times the mask of the current sample."""
+
+        def hook(mod: nn.Module, inp: Any, out: torch.Tensor) -> torch.Tensor:
+            return out * self._mask(layer, state["sample"], out, call_seed)
+
+        return hook
+
     def member_log_probs(self, x: torch.Tensor) -> torch.Tensor:
         call_seed = self.seed if self.fixed_masks else self.seed + self._calls
         self._calls += 1
@@ -188,9 +197,7 @@ class MCDropoutModel(_BMAModel):
         # eval mode (dropout layers become the identity; the hooks below apply the masks), every module's mode
         # and every buffer given back afterwards
         with evaluating(self.model):
-            hooks = [layer.register_forward_hook(lambda mod, inp, out, i=i: out * self._mask(i, state["sample"], out,
-                                                                                              call_seed))
-                     for i, layer in enumerate(self._layers)]
+            hooks = [layer.register_forward_hook(self._hook(i, state, call_seed)) for i, layer in enumerate(self._layers)]
             try:
                 outs = []
                 for m in range(self.n_samples):

@@ -263,8 +263,8 @@ def ood_under_attack(
     model: nn.Module,
     x_in: torch.Tensor,
     x_out: torch.Tensor,
-    eps: Sequence[float],
     *,
+    eps: Sequence[float],
     norm: str = "Linf",
     steps: int = 150,
     seed: int | None = 0,
@@ -289,8 +289,9 @@ def ood_under_attack(
     norm = check_norm(norm)
     if isinstance(eps, int | float):
         eps = [eps]
-    budgets = [check_eps(e) for e in eps]
-    if not budgets or not all(isinstance(e, float) for e in budgets):
+    checked = [check_eps(e) for e in eps]
+    budgets = [e for e in checked if isinstance(e, float)]
+    if not budgets or len(budgets) != len(checked):
         raise ValueError("eps must be a non-empty sequence of scalar budgets >= 0")
     steps = check_int("steps", steps, ge=0)
     seed = check_seed(seed)

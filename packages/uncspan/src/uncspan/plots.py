@@ -85,7 +85,7 @@ def plot_reliability_diagrams(
         edges = np.linspace(0, 1, n_bins + 1)
         for key, conf, pred in (("clean", sp.conf_clean, sp.pred_clean), ("over", sp.conf_over, sp.pred_over),
                                 ("under", sp.conf_under, sp.pred_under)):
-            b = reliability_bins(conf, pred == y, n_bins)
+            b = reliability_bins(conf, pred == y, n_bins=n_bins)
             m = b.counts > 0
             top.plot(b.centres[m], b.accuracy[m], marker="o", ms=3, color=COLOURS[key], label=key)
             bottom.hist(conf, bins=edges, color=COLOURS[key], alpha=0.5, label=key)

@@ -116,8 +116,8 @@ def robust_accuracy(
     model: nn.Module,
     x: torch.Tensor | Iterable,
     y: torch.Tensor | None,
-    eps: float,
     *,
+    eps: float,
     norm: str = "Linf",
     attack: str | AutoAttack | MisclassificationAttack = "autoattack",
     seed: int = 0,
@@ -142,8 +142,8 @@ def robust_accuracy(
     e = check_eps(eps)
     if not isinstance(e, float):
         raise TypeError("eps must be a scalar budget")
-    seed = check_seed(seed)
-    seed = 0 if seed is None else seed
+    checked_seed = check_seed(seed)
+    seed = 0 if checked_seed is None else checked_seed
     steps = check_int("steps", steps, ge=0)
     optimizer = str(check_choice("optimizer", optimizer, OPTIMIZERS))
     batch_size = check_int("batch_size", batch_size, ge=1)
@@ -158,7 +158,7 @@ def robust_accuracy(
         return RobustOutcome("pgd", f"{attack_name(attack)}, {norm} eps={e:g}", res.pred_adv == yn, res.pred_adv,
                              res.conf_adv, {"steps": attack.steps, "optimizer": attack.optimizer,
                                             "restarts": attack.restarts})
-    aa = AutoAttack() if attack == "autoattack" else attack
+    aa = attack if isinstance(attack, AutoAttack) else AutoAttack()  # here attack is "autoattack" or an AutoAttack
     if norm == "Linf" and e > 1:
         raise ValueError(f"eps must be <= 1 for Linf on inputs in [0, 1], got {e}")
     if e == 0:  # nothing to attack: the clean predictions

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -133,11 +134,11 @@ class UncertaintySpan:
 def uncertainty_span(
     model: nn.Module,
     x: torch.Tensor | Iterable,
+    *,
     eps: float,
     norm: str = "Linf",
     steps: int = 150,
     seed: int | None = 0,
-    *,
     optimizer: str = "pgd",
     random_start: bool = False,
     restarts: int = 1,
@@ -166,7 +167,7 @@ def uncertainty_span(
         raise TypeError("eps must be a scalar budget for uncertainty_span")
     steps = check_int("steps", steps, ge=0)
     seed = check_seed(seed)
-    kw = dict(steps=steps, step_size=step_size, random_start=random_start, restarts=restarts,
+    kw: dict[str, Any] = dict(steps=steps, step_size=step_size, random_start=random_start, restarts=restarts,
               optimizer=optimizer, batch_size=batch_size, progress=progress, keep_adv=False)
     under_attack = UnderConfidenceAttack(objective=under_objective, **kw)
     over_attack = OverConfidenceAttack(**kw)

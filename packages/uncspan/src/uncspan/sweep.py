@@ -87,8 +87,8 @@ def eps_sweep(
     model: nn.Module,
     x: torch.Tensor | Iterable,
     y: torch.Tensor | None,
-    eps: Sequence[float],
     *,
+    eps: Sequence[float],
     norm: str = "Linf",
     steps: int = 150,
     seed: int = 0,
@@ -111,21 +111,22 @@ def eps_sweep(
     yt = labels_of(x, y)
     if isinstance(eps, int | float) or not isinstance(eps, Sequence) or not eps:
         raise ValueError("eps must be a non-empty sequence of budgets >= 0")
-    budgets = sorted({check_eps(e) for e in eps})
-    if not all(isinstance(e, float) for e in budgets):
+    checked = {check_eps(e) for e in eps}
+    budgets = sorted(e for e in checked if isinstance(e, float))
+    if len(budgets) != len(checked):
         raise ValueError("eps must hold scalar budgets")
     steps = check_int("steps", steps, ge=0)
     n_bins = check_int("n_bins", n_bins, ge=1)
     n_boot = check_int("n_boot", n_boot, ge=1)
-    seed = check_seed(seed)
-    seed = 0 if seed is None else seed
+    checked_seed = check_seed(seed)
+    seed = 0 if checked_seed is None else checked_seed
     yn = yt.numpy()
     spans = {}
     with using(model, outputs) as net:
         check_label_range("y", yt, n_classes(net, next(iter_batches(x, None, 1))[0]))
         for e in budgets:
-            spans[e] = uncertainty_span(net, x, e, norm, steps if e > 0 else 0, seed, optimizer=optimizer,
-                                        restarts=restarts if e > 0 else 0, under_objective=under_objective,
+            spans[e] = uncertainty_span(net, x, eps=e, norm=norm, steps=steps if e > 0 else 0, seed=seed,
+                                        optimizer=optimizer, restarts=restarts if e > 0 else 0, under_objective=under_objective,
                                         batch_size=batch_size, progress=progress)
     return sweep_from_spans(spans, yn, norm=norm, steps=steps, n_bins=n_bins, n_boot=n_boot, seed=seed)
 
@@ -139,7 +140,7 @@ def sweep_from_spans(spans: Mapping[float, UncertaintySpan], y: object, *, norm:
     for e in sorted(spans):
         sp = spans[e]
         iv = sp.mus_ci(seed=seed, n_boot=n_boot)
-        sece = {k: signed_ece(getattr(sp, f"conf_{k}"), getattr(sp, f"pred_{k}") == yn, n_bins)
+        sece = {k: signed_ece(getattr(sp, f"conf_{k}"), getattr(sp, f"pred_{k}") == yn, n_bins=n_bins)
                 for k in ("clean", "over", "under")}
         rows.append(EpsSweepRow(float(e), sp.mus.mean, iv.low, iv.high, float(sp.entropy_clean.mean()),
                                 float(sp.entropy_over.mean()), float(sp.entropy_under.mean()), sece["clean"],

@@ -51,12 +51,6 @@ def _vision(ctx, spec: str, field: str):
     return ds
 
 
-def _named(split, ds):
-    from robustsuite_common.experiment import Split
-
-    return split if split.label_names is not None else Split(split.x, split.y, split.ids, tuple(ds.classes))
-
-
 def inputs(ctx, specs: Inputs, cfg):
     from uncspan.experiment import Data, Models
 
@@ -68,7 +62,7 @@ def inputs(ctx, specs: Inputs, cfg):
     if not specs.osr_models:  # no Table V models: no open-set data to load
         models = Models(ranked={s: ctx.model(s) for s in entries},
                         adversarially_trained={s: f for s, f in entries.items() if f is not None})
-        return models, Data(test=_named(ds.test, ds))
+        return models, Data(test=ds.test).named(ds.classes)
     osr = _vision(ctx, specs.osr_dataset, "osr_dataset")
     ood = osr.extras.get("ood") if specs.ood_dataset == "extras:ood" else \
         _vision(ctx, specs.ood_dataset, "ood_dataset").test
@@ -76,5 +70,4 @@ def inputs(ctx, specs: Inputs, cfg):
     models = Models(ranked={s: ctx.model(s) for s in entries},
                     adversarially_trained={s: f for s, f in entries.items() if f is not None},
                     osr={s: ctx.model(s) for s in specs.osr_models})
-    return models, Data(test=_named(ds.test, ds), osr=_named(osr.test, osr), ood=ood,
-                        open_set=None if open_set is None else _named(open_set, osr))
+    return models, Data(test=ds.test, osr=osr.test, ood=ood, open_set=open_set).named(ds.classes, osr.classes)

@@ -9,7 +9,8 @@ progress=True) -> Result``.
   ``"paper-cpu"`` (the paper's attack at a CPU size);
 - :class:`Models` and :class:`Data` are the inputs; :class:`Result` the output (tables, metrics with intervals,
   per-sample records, summary, warnings); :func:`figures` draws the paper's figures from a result;
-- :func:`paper_reference` holds the paper's own numbers (Tables II–V), shipped as data.
+- :func:`paper_values` holds the paper's own numbers (Tables II–V), shipped as data (``paper.json``;
+  ``paper_reference`` is its deprecated name).
 """
 
 from .config import (
@@ -26,11 +27,10 @@ from .config import (
 )
 from .figures import figures
 from .inputs import Data, Models
-from .protocol import run
-from .reference import paper_reference, paper_row
+from .reference import paper_reference, paper_row, paper_values
 from .result import TITLE, Result
+from .run import run
 
 __all__ = ["Config", "AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "AuditConfig",
-           "PRESETS",
-           "preset", "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures", "paper_reference",
-           "paper_row"]
+           "PRESETS", "preset", "EXECUTION_FIELDS", "Models", "Data", "run", "Result", "TITLE", "figures",
+           "paper_values", "paper_reference", "paper_row"]

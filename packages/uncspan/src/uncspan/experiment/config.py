@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 from robustsuite_common.config import Bool, Float, Int, config, param
+from robustsuite_common.contract import choose_preset
 
 __all__ = ["AttackConfig", "LeaderboardConfig", "MetricsConfig", "SweepConfig", "OODConfig", "AuditConfig", "Config",
            "PRESETS", "preset", "EXECUTION_FIELDS"]
@@ -170,6 +171,4 @@ PRESETS: dict[str, Config] = {
 
 def preset(name: str) -> Config:
     """The named preset (``ValueError`` listing the names)."""
-    if name not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
-    return PRESETS[name]
+    return choose_preset(PRESETS, name)

@@ -3,8 +3,8 @@ before any work."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import nn
@@ -63,6 +63,18 @@ class Data:
     osr: Split | None = None
     open_set: Split | None = None
     ood: Split | None = None
+
+    def named(self, test_names: Sequence[str] | None = None, osr_names: Sequence[str] | None = None) -> Data:
+        """A copy whose splits without ``label_names`` carry their dataset's class names: ``test_names`` for
+        ``test``, ``osr_names`` for ``osr`` and ``open_set`` (the OOD split has no classes of its own)."""
+        def fill(split: Split | None, names: Sequence[str] | None) -> Split | None:
+            if split is None or split.label_names is not None or names is None:
+                return split
+            return Split(split.x, split.y, split.ids, tuple(names))
+
+        test = fill(self.test, test_names)
+        assert test is not None
+        return replace(self, test=test, osr=fill(self.osr, osr_names), open_set=fill(self.open_set, osr_names))
 
     def check(self) -> None:
         for name in ("test", "osr", "open_set", "ood"):

@@ -72,16 +72,22 @@ def ood_records(inliers: Split, outliers: Split, kind: str, res: OODUnderAttack,
     at ``eps``), with ``id``, ``input`` (``osr[i]`` / ``<kind>[j]``), ``label`` (the user's class name; an OOD input
     without a class: ``None``), ``entropy`` (the detection score), ``prediction`` (a known class) and
     ``confidence``. A row set's AUROC is ``roc_auc_score(outlier, entropy)`` over its budget."""
-    n_in = len(res.entropy_in)
-    y_out = np.asarray(outliers.y if outliers.y is not None else [-1] * len(outliers))[: len(res.rows[0].entropy_out)]
+    h_in, p_in, c_in = res.entropy_in, res.pred_in, res.conf_in
+    if h_in is None or p_in is None or c_in is None:
+        raise ValueError("res must hold the per-sample outputs (OODUnderAttack.from_dict of to_dict(per_sample=True))")
+    n_in = len(h_in)
     rows = []
     for r in res.rows:
+        h_out, p_out, c_out = r.entropy_out, r.pred_out, r.conf_out
+        if h_out is None or p_out is None or c_out is None:
+            raise ValueError("res must hold the per-sample outputs of every budget")
+        y_out = np.asarray(outliers.y if outliers.y is not None else [-1] * len(outliers))[: len(h_out)]
         rows += [{"eps": r.eps, "outlier": False, "id": inliers.id_of(i), "input": f"osr[{i}]",
-                  "label": inliers.name_of(int(inliers.y[i])), "entropy": float(res.entropy_in[i]),
-                  "prediction": _names(inliers, res.pred_in[i : i + 1], known)[0],
-                  "confidence": float(res.conf_in[i])} for i in range(n_in)]
+                  "label": inliers.name_of(int(inliers.y[i])), "entropy": float(h_in[i]),
+                  "prediction": _names(inliers, p_in[i : i + 1], known)[0],
+                  "confidence": float(c_in[i])} for i in range(n_in)]
         rows += [{"eps": r.eps, "outlier": True, "id": outliers.id_of(j), "input": f"{kind}[{j}]",
                   "label": None if int(y_out[j]) < 0 else outliers.name_of(int(y_out[j])),
-                  "entropy": float(r.entropy_out[j]), "prediction": _names(inliers, r.pred_out[j : j + 1], known)[0],
-                  "confidence": float(r.conf_out[j])} for j in range(len(r.entropy_out))]
+                  "entropy": float(h_out[j]), "prediction": _names(inliers, p_out[j : j + 1], known)[0],
+                  "confidence": float(c_out[j])} for j in range(len(h_out))]
     return rows

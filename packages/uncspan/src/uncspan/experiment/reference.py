@@ -1,25 +1,27 @@
-"""The paper's reference values, kept as data beside the experiment (``paper_001.json``): Table I's RobustBench
-names, Table IV (clean / robust accuracy, MUS and MSUS μ and σ, RobustBench rank), Tables II–III (s-ECE under /
-clean / over) and Table V (open-set and OOD detection under attack), and the setup of §V-A."""
+"""The paper's reference values, kept as data beside the experiment (``paper.json``, read by :func:`paper_values`):
+Table I's RobustBench names, Table IV (clean / robust accuracy, MUS and MSUS μ and σ, RobustBench rank), Tables
+II–III (s-ECE under / clean / over) and Table V (open-set and OOD detection under attack), and the setup of §V-A."""
 
 from __future__ import annotations
 
-import functools
-import json
-from importlib import resources
+import warnings
 from typing import Any
 
-__all__ = ["paper_reference", "paper_row"]
+from robustsuite_common import contract
+
+__all__ = ["paper_values", "paper_reference", "paper_row"]
 
 
-@functools.cache
-def _load() -> str:
-    return resources.files("uncspan.experiment").joinpath("paper_001.json").read_text(encoding="utf-8")
+def paper_values() -> dict[str, Any]:
+    """The paper's reference values (a fresh copy of ``paper.json``'s content)."""
+    return contract.paper_values("uncspan.experiment")
 
 
 def paper_reference() -> dict[str, Any]:
-    """The paper's reference values (a fresh copy of the JSON file's content)."""
-    return json.loads(_load())
+    """Deprecated name of :func:`paper_values` (kept one release)."""
+    warnings.warn("uncspan.experiment.paper_reference() is deprecated; use paper_values()", DeprecationWarning,
+                  stacklevel=2)
+    return paper_values()
 
 
 def paper_row(model: str) -> dict[str, Any] | None:
@@ -27,7 +29,7 @@ def paper_row(model: str) -> dict[str, Any] | None:
     of a spec (``robustbench:cifar10/Linf/Peng2023Robust``); ``None`` when the paper did not evaluate it. A name
     the paper evaluated on both datasets (``Engstrom2019Robustness``) is matched by the spec's dataset, CIFAR-10
     when the spec does not say."""
-    ref = paper_reference()
+    ref = paper_values()
     name = str(model).rsplit("/", 1)[-1].split(":", 1)[-1]
     dataset = "imagenet" if "imagenet" in str(model).lower() else "cifar10"
     sece = {r["id"]: r for r in ref["table_ii_iii"]["rows"]}
