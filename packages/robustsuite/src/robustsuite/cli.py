@@ -140,14 +140,19 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
          methods: str = typer.Option("", help="comma-separated subset of methods (default: all)"),
          seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
          seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
-         sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS, workers: int = WORKERS,
+         sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
+         workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="local worker processes (one torch "
+                                            "thread each); default: one per CPU core, at most 4 and one per method"),
          progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Run the shipped `demo` benchmark (every method on the embedded models and data, offline; see `robustsuite
     benchmarks`) and write the report to OUT (default runs/demo): `robustsuite run demo` with a default OUT."""
+    import os
+
     from .run.config import demo_config, run_config
 
     config = _guard(lambda: run_config(demo_config([m for m in methods.split(",") if m] or None, seed, device),
                                        seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
+    workers = workers or max(1, min(os.cpu_count() or 1, 4, len(config.methods)))
     raise typer.Exit(_guard(lambda: _execute(config, out, progress, executor, address, workers)))
 
 
