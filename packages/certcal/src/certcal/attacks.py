@@ -111,14 +111,14 @@ class ACEResult:
         check_int("n_boot", n_boot, ge=1)
         correct = self.correct.astype(np.float64)
         zc, za = self.clean_confidence, self.adv_confidence
-        out: dict[str, Any] = {"clean_ece": ece(zc, correct, n_bins), "adv_ece": ece(za, correct, n_bins)}
+        out: dict[str, Any] = {"clean_ece": ece(zc, correct, n_bins=n_bins), "adv_ece": ece(za, correct, n_bins=n_bins)}
         out["diff_ece"] = out["adv_ece"] - out["clean_ece"]
 
         def one(z: np.ndarray, c: np.ndarray) -> float:
-            return ece(z, c, n_bins)
+            return ece(z, c, n_bins=n_bins)
 
         def diff(z0: np.ndarray, z1: np.ndarray, c: np.ndarray) -> float:
-            return ece(z1, c, n_bins) - ece(z0, c, n_bins)
+            return ece(z1, c, n_bins=n_bins) - ece(z0, c, n_bins=n_bins)
 
         iv: dict[str, Interval | None] = {
             "clean_ece": boot((zc, correct), one, seed=seed, n_boot=n_boot),
@@ -341,8 +341,8 @@ def ace_benchmark(
     model: torch.nn.Module,
     x: torch.Tensor,
     y: Any,
-    eps: Mapping[str, float] | None = None,
     *,
+    eps: Mapping[str, float] | None = None,
     configurations: Sequence[str] = tuple(ACE_CONFIGURATIONS),
     steps: int = 100,
     n_bins: int = 15,

@@ -96,7 +96,7 @@ ADMM_GRID_LR_A = (1e-3, 1e-2)
 ADMM_GRID_RHO_GROWTH = (1.002, 1.004)
 
 
-def admm_grid(steps: int = 3000, *, polish: bool = True) -> tuple[ADMMConfig, ...]:
+def admm_grid(*, steps: int = 3000, polish: bool = True) -> tuple[ADMMConfig, ...]:
     """The 16-run ADMM grid of App. I.1: confidence initialisation {clean, Brier} x learning rate of z x
     learning rate of a x multiplicative rho schedule (2 x 2 x 2 x 2); the ACCE is the best feasible value
     over all runs. The paper's text lost the grid's numbers; ours are reconstructed from App. G.2 (learning
@@ -166,9 +166,9 @@ def certified_calibration_error(
     lower: Any,
     upper: Any,
     correct: Any,
+    *,
     n_bins: int = 15,
     method: Literal["exact", "admm", "dece", "brier", "milp"] = "exact",
-    *,
     confidences: Any = None,
     admm: ADMMConfig | Sequence[ADMMConfig] | None = None,
     dece: DECEConfig | None = None,

@@ -16,7 +16,7 @@ from ..attacks import ACEBenchmark
 from ..audit import calibration_under_attack_check, check_from_results
 from .config import Config
 from .inputs import as_inputs, check_classes, check_split
-from .report import Result
+from .result import Result
 
 __all__ = ["audit_result", "check_of_benchmark"]
 

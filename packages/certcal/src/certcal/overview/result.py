@@ -1,4 +1,4 @@
-"""From what :func:`~certcal.overview.protocol.measure` measured to the :class:`Result`: metrics (fractions, with
+"""From what :func:`~certcal.overview.run.measure` measured to the :class:`Result`: metrics (fractions, with
 labels, units and intervals), the ``headline`` table when AutoAttack ran, the dataset's split sizes, one record per
 input, warnings (a model at chance first), notes and a summary written from the result's own numbers."""
 
@@ -13,7 +13,7 @@ from robustsuite_common.experiment import ExperimentResult, Table, chance_rate
 from robustsuite_common.experiment import Metric as M
 from robustsuite_common.intervals import Interval, at_chance, proportion
 
-from .protocol import Measured
+from .run import Measured
 
 __all__ = ["Result", "build"]
 
@@ -29,10 +29,12 @@ class Result(ExperimentResult):
 
     @property
     def title(self) -> str:
+        """``"<model> on <data>"``."""
         return f"{self.model} on {self.data}"
 
     @property
     def model_at_chance(self) -> bool:
+        """The clean accuracy's interval contains the chance rate."""
         return bool(self.value("model_at_chance"))
 
     def to_dict(self) -> dict[str, Any]:
