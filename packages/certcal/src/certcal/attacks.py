@@ -88,9 +88,9 @@ class ACEResult:
 
     _ARRAYS = ("labels", "clean_prediction", "adv_prediction", "clean_confidence", "adv_confidence", "loss")
 
-    def to_arrays(self) -> dict[str, np.ndarray]:
+    def to_arrays(self) -> dict[str, Any]:
         """The per-sample outcomes (not ``x_adv``) as arrays, for a checkpoint store's ``NUMPY`` codec."""
-        out = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
+        out: dict[str, Any] = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
         out.update(eta=np.int64(self.eta), target=np.str_(self.target), norm=np.str_(self.norm))
         return out
 

@@ -39,6 +39,8 @@ __all__ = [
     "certified_calibration_error",
 ]
 
+#: a method of :func:`certified_calibration_error`
+CCEMethod = Literal["exact", "admm", "dece", "brier", "milp"]
 CCE_METHODS = ("exact", "admm", "dece", "brier", "milp")
 
 
@@ -168,7 +170,7 @@ def certified_calibration_error(
     correct: Any,
     *,
     n_bins: int = 15,
-    method: Literal["exact", "admm", "dece", "brier", "milp"] = "exact",
+    method: CCEMethod = "exact",
     confidences: Any = None,
     admm: ADMMConfig | Sequence[ADMMConfig] | None = None,
     dece: DECEConfig | None = None,

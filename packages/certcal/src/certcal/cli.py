@@ -107,7 +107,9 @@ def _cmd_act(args: argparse.Namespace) -> int:
           f"seeds {list(args.seeds)}, {args.n_test} test inputs, n={args.n}; 95% intervals")
 
     def f(v: float | None, lo: float | None, hi: float | None) -> str:
-        return "-" if v is None else f"{100 * v:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
+        if v is None:
+            return "-"
+        return f"{100 * v:.1f}" if lo is None or hi is None else f"{100 * v:.1f} [{100 * lo:.1f}, {100 * hi:.1f}]"
 
     print("| method | radius | CA % | CBS % | CCE % |\n| --- | --- | --- | --- | --- |")
     for r in res.rows:

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ._intervals import boot, ci, proportion
 from ._validation import check_choice, check_int, check_labels, check_probability
-from .cce import ADMMConfig, DECEConfig, certified_brier_score, certified_calibration_error
+from .cce import ADMMConfig, CCEMethod, DECEConfig, certified_brier_score, certified_calibration_error
 from .confidence import BOUND_METHODS, confidence_bounds
 from .metrics import expected_calibration_error
 from .smoothing import CertifyResult
@@ -82,7 +82,8 @@ class CertifiedCalibrationCurve:
             if not self.rows or k not in self.rows[0].cce:
                 raise ValueError(f"{k!r} is not among this curve's CCE methods "
                                  f"{sorted(self.rows[0].cce) if self.rows else []}")
-        gaps = [r.cce[reference] - r.cce[method] for r in self.rows if r.n_certified]
+        gaps = [a - b for r in self.rows if r.n_certified
+                and (a := r.cce[reference]) is not None and (b := r.cce[method]) is not None]
         return float(max(gaps)) if gaps else None
 
 
@@ -131,8 +132,9 @@ def certified_calibration_curve(
         b = confidence_bounds(certificate.scores[mask], sigma=certificate.sigma, radius=float(r), alpha=certificate.alpha,
                               method=bound)  # type: ignore[arg-type]
         c = correct_all[mask]
-        cce = {m: certified_calibration_error(b.lower, b.upper, c, n_bins=n_bins, method=m, confidences=b.mean,
-                                              admm=admm, dece=dece).value for m in methods}
+        cce: dict[str, float | None] = {
+            m: certified_calibration_error(b.lower, b.upper, c, n_bins=n_bins, method=cast(CCEMethod, m),
+                                           confidences=b.mean, admm=admm, dece=dece).value for m in methods}
         cbs_ci, cce_ci = None, {}
         if n_boot:
             cf = c.astype(np.float64)

@@ -18,6 +18,7 @@ def warnings(c: Computed, metrics: dict[str, Metric], chance: float) -> list[str
     out = []
     if metrics["model_at_chance"].value:
         acc = metrics["base_clean_accuracy"]
+        assert acc.interval is not None  # a proportion's Clopper-Pearson interval
         out.append(f"the base model's clean accuracy {acc.value:.1%} [{acc.interval.low:.1%}, {acc.interval.high:.1%}] "
                    f"is compatible with the chance rate {chance:.1%}: its β-ACE numbers carry no information")
     for sigma in c.curves:

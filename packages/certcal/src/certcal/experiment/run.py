@@ -113,11 +113,12 @@ def smoothing_model(p: Prepared, sigma: float) -> torch.nn.Module:
     if given is not None:
         return given
     nt = p.cfg.noise_training
-    assert p.xtr is not None and p.ytr is not None
+    xtr, ytr = p.xtr, p.ytr
+    assert xtr is not None and ytr is not None
     key = (f"noise-model-sigma{tag(sigma)}-{config_hash(nt, sigma, p.seed)}-"
-           f"{fingerprint(p.models.base, p.xtr, torch.as_tensor(p.ytr))}.pt")
+           f"{fingerprint(p.models.base, xtr, torch.as_tensor(ytr))}.pt")
     return fine_tuned(p.store, key, lambda: gaussian_noise_training(
-        p.models.base, p.xtr, p.ytr, sigma=sigma, epochs=nt.epochs, batch_size=nt.batch_size, lr=nt.lr, seed=p.seed,
+        p.models.base, xtr, ytr, sigma=sigma, epochs=nt.epochs, batch_size=nt.batch_size, lr=nt.lr, seed=p.seed,
         progress=p.progress).model, p.models.base)
 
 

@@ -90,7 +90,8 @@ def _records(m: Measured) -> list[dict[str, Any]]:
             for i in range(len(split))]
 
 
-def _summary(m: Measured, acc: Interval, chance: float, warning: str, rob: Interval | None, attack: str) -> str:
+def _summary(m: Measured, acc: Interval, chance: float, warning: str, rob: Interval | None,
+             attack: str | None) -> str:
     conf, cal, n = m.confidence, m.calibration, len(m.confidence)
     wrong = m.confidence[~m.correct]
     gap = float(conf.mean()) - int(m.correct.sum()) / n
@@ -103,7 +104,7 @@ def _summary(m: Measured, acc: Interval, chance: float, warning: str, rob: Inter
         + f", {direction} by {abs(gap):.4f}; debiased ECE {100 * iv.estimate:.2f} % (95 % CI {100 * iv.low:.2f} to "
           f"{100 * iv.high:.2f} %; plug-in {100 * cal.ece:.2f} %), calibration test p = {cal.p_value:.3g} ("
         + ("miscalibration detected" if cal.p_value < 0.05 else "consistent with perfect calibration") + ").")
-    if rob is not None:
+    if rob is not None and m.attacked is not None:
         text += (f" Robust accuracy under {attack}: {rob.estimate:.2%} (95 % CI {rob.low:.2%}–{rob.high:.2%}) on "
                  f"the first {m.attacked.n} images" + (", which carries no information at chance." if warning else "."))
     return text
@@ -166,7 +167,7 @@ def _checks(m: Measured, sizes: Mapping[str, int]) -> list:
     aa = a.outcome if a is not None else None
     probes = a.probes if a is not None else None
     split_size = int(sizes.get(m.config.split) or len(m.labels))
-    out = validity_checks(m.correct, m.labels, aa=aa, probes=probes, split_size=split_size,
+    out = validity_checks(m.correct.tolist(), m.labels.tolist(), aa=aa, probes=probes, split_size=split_size,
                           standard_budget=m.config.autoattack_version == "standard")
     if aa is not None and probes is not None:
         out += attack_checks(aa, probes, seed=int(m.config.resample_seed), claim=m.config.claim or None)

@@ -73,10 +73,10 @@ class CertifyResult:
 
     _ARRAYS = ("prediction", "radius", "p_lower", "counts", "scores")
 
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        """The result as named numpy arrays (``scores`` only when kept), with the scalars as 0-d arrays:
+    def to_arrays(self) -> dict[str, Any]:
+        """The result as named numpy arrays (``scores`` only when kept), with the scalars as numpy scalars:
         what :meth:`save` writes and :meth:`from_arrays` reads (the ``NUMPY`` codec of a checkpoint store)."""
-        out = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS if getattr(self, k) is not None}
+        out: dict[str, Any] = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS if getattr(self, k) is not None}
         out.update(sigma=np.float64(self.sigma), n0=np.int64(self.n0), n=np.int64(self.n),
                    alpha=np.float64(self.alpha))
         return out
@@ -143,7 +143,8 @@ class CertifyResult:
                    p_lower=np.concatenate([p.p_lower for p in parts]),
                    counts=np.concatenate([p.counts for p in parts]), sigma=first.sigma, n0=first.n0, n=first.n,
                    alpha=first.alpha,
-                   scores=np.concatenate([p.scores for p in parts]) if all(with_scores) else None)
+                   scores=np.concatenate([p.scores for p in parts if p.scores is not None])
+                   if all(with_scores) else None)
 
 
 def check_common(model: Any, x: Any, sigma: Any, alpha: Any, batch_size: Any) -> None:
@@ -211,6 +212,7 @@ def certify(
         device = model_device(model)
         dtype = model_dtype(model)
         if stream == "per_input":
+            assert seed is not None  # checked above
             gen = None
             noise0 = PerInputNoise(int(seed), int(first_index), 0, n0, device, dtype)
             noise1 = PerInputNoise(int(seed), int(first_index), 1, n, device, dtype)
