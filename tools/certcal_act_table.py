@@ -52,12 +52,11 @@ def main() -> int:
     idx = torch.as_tensor(np.random.default_rng(0).permutation(ds.train.x.shape[0])[: args.n_train])
     xtr, ytr = ds.train.x[idx], ds.train.y[idx]
     xte, yte = ds.test.x[: args.n_test], ds.test.y[: args.n_test]
-    cfg = certcal.ACTComparisonConfig(
-        methods=args.methods, seeds=args.seeds, sigma=0.25, eps=args.epsilon, radii=args.radii, epochs=args.epochs,
-        batch_size=128, num_noise=2, attack_steps=2, warmup_epochs=1, grid={"lr": args.lr_grid},
-        selection_margin=0.03, n0=50, n=args.n, alpha=0.001, certify_batch_size=450, n_boot=args.n_boot)
     res = certcal.act_comparison(
-        base, xtr, ytr, xte, yte, config=cfg, checkpoint_dir=args.checkpoint_dir,
+        base, xtr, ytr, xte, yte, methods=args.methods, seeds=args.seeds, sigma=0.25, epsilon=args.epsilon,
+        radii=args.radii, epochs=args.epochs, batch_size=128, num_noise=2, attack_steps=2, warmup_epochs=1,
+        grid={"lr": args.lr_grid}, selection_margin=0.03, n0=50, n=args.n, alpha=0.001, certify_batch_size=450,
+        n_boot=args.n_boot, checkpoint_dir=args.checkpoint_dir,
         progress=lambda m: print(f"  [{time.perf_counter() - t0:6.0f} s] {m}", file=sys.stderr, flush=True))
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     print(f"ACT on builtin:fashion-mnist from builtin:fashion-cnn-noise-0.25: sigma 0.25, eps {args.epsilon}, "

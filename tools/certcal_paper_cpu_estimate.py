@@ -37,13 +37,13 @@ def main() -> None:
     rows = []
 
     # warm-up (first-call costs: thread pools, allocator, lazy initialisation), not timed
-    certcal.certify(noise, x[:2], sigma=0.25, n0=10, n=100, batch_size=c.batch_size, seed=0)
+    certcal.certify(noise, x[:2], 0.25, n0=10, n=100, batch_size=c.batch_size, seed=0)
     certcal.adversarial_calibration_training(noise, ds.train.x[:64], ds.train.y[:64], method="smoothadv",
                                              epochs=1, batch_size=32, num_noise=2, attack_steps=1, warmup_epochs=0)
 
     # 1. certification: forward passes of noisy images
     n_small = 1000
-    t, cert = cpu(lambda: certcal.certify(noise, x, sigma=0.25, n0=c.n0, n=n_small, batch_size=c.batch_size, seed=0,
+    t, cert = cpu(lambda: certcal.certify(noise, x, 0.25, n0=c.n0, n=n_small, batch_size=c.batch_size, seed=0,
                                           return_scores=True, stream=c.noise_stream))
     per_image = t / (x.shape[0] * (c.n0 + n_small))
     n_models = len(cfg.smoothing.sigmas) + (1 + (len(a.methods) - 1) * max(1, len(a.lr_grid))) * max(1, len(a.seeds))
@@ -61,7 +61,7 @@ def main() -> None:
     xtr, ytr = ds.train.x[:256], ds.train.y[:256]
     for method in ("smoothadv", "brier_act", "acce_act"):
         t, _ = cpu(lambda m=method: certcal.adversarial_calibration_training(
-            noise, xtr, ytr, method=m, sigma=a.sigma, eps=a.epsilon, epochs=1, batch_size=a.batch_size,
+            noise, xtr, ytr, method=m, sigma=a.sigma, epsilon=a.epsilon, epochs=1, batch_size=a.batch_size,
             num_noise=a.num_noise, attack_steps=a.attack_steps, warmup_epochs=0, seed=0))
         per = t / xtr.shape[0]
         fits = max(1, len(a.lr_grid)) * max(1, len(a.seeds))
@@ -71,9 +71,9 @@ def main() -> None:
                      f"{count:,} image-epochs ({epochs} epochs x {a.train_samples} images)", per * count))
 
     # 4. certified calibration statistics: one BCa bootstrap of the exact CCE (n_boot resamples + jackknife)
-    b = certcal.confidence_bounds(cert.scores, sigma=0.25, radius=0.25)
+    b = certcal.confidence_bounds(cert.scores, 0.25, 0.25)
     corr = (cert.prediction == y.numpy()).astype(float)
-    t, _ = cpu(lambda: certcal.certified_calibration_error(b.lower, b.upper, corr, n_bins=15))
+    t, _ = cpu(lambda: certcal.certified_calibration_error(b.lower, b.upper, corr, 15))
     per_call = t
     n_boot = cal.n_boot
     calls_per_interval = n_boot + cfg.test_samples

@@ -33,11 +33,11 @@ from robustsuite_common.experiment import Split
 from .config import PRESETS, Config, paper_values, preset
 from .figures import figures
 from .inputs import Data, Models
-from .result import Result
+from .result import TITLE, Result
 from .run import robust_accuracy, run
 
-__all__ = ["Config", "Data", "Models", "PRESETS", "Result", "SEEDED", "Split", "figures", "paper_values", "preset",
-           "robust_accuracy", "run"]
+__all__ = ["Config", "Data", "Models", "PRESETS", "Result", "SEEDED", "Split", "TITLE", "figures", "paper_values",
+           "preset", "robust_accuracy", "run"]
 
 #: the result does not depend on a run's seed (its resamples and AutoAttack use ``config.resample_seed``)
 SEEDED = False

@@ -15,7 +15,10 @@ from robustsuite_common.intervals import Interval, at_chance, proportion
 
 from .run import Measured
 
-__all__ = ["Result", "build"]
+__all__ = ["Result", "TITLE", "build"]
+
+#: the title of the overview's section (a result's own :attr:`Result.title` names the model and the data)
+TITLE = "Models and data: clean accuracy, calibration and robust accuracy"
 
 
 @dataclasses.dataclass(frozen=True)
