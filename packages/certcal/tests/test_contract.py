@@ -56,8 +56,9 @@ class Entry:
 
 
 def _act(m, x, y):
-    return certcal.act_comparison(m, x, y, x, y, methods=("none", "gaussian"), seeds=(0,), radii=(0.0,), epochs=1,
-                                  batch_size=4, n0=5, n=10, n_boot=5, certify_batch_size=64)
+    cfg = certcal.ACTComparisonConfig(methods=("none", "gaussian"), seeds=(0,), radii=(0.0,), epochs=1, batch_size=4,
+                                      n0=5, n=10, n_boot=5, certify_batch_size=64)
+    return certcal.act_comparison(m, x, y, x, y, config=cfg)
 
 
 def _experiment(m, x, y):
@@ -148,7 +149,7 @@ DATA_ENTRIES: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, dict
 
 #: public names that take neither a model nor data: constants, configurations, result types, grids of numbers
 NO_MODEL_OR_DATA = {
-    "ACE_CONFIGURATIONS", "ACT_GRID_KEYS", "ACT_METHODS", "BOUND_METHODS", "CCE_METHODS", "NOISE_BLOCK",
+    "ACE_CONFIGURATIONS", "ACT_GRID_KEYS", "ACT_METHODS", "ACTComparisonConfig", "BOUND_METHODS", "CCE_METHODS", "NOISE_BLOCK",
     "NOISE_STREAMS", "TRAINING_METHODS", "__version__", "ADMMConfig", "DECEConfig", "admm_grid", "bin_edges",
     "max_certifiable_radius", "ACEBenchmark", "ACEBenchmarkRow", "ACEResult", "ACTComparison", "ACTModel", "ACTRow",
     "ACTVerdict", "ACTWeights", "CCEResult", "CalibrationError", "CertificateWidths", "CertifiedCalibrationCurve",
