@@ -59,9 +59,9 @@ def main() -> None:
         for m in methods:
             t = time.perf_counter()
             polish = not m.endswith("-clip")
-            admm = (certcal.admm_grid(args.admm_steps, polish=polish) if "grid" in m
+            admm = (certcal.admm_grid(steps=args.admm_steps, polish=polish) if "grid" in m
                     else certcal.ADMMConfig(steps=args.admm_steps))
-            res = certcal.certified_calibration_error(lo, up, c, args.bins, method=m.split("-")[0], confidences=z,
+            res = certcal.certified_calibration_error(lo, up, c, n_bins=args.bins, method=m.split("-")[0], confidences=z,
                                                       device=args.device, admm=admm)
             results[m] = (res.value, time.perf_counter() - t)
             if m.startswith("admm"):

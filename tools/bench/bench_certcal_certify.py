@@ -94,7 +94,7 @@ def main() -> None:
 
     def run_certify(scores: bool, stream: str = "batch") -> float:
         t = now()
-        certcal.certify(model, x, sigma, n0=args.n0, n=args.n, batch_size=best_b, seed=0, return_scores=scores,
+        certcal.certify(model, x, sigma=sigma, n0=args.n0, n=args.n, batch_size=best_b, seed=0, return_scores=scores,
                         stream=stream)
         if device.type == "cuda":
             torch.cuda.synchronize()

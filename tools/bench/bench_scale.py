@@ -168,7 +168,7 @@ def main() -> None:
     noise = load_model("builtin:fashion-cnn-noise-0.25").eval()
     xc = x_all[: args.cert_images]
     draws = args.cert_images * (CERT_N0 + args.cert_n)
-    cert_s = cpu_seconds(lambda: certcal.certify(noise, xc, 0.25, n0=CERT_N0, n=args.cert_n,
+    cert_s = cpu_seconds(lambda: certcal.certify(noise, xc, sigma=0.25, n0=CERT_N0, n=args.cert_n,
                                                  batch_size=args.cert_batch, seed=0), args.repeats)
     fwd_fashion = forward_time(noise, x_all[: args.cert_batch], args.repeats)
     out["certify"] = {"images": args.cert_images, "draws_per_image": CERT_N0 + args.cert_n, "cpu_s": cert_s,

@@ -76,7 +76,7 @@ def reference_gmsa(defense, x, y, *, eps, T, steps, mode, generator):
 
 
 def wall_time(args, device):
-    xtr, ytr, xte, yte = digits(device)
+    xtr, ytr, xte, yte = digits(config=device)
     x, y = xte[: args.points], yte[: args.points]
     g = torch.Generator().manual_seed(0)
     std = ta.train_classifier(build(lambda: SmallCNN(width=16), g, device=device), xtr, ytr, epochs=5,

@@ -4,7 +4,7 @@ import sys
 import certcal
 
 EXPECTED = {
-    "ACE_CONFIGURATIONS", "ACEResult", "ACTComparison", "ACTModel", "ACTRow", "ACT_GRID_KEYS", "ACT_METHODS", "act_comparison", "ADMMConfig", "BOUND_METHODS", "BetaACE", "CCEResult", "CCE_METHODS",
+    "ACE_CONFIGURATIONS", "ACEResult", "ACTComparison", "ACTComparisonConfig", "ACTModel", "ACTRow", "ACT_GRID_KEYS", "ACT_METHODS", "act_comparison", "ADMMConfig", "BOUND_METHODS", "BetaACE", "CCEResult", "CCE_METHODS",
     "CertifiedCalibrationCurve", "CertifyResult", "ConfidenceBounds", "DECEConfig", "NOISE_BLOCK", "NOISE_STREAMS", "PredictResult", "RadiusRow",
     "ReliabilityDiagram", "TRAINING_METHODS", "TrainingResult", "__version__", "adaptive_calibration_error",
     "admm_grid", "adversarial_calibration_training", "bin_edges", "bin_index", "brier_confidences", "brier_score",

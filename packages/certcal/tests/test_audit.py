@@ -91,7 +91,7 @@ def test_the_experiments_own_ace_table_gives_the_same_check(plain_model, points)
 
     x, y = points
     cfg = override(experiment.preset("audit"), {"ace.steps": 3, "calibration.n_boot": 100})
-    bench = certcal.ace_benchmark(plain_model, x[:40], y[:40], {"linf": cfg.ace.eps_linf}, steps=3, n_boot=100)
+    bench = certcal.ace_benchmark(plain_model, x[:40], y[:40], eps={"linf": cfg.ace.eps_linf}, steps=3, n_boot=100)
     alone = certcal.calibration_under_attack_check(plain_model, x[:40], y[:40], eps=cfg.ace.eps_linf, steps=3,
                                                    n_boot=100)
     from_table = check_of_benchmark(bench, cfg)

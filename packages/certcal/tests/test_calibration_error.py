@@ -43,9 +43,9 @@ def test_matches_the_procedure_written_out():
     z = rng.uniform(0.3, 1.0, 60)
     z[:3] = [0.0, 1 / 3, 2 / 3]  # on bin edges
     c = (rng.random(60) < z - 0.1).astype(float)
-    got = certcal.calibration_error(z, c, 6, seed=11, n_boot=80)
+    got = certcal.calibration_error(z, c, n_bins=6, seed=11, n_boot=80)
     ece, null_mean, p, (d, lo, hi) = reference(z, c, 6, 11, 80)
-    assert got.ece == pytest.approx(ece, abs=1e-12) == pytest.approx(certcal.expected_calibration_error(z, c, 6))
+    assert got.ece == pytest.approx(ece, abs=1e-12) == pytest.approx(certcal.expected_calibration_error(z, c, n_bins=6))
     assert got.null_mean == pytest.approx(null_mean, abs=1e-12) and got.p_value == pytest.approx(p, abs=1e-12)
     assert got.debiased.estimate == pytest.approx(d, abs=1e-12)
     assert (got.debiased.low, got.debiased.high) == pytest.approx((lo, hi), abs=1e-12)
@@ -62,7 +62,7 @@ def test_perfectly_calibrated_samples_give_zero_and_a_large_p_value():
         rng = np.random.default_rng(100 + s)
         z = rng.uniform(0.5, 1.0, 1000)
         c = (rng.random(1000) < z).astype(float)
-        r = certcal.calibration_error(z, c, 15, seed=s, n_boot=300)
+        r = certcal.calibration_error(z, c, n_bins=15, seed=s, n_boot=300)
         misses += not r.debiased.contains(0.0)
         rejections += r.p_value < 0.05
         if s == 0:
@@ -79,7 +79,7 @@ def test_a_miscalibrated_sample_is_detected():
     rng = np.random.default_rng(7)
     z = rng.uniform(0.5, 1.0, 1000)
     c = (rng.random(1000) < z - 0.15).astype(float)
-    r = certcal.calibration_error(z, c, 15, seed=0, n_boot=300)
+    r = certcal.calibration_error(z, c, n_bins=15, seed=0, n_boot=300)
     assert r.p_value == pytest.approx(1 / 301)
     assert 0.0 < r.debiased.low and r.debiased.estimate < r.ece
     assert r.brier.low > 0
@@ -115,18 +115,18 @@ class AlwaysZero(torch.nn.Module):
 @pytest.mark.parametrize(("sigma", "n", "alpha"), [(0.25, 400, 0.001), (0.5, 100, 0.01), (0.25, 2000, 0.001)])
 def test_max_certifiable_radius_is_what_certify_gives_with_every_draw_on_one_class(sigma, n, alpha):
     x = torch.rand(3, 1, 8, 8, generator=torch.Generator().manual_seed(0))
-    cert = certcal.certify(AlwaysZero(), x, sigma, n0=10, n=n, alpha=alpha, batch_size=512, seed=0)
+    cert = certcal.certify(AlwaysZero(), x, sigma=sigma, n0=10, n=n, alpha=alpha, batch_size=512, seed=0)
     closed = sigma * norm.ppf(alpha ** (1 / n))  # p_lower = Beta(alpha; n, 1) = alpha^(1/n)
     assert np.all(cert.counts[:, 0] == n)
     assert cert.radius == pytest.approx(np.full(3, closed), rel=1e-9)
-    assert certcal.max_certifiable_radius(sigma, n, alpha) == pytest.approx(closed, rel=1e-12)
-    assert certcal.max_certifiable_radius(0.25, 400, 0.001) == pytest.approx(0.5295, abs=1e-3)  # issue 26's 0.53
+    assert certcal.max_certifiable_radius(sigma=sigma, n=n, alpha=alpha) == pytest.approx(closed, rel=1e-12)
+    assert certcal.max_certifiable_radius(sigma=0.25, n=400, alpha=0.001) == pytest.approx(0.5295, abs=1e-3)  # issue 26's 0.53
 
 
 def test_no_real_input_is_certified_beyond_the_ceiling(noisy_model, digits):
     _, _, xte, _ = digits
-    cert = certcal.certify(noisy_model, xte[:60], 0.25, n0=20, n=200, batch_size=4096, seed=0)
-    ceiling = certcal.max_certifiable_radius(0.25, 200, 0.001)
+    cert = certcal.certify(noisy_model, xte[:60], sigma=0.25, n0=20, n=200, batch_size=4096, seed=0)
+    ceiling = certcal.max_certifiable_radius(sigma=0.25, n=200, alpha=0.001)
     assert cert.radius.max() <= ceiling + 1e-12
     top = cert.counts.max(1) == 200  # inputs whose every draw voted one class sit exactly on the ceiling
     assert top.any() and cert.radius[top] == pytest.approx(np.full(int(top.sum()), ceiling), rel=1e-9)

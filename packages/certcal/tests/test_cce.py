@@ -59,7 +59,7 @@ def tiny_instances(draw):
 @given(tiny_instances())
 def test_exact_equals_brute_force(inst):
     lo, up, c, n_bins = inst
-    res = certified_calibration_error(lo, up, c, n_bins)
+    res = certified_calibration_error(lo, up, c, n_bins=n_bins)
     assert res.value == pytest.approx(brute_force(lo, up, c, n_bins), abs=1e-12)
     prog = build_program(lo, up, c, n_bins)
     assert check_feasible(prog, res.bins, res.confidences, tol=2e-9)
@@ -69,8 +69,8 @@ def test_exact_equals_milp_on_small_problems():
     rng = np.random.default_rng(1)
     for n, n_bins in [(12, 5), (20, 6), (25, 15)]:
         lo, up, c, _ = random_instance(rng, n)
-        exact = certified_calibration_error(lo, up, c, n_bins)
-        milp = certified_calibration_error(lo, up, c, n_bins, method="milp")
+        exact = certified_calibration_error(lo, up, c, n_bins=n_bins)
+        milp = certified_calibration_error(lo, up, c, n_bins=n_bins, method="milp")
         assert exact.value == pytest.approx(milp.value, abs=1e-6)
         # the MILP's own solution is feasible and scores its reported value
         prog = build_program(lo, up, c, n_bins)
@@ -199,7 +199,7 @@ def naive_sign_enumeration(lo, up, c, n_bins):
 def test_exact_equals_naive_enumeration_many_bins(seed, n, n_bins, width):
     rng = np.random.default_rng(seed)
     lo, up, c, _ = random_instance(rng, n, width=width)
-    res = certified_calibration_error(lo, up, c, n_bins)
+    res = certified_calibration_error(lo, up, c, n_bins=n_bins)
     assert res.value == pytest.approx(naive_sign_enumeration(lo, up, c, n_bins), abs=1e-12)
 
 
@@ -210,7 +210,7 @@ def test_exact_splits_into_blocks_for_many_bins_and_refuses_huge_blocks():
     c = rng.integers(0, 2, 60)
     # 40 bins, but narrow bounds link only neighbouring bins: solvable exactly, and equal to the MILP
     res = certified_calibration_error(lo, up, c, n_bins=40)
-    assert res.value == pytest.approx(certified_calibration_error(lo, up, c, 40, method="milp").value, abs=1e-6)
+    assert res.value == pytest.approx(certified_calibration_error(lo, up, c, n_bins=40, method="milp").value, abs=1e-6)
     with pytest.raises(ValueError, match="admm"):
         certified_calibration_error(np.zeros(3), np.ones(3), [1, 0, 1], n_bins=30)
 
@@ -222,8 +222,8 @@ def test_exact_window_dp_on_one_long_block_equals_milp(seed):
     rng = np.random.default_rng(seed)
     z = rng.uniform(0, 1, 30)
     lo, up, c = np.clip(z - 0.06, 0, 1), np.clip(z + 0.06, 0, 1), rng.integers(0, 2, 30)
-    exact = certified_calibration_error(lo, up, c, 30)
-    assert exact.value == pytest.approx(certified_calibration_error(lo, up, c, 30, method="milp").value, abs=1e-6)
+    exact = certified_calibration_error(lo, up, c, n_bins=30)
+    assert exact.value == pytest.approx(certified_calibration_error(lo, up, c, n_bins=30, method="milp").value, abs=1e-6)
 
 
 def test_admm_over_a_grid_keeps_the_best_run():
@@ -243,7 +243,7 @@ def test_admm_paper_grid_is_16_runs_batched_and_keeps_the_best():
 
     rng = np.random.default_rng(9)
     lo, up, c, z = random_instance(rng, 120, width=0.2, low=0.3)
-    grid = admm_grid(200)
+    grid = admm_grid(steps=200)
     assert len(grid) * 2 == 16 and len({(g.lr_a, g.lr_z, g.rho_growth) for g in grid}) == 8
     res = certified_calibration_error(lo, up, c, method="admm", confidences=z, admm=grid)
     runs = [v for k, v in res.info.items() if k.startswith("value_")]

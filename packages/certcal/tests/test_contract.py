@@ -56,8 +56,9 @@ class Entry:
 
 
 def _act(m, x, y):
-    return certcal.act_comparison(m, x, y, x, y, methods=("none", "gaussian"), seeds=(0,), radii=(0.0,), epochs=1,
-                                  batch_size=4, n0=5, n=10, n_boot=5, certify_batch_size=64)
+    cfg = certcal.ACTComparisonConfig(methods=("none", "gaussian"), seeds=(0,), radii=(0.0,), epochs=1, batch_size=4,
+                                      n0=5, n=10, n_boot=5, certify_batch_size=64)
+    return certcal.act_comparison(m, x, y, x, y, config=cfg)
 
 
 def _experiment(m, x, y):
@@ -83,12 +84,12 @@ def _overview(m, x, y):
 
 
 MODEL_ENTRIES: dict[str, Entry] = {
-    "certify": Entry(lambda m, x, y: certcal.certify(m, x, 0.25, n0=5, n=10, batch_size=16), y_name=None),
-    "predict": Entry(lambda m, x, y: certcal.predict(m, x, 0.25, n=10, batch_size=16), y_name=None),
-    "sample_counts": Entry(lambda m, x, y: certcal.sample_counts(m, x, 0.25, 5, batch_size=16,
+    "certify": Entry(lambda m, x, y: certcal.certify(m, x, sigma=0.25, n0=5, n=10, batch_size=16), y_name=None),
+    "predict": Entry(lambda m, x, y: certcal.predict(m, x, sigma=0.25, n=10, batch_size=16), y_name=None),
+    "sample_counts": Entry(lambda m, x, y: certcal.sample_counts(m, x, sigma=0.25, num=5, batch_size=16,
                                                                  generator=torch.Generator()), y_name=None),
     "BetaACE": Entry(lambda m, x, y: certcal.BetaACE(steps=1)(m, x, y, 0.1)),
-    "ace_benchmark": Entry(lambda m, x, y: certcal.ace_benchmark(m, x, y, {"linf": 0.1}, steps=1, n_boot=5)),
+    "ace_benchmark": Entry(lambda m, x, y: certcal.ace_benchmark(m, x, y, eps={"linf": 0.1}, steps=1, n_boot=5)),
     "calibration_under_attack_check": Entry(lambda m, x, y: certcal.calibration_under_attack_check(
         m, x, y, eps=0.1, steps=1, n_boot=5)),
     "adversarial_calibration_training": Entry(lambda m, x, y: certcal.adversarial_calibration_training(
@@ -101,7 +102,7 @@ MODEL_ENTRIES: dict[str, Entry] = {
 
 
 def _cert() -> certcal.CertifyResult:
-    return certcal.certify(Net(), images(), 0.25, n0=5, n=20, batch_size=64, return_scores=True)
+    return certcal.certify(Net(), images(), sigma=0.25, n0=5, n=20, batch_size=64, return_scores=True)
 
 
 #: entry points that take data but no model: (call on good arguments, {argument: bad values})
@@ -148,7 +149,7 @@ DATA_ENTRIES: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, dict
 
 #: public names that take neither a model nor data: constants, configurations, result types, grids of numbers
 NO_MODEL_OR_DATA = {
-    "ACE_CONFIGURATIONS", "ACT_GRID_KEYS", "ACT_METHODS", "BOUND_METHODS", "CCE_METHODS", "NOISE_BLOCK",
+    "ACE_CONFIGURATIONS", "ACT_GRID_KEYS", "ACT_METHODS", "ACTComparisonConfig", "BOUND_METHODS", "CCE_METHODS", "NOISE_BLOCK",
     "NOISE_STREAMS", "TRAINING_METHODS", "__version__", "ADMMConfig", "DECEConfig", "admm_grid", "bin_edges",
     "max_certifiable_radius", "ACEBenchmark", "ACEBenchmarkRow", "ACEResult", "ACTComparison", "ACTModel", "ACTRow",
     "ACTVerdict", "ACTWeights", "CCEResult", "CalibrationError", "CertificateWidths", "CertifiedCalibrationCurve",
@@ -225,8 +226,8 @@ def _fingerprint(out: Any) -> Any:
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16])
 def test_float64_and_half_images_are_cast_not_refused(dtype):
     x = images()
-    ref = certcal.certify(Net(), x, 0.25, n0=5, n=20, batch_size=64, return_scores=True)
-    got = certcal.certify(Net(), x.to(dtype), 0.25, n0=5, n=20, batch_size=64, return_scores=True)
+    ref = certcal.certify(Net(), x, sigma=0.25, n0=5, n=20, batch_size=64, return_scores=True)
+    got = certcal.certify(Net(), x.to(dtype), sigma=0.25, n0=5, n=20, batch_size=64, return_scores=True)
     if dtype == torch.float64:  # the same float32 pixels after the cast: the same certificate
         assert np.array_equal(got.counts, ref.counts) and np.array_equal(got.scores, ref.scores)
     assert got.counts.sum() == N * 20
@@ -241,8 +242,8 @@ def test_a_one_output_model_is_refused():
         def forward(self, x):
             return self.lin(x.flatten(1))
 
-    for fn in (lambda m: certcal.certify(m, images(), 0.25, n0=5, n=10),
-               lambda m: certcal.predict(m, images(), 0.25, n=10)):
+    for fn in (lambda m: certcal.certify(m, images(), sigma=0.25, n0=5, n=10),
+               lambda m: certcal.predict(m, images(), sigma=0.25, n=10)):
         model = CountingModel(One())
         with pytest.raises(ValueError, match="at least 2 classes"):
             fn(model)
@@ -259,9 +260,9 @@ def test_probabilities_are_refused_unless_declared():
             return torch.softmax(self.inner(x), 1)
 
     with pytest.raises(ValueError, match="probabilities"):
-        certcal.certify(Softmax(), images(), 0.25, n0=5, n=10)
-    declared = certcal.certify(Softmax(), images(), 0.25, n0=5, n=10, outputs="probabilities")
-    plain = certcal.certify(Net(), images(), 0.25, n0=5, n=10)
+        certcal.certify(Softmax(), images(), sigma=0.25, n0=5, n=10)
+    declared = certcal.certify(Softmax(), images(), sigma=0.25, n0=5, n=10, outputs="probabilities")
+    plain = certcal.certify(Net(), images(), sigma=0.25, n0=5, n=10)
     assert np.array_equal(declared.counts, plain.counts)  # log p gives the same argmax as the logits
 
 

@@ -36,7 +36,7 @@ def test_returned_worst_case_reproduces_value_for_many_bin_counts(n_bins, method
     rng = np.random.default_rng(n_bins)
     n = 120
     # interval ends exactly on bin edges (as computed by bin_edges), and random ones
-    edges = bin_edges(n_bins)
+    edges = bin_edges(n_bins=n_bins)
     k = rng.integers(0, n_bins + 1, size=(n, 2))
     lo_e, up_e = np.sort(edges[k], axis=1).T
     z = rng.uniform(0, 1, n)
@@ -48,22 +48,22 @@ def test_returned_worst_case_reproduces_value_for_many_bin_counts(n_bins, method
     kwargs = {"admm": __import__("certcal").ADMMConfig(steps=50)} if method == "admm" else {}
     if method == "exact" and n_bins > 20:
         lo, up = lo_r, up_r  # keep the exact solver's window small
-    res = certified_calibration_error(lo, up, c, n_bins, method=method, **kwargs)
+    res = certified_calibration_error(lo, up, c, n_bins=n_bins, method=method, **kwargs)
     assert np.all(res.confidences >= lo) and np.all(res.confidences <= up)
-    assert np.array_equal(bin_index(res.confidences, n_bins), res.bins)
-    assert expected_calibration_error(res.confidences, c, n_bins) == pytest.approx(res.value, abs=1e-7)
+    assert np.array_equal(bin_index(res.confidences, n_bins=n_bins), res.bins)
+    assert expected_calibration_error(res.confidences, c, n_bins=n_bins) == pytest.approx(res.value, abs=1e-7)
 
 
 @pytest.mark.parametrize("n_bins", [1, 3, 7, 10, 13, 15, 30, 100])
 def test_bin_edges_and_bin_index_agree_exactly(n_bins):
-    edges = bin_edges(n_bins)
-    idx = bin_index(edges, n_bins)
+    edges = bin_edges(n_bins=n_bins)
+    idx = bin_index(edges, n_bins=n_bins)
     # every edge k/M (k >= 1) is the right end of bin k - 1; 0 is in bin 0
     assert idx[0] == 0
     assert np.array_equal(idx[1:], np.arange(n_bins))
     # points just above an edge fall in the next bin
     above = np.nextafter(edges[1:-1], 2.0)
-    assert np.array_equal(bin_index(above, n_bins), np.arange(1, n_bins))
+    assert np.array_equal(bin_index(above, n_bins=n_bins), np.arange(1, n_bins))
 
 
 # --- defect 2: a zero-width interval on an interior edge has a determined bin ---------------------------
@@ -72,7 +72,7 @@ def test_bin_edges_and_bin_index_agree_exactly(n_bins):
 def true_ece_brute_force(lo, up, c, n_bins):
     """Sup of the ECE over z in the box, by the ECE itself on candidate points: interval ends, every bin edge
     inside the interval, and a point just above each such edge (an open left bin end is approached)."""
-    edges = bin_edges(n_bins)
+    edges = bin_edges(n_bins=n_bins)
     cands = []
     for l_, u_ in zip(lo, up, strict=True):
         pts = {l_, u_}
@@ -82,7 +82,7 @@ def true_ece_brute_force(lo, up, c, n_bins):
             if l_ <= e < u_:
                 pts.add(min(u_, e + 1e-12))
         cands.append(sorted(pts))
-    return max(expected_calibration_error(np.array(zs), c, n_bins) for zs in itertools.product(*cands))
+    return max(expected_calibration_error(np.array(zs), c, n_bins=n_bins) for zs in itertools.product(*cands))
 
 
 @st.composite
@@ -108,9 +108,9 @@ def edge_instances(draw):
 @given(edge_instances())
 def test_cce_on_edge_instances_equals_brute_force(inst):
     lo, up, c, n_bins = inst
-    res = certified_calibration_error(lo, up, c, n_bins)
+    res = certified_calibration_error(lo, up, c, n_bins=n_bins)
     assert res.value == pytest.approx(true_ece_brute_force(lo, up, c, n_bins), abs=1e-9)
-    assert expected_calibration_error(res.confidences, c, n_bins) == pytest.approx(res.value, abs=1e-7)
+    assert expected_calibration_error(res.confidences, c, n_bins=n_bins) == pytest.approx(res.value, abs=1e-7)
 
 
 def test_zero_width_interval_on_interior_edge_is_not_double_counted():
@@ -165,11 +165,11 @@ def test_nan_logits_rejected(fn):
 def _call(fn, model, x, y=None):
     y = torch.zeros(x.shape[0], dtype=torch.int64) if y is None else y
     if fn == "certify":
-        return certify(model, x, 0.25, n0=5, n=10, batch_size=8)
+        return certify(model, x, sigma=0.25, n0=5, n=10, batch_size=8)
     if fn == "predict":
-        return predict(model, x, 0.25, n=10, batch_size=8)
+        return predict(model, x, sigma=0.25, n=10, batch_size=8)
     if fn == "sample_counts":
-        return sample_counts(model, x, 0.25, 10, batch_size=8, generator=torch.Generator().manual_seed(0))
+        return sample_counts(model, x, sigma=0.25, num=10, batch_size=8, generator=torch.Generator().manual_seed(0))
     if fn == "ace":
         return BetaACE(steps=2)(model, x, y, 0.1)
     if fn == "train":
@@ -197,13 +197,13 @@ def _call(fn, model, x, y=None):
         (lambda: certified_calibration_error([-0.2, 0.1], [0.3, 0.4], [1, 0]), "lower"),
         (lambda: certified_calibration_error([0.2, 0.1], [0.3, 0.4], [1, 0], confidences=[0.25, np.nan]),
          "confidences"),
-        (lambda: confidence_bounds(np.array([[0.5, np.nan]]), 0.25), "scores"),
-        (lambda: confidence_bounds(np.array([[0.5, 0.6]]), 0.25, radius=np.nan), "radius"),
-        (lambda: confidence_bounds(np.array([[0.5, 0.6]]), float("nan")), "sigma"),
-        (lambda: clopper_pearson_lower([5, 11], 10, 0.001), "successes"),
-        (lambda: clopper_pearson_lower([5, -1], 10, 0.001), "successes"),
-        (lambda: clopper_pearson_lower([5.5], 10, 0.001), "successes"),
-        (lambda: clopper_pearson_lower([5], 0, 0.001), "trials"),
+        (lambda: confidence_bounds(np.array([[0.5, np.nan]]), sigma=0.25), "scores"),
+        (lambda: confidence_bounds(np.array([[0.5, 0.6]]), sigma=0.25, radius=np.nan), "radius"),
+        (lambda: confidence_bounds(np.array([[0.5, 0.6]]), sigma=float("nan")), "sigma"),
+        (lambda: clopper_pearson_lower([5, 11], 10, alpha=0.001), "successes"),
+        (lambda: clopper_pearson_lower([5, -1], 10, alpha=0.001), "successes"),
+        (lambda: clopper_pearson_lower([5.5], 10, alpha=0.001), "successes"),
+        (lambda: clopper_pearson_lower([5], 0, alpha=0.001), "trials"),
     ],
 )
 def test_bad_numeric_inputs_name_the_argument(call, name):
@@ -241,7 +241,7 @@ def test_cdf_bound_with_tied_scores_matches_direct_computation(r):
     s = rng.choice([0.1, 0.4, 0.4, 0.75, 1.0, 1.0, 1.0], size=400)
     sigma, alpha = 0.25, 0.001
     e = np.sqrt(np.log(2.0 / alpha) / (2.0 * s.size))
-    b = confidence_bounds(s[None], sigma, r, alpha=alpha, method="cdf")
+    b = confidence_bounds(s[None], sigma=sigma, radius=r, alpha=alpha, method="cdf")
     lo, up = direct_cdf_bounds(s, sigma, r, e)
     assert b.upper[0] == pytest.approx(up, abs=2e-5)
     assert b.lower[0] == pytest.approx(lo, abs=2e-5)
@@ -251,7 +251,7 @@ def test_cdf_bound_without_ties_matches_direct_computation():
     rng = np.random.default_rng(1)
     s = rng.beta(5, 2, size=300)
     e = np.sqrt(np.log(2.0 / 0.001) / 600)
-    b = confidence_bounds(s[None], 0.5, 0.2, method="cdf")
+    b = confidence_bounds(s[None], sigma=0.5, radius=0.2, method="cdf")
     lo, up = direct_cdf_bounds(s, 0.5, 0.2, e)
     assert b.upper[0] == pytest.approx(up, abs=2e-5)
     assert b.lower[0] == pytest.approx(lo, abs=2e-5)
@@ -268,7 +268,7 @@ def test_empty_batch_is_a_clear_error(fn):
 
 def test_empty_scores_and_bounds_are_clear_errors():
     with pytest.raises(ValueError, match="empty|at least one"):
-        confidence_bounds(np.zeros((0, 10)), 0.25)
+        confidence_bounds(np.zeros((0, 10)), sigma=0.25)
     with pytest.raises(ValueError, match="empty"):
         certified_brier_score([], [], [])
 
@@ -284,17 +284,17 @@ def test_model_returning_logits_container_is_accepted(kind):
     wrapped.load_state_dict(plain.state_dict())
     x = _x(4)
     y = torch.tensor([0, 1, 2, 0])
-    a = certify(plain, x, 0.25, n0=20, n=50, batch_size=32, seed=1, return_scores=True)
-    b = certify(wrapped, x, 0.25, n0=20, n=50, batch_size=32, seed=1, return_scores=True)
+    a = certify(plain, x, sigma=0.25, n0=20, n=50, batch_size=32, seed=1, return_scores=True)
+    b = certify(wrapped, x, sigma=0.25, n0=20, n=50, batch_size=32, seed=1, return_scores=True)
     assert np.array_equal(a.counts, b.counts) and np.array_equal(a.scores, b.scores)
-    pa = predict(plain, x, 0.25, n=30, seed=1)
-    pb = predict(wrapped, x, 0.25, n=30, seed=1)
+    pa = predict(plain, x, sigma=0.25, n=30, seed=1)
+    pb = predict(wrapped, x, sigma=0.25, n=30, seed=1)
     assert np.array_equal(pa.counts, pb.counts)
     ra = BetaACE(steps=3, norm="l2")(plain, x, y, 0.3)
     rb = BetaACE(steps=3, norm="l2")(wrapped, x, y, 0.3)
     assert torch.equal(ra.x_adv, rb.x_adv)
-    ta = adversarial_calibration_training(plain, x, y, method="smoothadv", epochs=1, batch_size=4, epsilon=0.1)
-    tb = adversarial_calibration_training(wrapped, x, y, method="smoothadv", epochs=1, batch_size=4, epsilon=0.1)
+    ta = adversarial_calibration_training(plain, x, y, method="smoothadv", epochs=1, batch_size=4, eps=0.1)
+    tb = adversarial_calibration_training(wrapped, x, y, method="smoothadv", epochs=1, batch_size=4, eps=0.1)
     assert ta.loss_history == tb.loss_history
 
 
@@ -304,7 +304,7 @@ def test_model_returning_something_else_is_a_clear_error():
             return {"scores": x.flatten(1)}
 
     with pytest.raises(ValueError, match="logits"):
-        certify(Bad(), _x(2), 0.25, n0=5, n=5)
+        certify(Bad(), _x(2), sigma=0.25, n0=5, n=5)
 
 
 # --- item 9: the vectorised statistics equal scipy's per-input tests -----------------------------------
@@ -313,7 +313,7 @@ def test_model_returning_something_else_is_a_clear_error():
 def test_vectorised_predict_pvalue_equals_binomtest():
     from scipy.stats import binomtest
 
-    from certcal.smoothing import _two_sided_half_pvalue
+    from certcal.smoothing.bounds import two_sided_half_pvalue as _two_sided_half_pvalue
 
     n1 = np.array([0, 1, 5, 10, 37, 50, 99, 500, 1000, 3])
     n2 = np.array([0, 0, 5, 3, 40, 49, 1, 420, 0, 9])

@@ -133,14 +133,14 @@ def test_records_reproduce_the_certified_metrics(result):
             hi = np.array([r[key.replace("lower", "upper")] for r in rows if r[key] is not None])
             c = (pred == lab)[certified].astype(float)
             assert np.mean(c * (1 - lo) ** 2 + (1 - c) * hi ** 2) == pytest.approx(res.value(f"{t}_cbs"), abs=1e-12)
-            assert certcal.certified_calibration_error(lo, hi, c, 15).value == pytest.approx(
+            assert certcal.certified_calibration_error(lo, hi, c, n_bins=15).value == pytest.approx(
                 res.value(f"{t}_cce_exact"), abs=1e-12)
 
 
 def test_act_table_states_the_budget_and_labels_inconclusive_comparisons(result):
     res, _ = result
     act = res.table("act")
-    ceiling = certcal.max_certifiable_radius(0.25, 100, 0.001)
+    ceiling = certcal.max_certifiable_radius(sigma=0.25, n=100, alpha=0.001)
     assert f"{ceiling:.3g}" in act.title and "|Δw|" in act.title
     assert res.value("act_max_certifiable_radius") == pytest.approx(ceiling)
     for row in act.records():

@@ -11,12 +11,12 @@ import certcal
 def test_milp_without_cvxpy_names_the_milp_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "cvxpy", None)  # as if certcal[milp] were not installed
     with pytest.raises(ImportError, match=r"pip install 'certcal\[milp\]'"):
-        certcal.certified_calibration_error(np.array([0.5, 0.6]), np.array([0.7, 0.9]), np.array([1, 0]), 2,
+        certcal.certified_calibration_error(np.array([0.5, 0.6]), np.array([0.7, 0.9]), np.array([1, 0]), n_bins=2,
                                             method="milp")
 
 
 def test_plot_without_matplotlib_names_the_plot_extra(monkeypatch):
-    diagram = certcal.reliability_diagram(np.array([0.6, 0.9]), np.array([1, 0]), 2)
+    diagram = certcal.reliability_diagram(np.array([0.6, 0.9]), np.array([1, 0]), n_bins=2)
     monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
     with pytest.raises(ImportError, match=r"pip install 'certcal\[plot\]'"):
         diagram.plot()

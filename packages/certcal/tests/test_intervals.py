@@ -14,7 +14,7 @@ from certcal import (
 @pytest.fixture(scope="module")
 def cert(noisy_model, digits):
     _, _, xte, yte = digits
-    return certify(noisy_model, xte[:120], 0.25, n0=50, n=500, batch_size=8192, seed=0, return_scores=True), yte[:120].numpy()
+    return certify(noisy_model, xte[:120], sigma=0.25, n0=50, n=500, batch_size=8192, seed=0, return_scores=True), yte[:120].numpy()
 
 
 def test_curve_intervals_are_the_shared_toolkit(cert):
@@ -24,11 +24,11 @@ def test_curve_intervals_are_the_shared_toolkit(cert):
     from robustsuite_common.intervals import mean_interval, proportion
 
     c, y = cert
-    curve = certified_calibration_curve(c, y, [0.25], methods=("exact",), n_boot=60, seed=7)
+    curve = certified_calibration_curve(c, y, radii=[0.25], methods=("exact",), n_boot=60, seed=7)
     (row,) = curve.rows
     mask = c.certified_at(0.25)
     assert row.certified_accuracy_ci == proportion(int((mask & (c.prediction == y)).sum()), y.size).ci
-    b = certcal.confidence_bounds(c.scores[mask], c.sigma, 0.25, alpha=c.alpha)
+    b = certcal.confidence_bounds(c.scores[mask], sigma=c.sigma, radius=0.25, alpha=c.alpha)
     corr = (c.prediction == y)[mask].astype(float)
     terms = corr * (1 - b.lower) ** 2 + (1 - corr) * b.upper ** 2
     assert row.cbs == pytest.approx(terms.mean(), abs=1e-12)
@@ -37,21 +37,21 @@ def test_curve_intervals_are_the_shared_toolkit(cert):
 
 def test_curve_intervals_contain_estimates(cert):
     c, y = cert
-    curve = certified_calibration_curve(c, y, [0.0, 0.25], methods=("exact",), n_boot=50)
+    curve = certified_calibration_curve(c, y, radii=[0.0, 0.25], methods=("exact",), n_boot=50)
     for r in curve.rows:
         lo, hi = r.certified_accuracy_ci
         assert lo <= r.certified_accuracy <= hi
         if r.n_certified:
             assert r.cbs_ci[0] <= r.cbs_ci[1] and r.cce_ci["exact"][0] <= r.cce_ci["exact"][1]
-    assert certified_calibration_curve(c, y, [0.0], methods=("exact",)).rows[0].cbs_ci is None
+    assert certified_calibration_curve(c, y, radii=[0.0], methods=("exact",)).rows[0].cbs_ci is None
     with pytest.raises(ValueError, match="n_boot"):
-        certified_calibration_curve(c, y, [0.0], n_boot=-1)
+        certified_calibration_curve(c, y, radii=[0.0], n_boot=-1)
 
 
 def test_common_set_curve_is_monotone_in_radius(cert):
     c, y = cert
     radii = [0.0, 0.1, 0.2, 0.3, 0.4]
-    cs = common_set_curve(c, y, radii, n_boot=50)
+    cs = common_set_curve(c, y, radii=radii, n_boot=50)
     assert cs.n_inputs == int(c.certified_at(0.4).sum()) > 0
     # exact property: the certified confidence boxes nest as r grows, so both worst cases are non-decreasing
     assert all(b >= a - 1e-12 for a, b in zip(cs.cbs, cs.cbs[1:], strict=False))
@@ -59,10 +59,10 @@ def test_common_set_curve_is_monotone_in_radius(cert):
     assert cs.cbs[-1] > cs.cbs[0] and cs.diff_cbs_ci[0] > 0
     # the same inputs at every radius: r=0 on the fixed set differs from the curve's per-radius set in general
     with pytest.raises(ValueError, match="no input is certified"):
-        common_set_curve(c, y, [0.0, 100.0], n_boot=5)
+        common_set_curve(c, y, radii=[0.0, 100.0], n_boot=5)
     with pytest.raises(TypeError, match="certificate"):
         common_set_curve(CertifyResult(prediction=c.prediction, radius=c.radius, p_lower=c.p_lower, counts=c.counts,
-                                       sigma=c.sigma, n0=c.n0, n=c.n, alpha=c.alpha), y, radii)
+                                       sigma=c.sigma, n0=c.n0, n=c.n, alpha=c.alpha), y, radii=radii)
 
 
 def test_ace_ece_intervals(plain_model, digits):

@@ -52,7 +52,7 @@ def test_standard_bound_closed_form(sigma, r):
     alpha = 0.001
     e = np.sqrt(np.log(2 / alpha) / (2 * 500))
     m = s.mean(axis=1)
-    b = confidence_bounds(s, sigma, r, alpha=alpha, method="standard")
+    b = confidence_bounds(s, sigma=sigma, radius=r, alpha=alpha, method="standard")
     assert np.allclose(b.lower, norm.cdf(norm.ppf(np.clip(m - e, 0, 1)) - r / sigma), atol=1e-12)
     assert np.allclose(b.upper, norm.cdf(norm.ppf(np.clip(m + e, 0, 1)) + r / sigma), atol=1e-12)
 
@@ -61,7 +61,7 @@ def test_bounds_strictly_widen_with_radius():
     rng = np.random.default_rng(4)
     s = rng.beta(4, 2, size=(4, 400))
     for method in ("standard", "cdf"):
-        b = confidence_bounds(s, 0.25, [0.0, 0.2], method=method)
+        b = confidence_bounds(s, sigma=0.25, radius=[0.0, 0.2], method=method)
         assert np.all(b.lower[:, 1] < b.lower[:, 0] - 1e-3)
         assert np.all(b.upper[:, 1] > b.upper[:, 0] + 1e-3)
 
@@ -75,7 +75,7 @@ def test_cdf_bound_at_radius_zero_contains_mean_with_dkw_margin():
     rng = np.random.default_rng(5)
     s = rng.uniform(0.3, 0.7, size=(3, 800))
     e = np.sqrt(np.log(2 / 0.001) / 1600)
-    b = confidence_bounds(s, 0.25, 0.0, method="cdf")
+    b = confidence_bounds(s, sigma=0.25, radius=0.0, method="cdf")
     m = s.mean(axis=1)
     assert np.all(b.lower <= m - 0.3 * e + 1e-12) and np.all(b.lower >= m - e - 1e-12)
     assert np.all(b.upper >= m + 0.3 * e - 1e-12) and np.all(b.upper <= m + e + 1e-12)
@@ -100,8 +100,8 @@ def ece_by_loops(z, c, n_bins):
 def test_ece_and_bin_index_equal_explicit_intervals(pairs, n_bins):
     z = np.array([p[0] for p in pairs])
     c = np.array([int(p[1]) for p in pairs])
-    assert expected_calibration_error(z, c, n_bins) == pytest.approx(ece_by_loops(z, c, n_bins), abs=1e-12)
-    for zi, mi in zip(z, bin_index(z, n_bins), strict=True):
+    assert expected_calibration_error(z, c, n_bins=n_bins) == pytest.approx(ece_by_loops(z, c, n_bins), abs=1e-12)
+    for zi, mi in zip(z, bin_index(z, n_bins=n_bins), strict=True):
         assert (mi / n_bins < zi <= (mi + 1) / n_bins) or (mi == 0 and zi == 0)
 
 
@@ -134,12 +134,12 @@ def test_exact_cce_is_the_maximum_over_sign_patterns(seed, n, n_bins):
     w = rng.uniform(0, 0.4, n)
     lo, up = np.clip(z - w, 0, 1), np.clip(z + w, 0, 1)
     c = rng.integers(0, 2, n)
-    res = certified_calibration_error(lo, up, c, n_bins)
+    res = certified_calibration_error(lo, up, c, n_bins=n_bins)
     assert res.value == pytest.approx(cce_by_signs(lo, up, c, n_bins), abs=1e-12)
     # and it is never below the ECE of any admissible confidences
     for _ in range(10):
         zz = lo + rng.uniform(size=n) * (up - lo)
-        assert expected_calibration_error(zz, c, n_bins) <= res.value + 1e-12
+        assert expected_calibration_error(zz, c, n_bins=n_bins) <= res.value + 1e-12
 
 
 # --- Clopper-Pearson: one-sided, level alpha ------------------------------------------------------------
@@ -149,10 +149,10 @@ def test_exact_cce_is_the_maximum_over_sign_patterns(seed, n, n_bins):
 def test_clopper_pearson_is_one_sided(alpha):
     n = 200
     k = np.array([1, 20, 100, 150, 199, 200])
-    low = clopper_pearson_lower(k, n, alpha)
+    low = clopper_pearson_lower(k, n, alpha=alpha)
     for ki, li in zip(k, low, strict=True):
         ref = binomtest(int(ki), n, alternative="greater").proportion_ci(confidence_level=1 - alpha).low
         assert li == pytest.approx(ref, rel=1e-9, abs=1e-12)
         # the defining property: at p = lower, observing >= k successes has probability exactly alpha
         assert binom.sf(ki - 1, n, li) == pytest.approx(alpha, rel=1e-6)
-    assert clopper_pearson_lower([0], n, alpha)[0] == 0.0
+    assert clopper_pearson_lower([0], n, alpha=alpha)[0] == 0.0

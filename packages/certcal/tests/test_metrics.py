@@ -22,7 +22,7 @@ def test_ece_hand_computed():
 
 
 def test_bin_edges_are_right_closed():
-    assert list(bin_index(np.array([0.0, 0.2, 0.2000001, 1.0]), 5)) == [0, 0, 1, 4]
+    assert list(bin_index(np.array([0.0, 0.2, 0.2000001, 1.0]), n_bins=5)) == [0, 0, 1, 4]
 
 
 def test_adaece_equal_count_bins():
@@ -39,16 +39,16 @@ def test_adaece_equal_count_bins():
 def test_ece_properties(pairs, n_bins):
     z = np.array([p[0] for p in pairs])
     c = np.array([p[1] for p in pairs], dtype=float)
-    ece = expected_calibration_error(z, c, n_bins)
+    ece = expected_calibration_error(z, c, n_bins=n_bins)
     assert 0.0 <= ece <= 1.0
     # triangle inequality: the binned error is at least the global |accuracy - mean confidence|
     assert ece >= abs(c.mean() - z.mean()) - 1e-12
     # one bin reduces to that global gap
-    assert expected_calibration_error(z, c, 1) == pytest.approx(abs(c.mean() - z.mean()), abs=1e-12)
-    rd = reliability_diagram(z, c, n_bins)
+    assert expected_calibration_error(z, c, n_bins=1) == pytest.approx(abs(c.mean() - z.mean()), abs=1e-12)
+    rd = reliability_diagram(z, c, n_bins=n_bins)
     assert sum(rd.count) == len(z)
     assert rd.ece == pytest.approx(ece)
-    assert 0.0 <= adaptive_calibration_error(z, c, n_bins) <= 1.0
+    assert 0.0 <= adaptive_calibration_error(z, c, n_bins=n_bins) <= 1.0
 
 
 def test_perfectly_calibrated_is_zero():

@@ -72,7 +72,8 @@ def test_demo_preset_is_the_former_umbrella_parameters():
     assert (demo.split, demo.n_bins, demo.n_boot, demo.resample_seed, demo.robust_accuracy, demo.eps,
             demo.autoattack_n, demo.autoattack_batch, demo.autoattack_version) == (
         "test", 15, 1000, 0, "auto", 0.0, 100, 100, "standard")  # 100 AutoAttack images since issue 37 (demo-full: 200)
-    assert overview.preset("paper").autoattack_n == 0 and set(overview.PRESETS) == {"demo", "paper"}
+    assert overview.preset("paper").autoattack_n == 0 and set(overview.PRESETS) == {"demo", "paper", "paper-cpu"}
+    assert overview.preset("paper-cpu") == demo  # the paper-cpu benchmark runs the demo's settings
     with pytest.raises(ValueError, match="preset must be one of"):
         overview.preset("nope")
 

@@ -30,7 +30,7 @@ def test_certificate_widths_standard_closed_form_and_inputs_certified_at_zero():
     # input 1 abstains, input 3 is certified only up to r = 0.1: both rules are "certified at r = 0" except 1
     cert = _cert(scores, [2, -1, 4, 7, 1], [0.3, 0.0, 0.5, 0.1, 0.2], sigma=0.5, alpha=0.01)
     radii = [0.0, 0.25, 0.5]
-    w = certcal.certificate_widths(cert, radii)
+    w = certcal.certificate_widths(cert, radii=radii)
     ok = [0, 2, 3, 4]
     assert w.n_inputs == 4 and w.radii == (0.0, 0.25, 0.5) and w.alpha == 0.01 and w.sigma == 0.5
     e = math.sqrt(math.log(2 / 0.01) / (2 * 60))
@@ -43,7 +43,7 @@ def test_certificate_widths_standard_closed_form_and_inputs_certified_at_zero():
             ref.append(hi - lo)
         assert w.standard[j] == pytest.approx(np.mean(ref), abs=1e-12)
         # CDF: the mean of the per-input certificates, input by input
-        cdf = np.mean([certcal.confidence_bounds(scores[i:i + 1], 0.5, r, alpha=0.01, method="cdf").width[0]
+        cdf = np.mean([certcal.confidence_bounds(scores[i:i + 1], sigma=0.5, radius=r, alpha=0.01, method="cdf").width[0]
                        for i in ok])
         assert w.cdf[j] == pytest.approx(cdf, abs=1e-12)
         assert w.ratio[j] == pytest.approx(w.cdf[j] / w.standard[j], rel=1e-15)
@@ -54,16 +54,16 @@ def test_certificate_widths_alpha_and_empty_and_bad_radii():
     rng = np.random.default_rng(4)
     scores = rng.uniform(size=(3, 40))
     cert = _cert(scores, [0, 1, 2], [0.2, 0.2, 0.2], alpha=0.01)
-    loose = certcal.certificate_widths(cert, [0.0], alpha=0.001)
-    own = certcal.certificate_widths(cert, [0.0])
+    loose = certcal.certificate_widths(cert, radii=[0.0], alpha=0.001)
+    own = certcal.certificate_widths(cert, radii=[0.0])
     assert loose.alpha == 0.001 and loose.standard[0] > own.standard[0]  # smaller alpha, wider Hoeffding term
-    assert certcal.certificate_widths(_cert(scores, [-1, -1, -1], [0, 0, 0]), [0.0]) is None
+    assert certcal.certificate_widths(_cert(scores, [-1, -1, -1], [0, 0, 0]), radii=[0.0]) is None
     with pytest.raises(ValueError, match="radii"):
-        certcal.certificate_widths(cert, [-0.1])
+        certcal.certificate_widths(cert, radii=[-0.1])
     with pytest.raises(ValueError, match="radii"):
-        certcal.certificate_widths(cert, [])
+        certcal.certificate_widths(cert, radii=[])
     with pytest.raises(TypeError, match="certificate"):
-        certcal.certificate_widths(scores, [0.0])
+        certcal.certificate_widths(scores, radii=[0.0])
 
 
 # --- beta-ACE benchmark (Table 1) ---
@@ -95,7 +95,7 @@ def test_ace_benchmark_counts_from_the_intervals():
 def test_ace_benchmark_equals_the_attacks_one_by_one(noisy_model, digits):
     _, _, xte, yte = digits
     x, y = xte[:24], yte[:24]
-    b = certcal.ace_benchmark(noisy_model, x, y, {"l2": 0.5, "linf": 0.05}, steps=3, n_bins=10, n_boot=15, seed=2)
+    b = certcal.ace_benchmark(noisy_model, x, y, eps={"l2": 0.5, "linf": 0.05}, steps=3, n_bins=10, n_boot=15, seed=2)
     assert [(r.norm, r.configuration) for r in b.rows] == [
         (n, c) for n in ("l2", "linf") for c in certcal.ACE_CONFIGURATIONS]
     for row in b.rows:
@@ -109,9 +109,9 @@ def test_ace_benchmark_equals_the_attacks_one_by_one(noisy_model, digits):
 def test_ace_benchmark_rejects_bad_input_before_work(noisy_model, digits):
     _, _, xte, yte = digits
     with pytest.raises(ValueError, match="eps"):
-        certcal.ace_benchmark(noisy_model, xte[:4], yte[:4], {"l1": 0.1})
+        certcal.ace_benchmark(noisy_model, xte[:4], yte[:4], eps={"l1": 0.1})
     with pytest.raises(ValueError, match="eps"):
-        certcal.ace_benchmark(noisy_model, xte[:4], yte[:4], {"linf": -0.1})
+        certcal.ace_benchmark(noisy_model, xte[:4], yte[:4], eps={"linf": -0.1})
     with pytest.raises(ValueError, match="configurations"):
         certcal.ace_benchmark(noisy_model, xte[:4], yte[:4], configurations=("lower_confidence",))
 
@@ -204,9 +204,9 @@ def test_gaussian_noise_training_is_one_noise_draw_without_adversary(digits):
     before = [t.clone() for t in net.state_dict().values()]
     x, y = xtr[:96], ytr[:96]
     got = certcal.gaussian_noise_training(net, x, y, sigma=0.5, epochs=2, batch_size=32, lr=1e-3, seed=1)
-    ref = certcal.adversarial_calibration_training(net, x, y, method="gaussian", sigma=0.5, epsilon=0.0, epochs=2,
+    ref = certcal.adversarial_calibration_training(net, x, y, method="gaussian", sigma=0.5, eps=0.0, epochs=2,
                                                    batch_size=32, num_noise=1, lr=1e-3, seed=1)
-    two = certcal.adversarial_calibration_training(net, x, y, method="gaussian", sigma=0.5, epsilon=0.0, epochs=2,
+    two = certcal.adversarial_calibration_training(net, x, y, method="gaussian", sigma=0.5, eps=0.0, epochs=2,
                                                    batch_size=32, num_noise=2, lr=1e-3, seed=1)
     assert got.method == "gaussian" and got.config["num_noise"] == 1 and got.config["epsilon"] == 0.0
     for a, b in zip(got.model.state_dict().values(), ref.model.state_dict().values(), strict=True):

@@ -39,7 +39,7 @@ def test_certify_radius_matches_closed_form():
     model = Linear2(W, 1.0)
     x = inputs_with_pa(pas)
     n, alpha = 20_000, 0.001
-    res = certify(model, x, SIGMA, n0=100, n=n, alpha=alpha, batch_size=8192, seed=0)
+    res = certify(model, x, sigma=SIGMA, n0=100, n=n, alpha=alpha, batch_size=8192, seed=0)
     assert np.all(res.prediction == 0)
     n_a = res.counts[:, 0]
     for i, p in enumerate(pas):
@@ -59,10 +59,10 @@ def test_certify_radius_matches_closed_form():
 def test_certify_abstains_at_half_and_predict():
     model = Linear2(W, 1.0)
     x = inputs_with_pa([0.5, 0.999])
-    res = certify(model, x, SIGMA, n0=100, n=2000, seed=1)
+    res = certify(model, x, sigma=SIGMA, n0=100, n=2000, seed=1)
     assert res.prediction[0] == -1 and res.radius[0] == 0.0
     assert res.prediction[1] == 0 and res.radius[1] > 0
-    pr = predict(model, x, SIGMA, n=2000, alpha=0.001, seed=1)
+    pr = predict(model, x, sigma=SIGMA, n=2000, alpha=0.001, seed=1)
     assert list(pr.prediction) == [-1, 0]
     assert pr.p_value[0] > 0.001 and pr.p_value[1] < 1e-10
     assert pr.to_dict()["prediction"] == [-1, 0]
@@ -71,27 +71,27 @@ def test_certify_abstains_at_half_and_predict():
 def test_clopper_pearson_matches_scipy_binomtest():
     for k, n in [(0, 10), (3, 10), (10, 10), (950, 1000)]:
         ref = 0.0 if k == 0 else binomtest(k, n).proportion_ci(0.98, method="exact").low
-        assert clopper_pearson_lower(k, n, 0.01) == pytest.approx(ref, abs=1e-12)
+        assert clopper_pearson_lower(k, n, alpha=0.01) == pytest.approx(ref, abs=1e-12)
 
 
 def test_certify_deterministic_and_not_mutating(noisy_model, digits):
     _, _, xte, _ = digits
     x = xte[:20].clone()
-    a = certify(noisy_model, x, 0.25, n0=50, n=300, batch_size=512, seed=3)
-    b = certify(noisy_model, x, 0.25, n0=50, n=300, batch_size=512, seed=3)
-    c = certify(noisy_model, x, 0.25, n0=50, n=300, batch_size=512, seed=4)
+    a = certify(noisy_model, x, sigma=0.25, n0=50, n=300, batch_size=512, seed=3)
+    b = certify(noisy_model, x, sigma=0.25, n0=50, n=300, batch_size=512, seed=3)
+    c = certify(noisy_model, x, sigma=0.25, n0=50, n=300, batch_size=512, seed=4)
     assert np.array_equal(a.counts, b.counts) and np.array_equal(a.radius, b.radius)
     assert not np.array_equal(a.counts, c.counts)
     assert torch.equal(x, xte[:20])
     g = torch.Generator().manual_seed(3)
-    d = certify(noisy_model, x, 0.25, n0=50, n=300, batch_size=512, seed=None, generator=g)
+    d = certify(noisy_model, x, sigma=0.25, n0=50, n=300, batch_size=512, seed=None, generator=g)
     assert np.array_equal(a.counts, d.counts)
     assert a.counts.sum(axis=1).tolist() == [300] * 20
 
 
 def test_smoothed_accuracy_reasonable(noisy_model, digits):
     _, _, xte, yte = digits
-    res = certify(noisy_model, xte[:100], 0.25, n0=50, n=500, batch_size=4096, seed=0)
+    res = certify(noisy_model, xte[:100], sigma=0.25, n0=50, n=500, batch_size=4096, seed=0)
     assert res.certified_accuracy(yte[:100].numpy(), 0.0) > 0.7
     # certified accuracy can only fall with the radius
     cas = [res.certified_accuracy(yte[:100].numpy(), r) for r in (0.0, 0.1, 0.25, 0.5)]
@@ -117,9 +117,9 @@ def test_certify_bad_inputs(kwargs, exc):
 def test_certify_rejects_non_image_and_non_module():
     model = Linear2(W, 1.0)
     with pytest.raises(ValueError):
-        certify(model, torch.zeros(3, 4), 0.25)
+        certify(model, torch.zeros(3, 4), sigma=0.25)
     with pytest.raises(TypeError):
-        certify(lambda x: x, inputs_with_pa([0.9]), 0.25)
+        certify(lambda x: x, inputs_with_pa([0.9]), sigma=0.25)
 
 
 # ---- confidence certificates (Kumar et al. 2020) ----
@@ -136,9 +136,9 @@ def test_bounds_contain_true_smoothed_confidence(method):
     pas = [0.7, 0.9, 0.97]
     model = Linear2(W, 1.0)
     x = inputs_with_pa(pas)
-    res = certify(model, x, SIGMA, n0=100, n=20_000, seed=5, return_scores=True, batch_size=8192)
+    res = certify(model, x, sigma=SIGMA, n0=100, n=20_000, seed=5, return_scores=True, batch_size=8192)
     radii = np.array([0.0, 0.1, 0.3, 0.6])
-    b = confidence_bounds(res.scores, SIGMA, radii, alpha=0.001, method=method)
+    b = confidence_bounds(res.scores, sigma=SIGMA, radius=radii, alpha=0.001, method=method)
     margins = (x.flatten(1) @ W - 1.0).numpy()
     for i in range(len(pas)):
         for j, r in enumerate(radii):
@@ -151,14 +151,14 @@ def test_bounds_contain_true_smoothed_confidence(method):
 
 def test_bounds_contain_mc_estimate_and_widen(noisy_model, digits):
     _, _, xte, _ = digits
-    res = certify(noisy_model, xte[:40], 0.25, n0=50, n=2000, batch_size=8192, seed=2, return_scores=True)
+    res = certify(noisy_model, xte[:40], sigma=0.25, n0=50, n=2000, batch_size=8192, seed=2, return_scores=True)
     radii = np.linspace(0.0, 1.0, 9)
     widths = {}
     for method in ("standard", "cdf"):
-        b0 = confidence_bounds(res.scores, 0.25, 0.0, method=method)
+        b0 = confidence_bounds(res.scores, sigma=0.25, radius=0.0, method=method)
         assert np.all(b0.lower <= b0.mean + 1e-12) and np.all(b0.mean <= b0.upper + 1e-12)
         assert np.allclose(b0.mean, res.scores.mean(axis=1))
-        b = confidence_bounds(res.scores, 0.25, radii, method=method)
+        b = confidence_bounds(res.scores, sigma=0.25, radius=radii, method=method)
         assert np.all(np.diff(b.lower, axis=1) <= 1e-12)
         assert np.all(np.diff(b.upper, axis=1) >= -1e-12)
         widths[method] = b.width
@@ -171,13 +171,13 @@ def test_bounds_contain_mc_estimate_and_widen(noisy_model, digits):
 def test_confidence_bounds_bad_inputs():
     s = np.full((2, 10), 0.5)
     with pytest.raises(ValueError):
-        confidence_bounds(s, 0.25, method="hoeffding")
+        confidence_bounds(s, sigma=0.25, method="hoeffding")
     with pytest.raises(ValueError):
-        confidence_bounds(s + 1.0, 0.25)
+        confidence_bounds(s + 1.0, sigma=0.25)
     with pytest.raises(ValueError):
-        confidence_bounds(s, 0.25, radius=-0.1)
+        confidence_bounds(s, sigma=0.25, radius=-0.1)
     with pytest.raises(ValueError):
-        confidence_bounds(s[0], 0.25)
+        confidence_bounds(s[0], sigma=0.25)
 
 
 # ---- per-input noise streams: shards of a dataset certify as one call ----
@@ -195,29 +195,29 @@ def test_per_input_stream_shards_equal_one_call(noisy_model, digits):
     x = xte[:13]
     n = NOISE_BLOCK + 90  # an input's draws span two noise blocks
     kw = dict(n0=40, n=n, alpha=0.01, seed=5, return_scores=True, stream="per_input")
-    whole = certify(noisy_model, x, 0.25, batch_size=1000, **kw)
+    whole = certify(noisy_model, x, sigma=0.25, batch_size=1000, **kw)
     # other batch sizes (one straddles inputs and blocks) and shards at uneven offsets give the same result
-    assert _same(whole, certify(noisy_model, x, 0.25, batch_size=77, **kw))
+    assert _same(whole, certify(noisy_model, x, sigma=0.25, batch_size=77, **kw))
     cuts = [0, 4, 5, 13]
-    parts = [certify(noisy_model, x[a:b], 0.25, batch_size=131, first_index=a, **kw)
+    parts = [certify(noisy_model, x[a:b], sigma=0.25, batch_size=131, first_index=a, **kw)
              for a, b in zip(cuts, cuts[1:], strict=False)]
     assert _same(whole, CertifyResult.concatenate(parts))
     # a shard that forgets its offset draws other noise
-    assert not np.array_equal(certify(noisy_model, x[5:], 0.25, batch_size=1000, **kw).scores, whole.scores[5:])
+    assert not np.array_equal(certify(noisy_model, x[5:], sigma=0.25, batch_size=1000, **kw).scores, whole.scores[5:])
     # the batch stream is not shard-invariant: that is why per_input exists
     batch = {k: v for k, v in kw.items() if k != "stream"}
-    one = certify(noisy_model, x, 0.25, batch_size=1000, **batch)
-    two = CertifyResult.concatenate([certify(noisy_model, x[:5], 0.25, batch_size=1000, **batch),
-                                     certify(noisy_model, x[5:], 0.25, batch_size=1000, **batch)])
+    one = certify(noisy_model, x, sigma=0.25, batch_size=1000, **batch)
+    two = CertifyResult.concatenate([certify(noisy_model, x[:5], sigma=0.25, batch_size=1000, **batch),
+                                     certify(noisy_model, x[5:], sigma=0.25, batch_size=1000, **batch)])
     assert not np.array_equal(one.scores, two.scores)
 
 
 def test_per_input_stream_gives_each_input_its_own_noise(noisy_model, digits):
     _, _, xte, _ = digits
     x = xte[:1].repeat(2, 1, 1, 1)  # the same image at two indices
-    res = certify(noisy_model, x, 0.25, n0=20, n=300, seed=0, return_scores=True, stream="per_input")
+    res = certify(noisy_model, x, sigma=0.25, n0=20, n=300, seed=0, return_scores=True, stream="per_input")
     assert not np.array_equal(res.scores[0], res.scores[1])
-    other_seed = certify(noisy_model, x, 0.25, n0=20, n=300, seed=1, return_scores=True, stream="per_input")
+    other_seed = certify(noisy_model, x, sigma=0.25, n0=20, n=300, seed=1, return_scores=True, stream="per_input")
     assert not np.array_equal(res.scores, other_seed.scores)
 
 
@@ -226,7 +226,7 @@ def test_per_input_stream_radius_matches_closed_form():
     pas = [0.6, 0.8, 0.95]
     x = inputs_with_pa(pas)
     n = 20_000
-    res = certify(Linear2(W, 1.0), x, SIGMA, n0=100, n=n, alpha=0.001, batch_size=8192, seed=0, stream="per_input")
+    res = certify(Linear2(W, 1.0), x, sigma=SIGMA, n0=100, n=n, alpha=0.001, batch_size=8192, seed=0, stream="per_input")
     assert np.all(res.prediction == 0)
     for i, p in enumerate(pas):
         assert abs(res.counts[i, 0] / n - p) <= 5 * np.sqrt(p * (1 - p) / n)
@@ -272,18 +272,18 @@ def test_per_input_shards_equal_one_call_bit_for_bit(noisy_model, digits):
 )
 def test_per_input_stream_bad_inputs(kwargs, match):
     with pytest.raises(ValueError, match=match):
-        certify(Linear2(W, 1.0), inputs_with_pa([0.9]), SIGMA, n0=10, n=10, **kwargs)
+        certify(Linear2(W, 1.0), inputs_with_pa([0.9]), sigma=SIGMA, n0=10, n=10, **kwargs)
 
 
 def test_concatenate_rejects_mismatched_parts():
     from certcal import CertifyResult
 
     x = inputs_with_pa([0.9, 0.8])
-    a = certify(Linear2(W, 1.0), x, SIGMA, n0=10, n=50, seed=0)
+    a = certify(Linear2(W, 1.0), x, sigma=SIGMA, n0=10, n=50, seed=0)
     with pytest.raises(ValueError, match="sigma, n0, n, alpha"):
-        CertifyResult.concatenate([a, certify(Linear2(W, 1.0), x, SIGMA, n0=10, n=60, seed=0)])
+        CertifyResult.concatenate([a, certify(Linear2(W, 1.0), x, sigma=SIGMA, n0=10, n=60, seed=0)])
     with pytest.raises(ValueError, match="scores"):
-        CertifyResult.concatenate([a, certify(Linear2(W, 1.0), x, SIGMA, n0=10, n=50, seed=0, return_scores=True)])
+        CertifyResult.concatenate([a, certify(Linear2(W, 1.0), x, sigma=SIGMA, n0=10, n=50, seed=0, return_scores=True)])
     with pytest.raises(TypeError):
         CertifyResult.concatenate([])
     both = CertifyResult.concatenate([a, a])
@@ -295,7 +295,7 @@ def test_certify_result_saves_and_loads_exactly(tmp_path, noisy_model, digits):
 
     _, _, xte, _ = digits
     for scores in (True, False):
-        cert = certify(noisy_model, xte[:5], 0.25, n0=10, n=50, seed=0, return_scores=scores)
+        cert = certify(noisy_model, xte[:5], sigma=0.25, n0=10, n=50, seed=0, return_scores=scores)
         path = cert.save(tmp_path / f"c{scores}.npz")
         back = CertifyResult.load(path)
         assert (back.sigma, back.n0, back.n, back.alpha) == (cert.sigma, cert.n0, cert.n, cert.alpha)

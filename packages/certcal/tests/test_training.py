@@ -15,7 +15,7 @@ def test_methods_run_and_do_not_touch_the_input_model(noisy_model, digits, metho
     xtr, ytr, _, _ = digits
     before = [p.detach().clone() for p in noisy_model.parameters()]
     res = adversarial_calibration_training(
-        noisy_model, xtr[:256], ytr[:256], method=method, sigma=0.25, epsilon=0.25, epochs=1, batch_size=128,
+        noisy_model, xtr[:256], ytr[:256], method=method, sigma=0.25, eps=0.25, epochs=1, batch_size=128,
         num_noise=2, attack_steps=2, admm=ADMMConfig(steps=50, inits=("brier",)), seed=0)
     assert len(res.loss_history) == 1 and np.isfinite(res.loss_history[0])
     assert all(torch.equal(a, b) for a, b in zip(before, noisy_model.parameters(), strict=True))
@@ -25,7 +25,7 @@ def test_methods_run_and_do_not_touch_the_input_model(noisy_model, digits, metho
 
 def test_training_is_deterministic(noisy_model, digits):
     xtr, ytr, _, _ = digits
-    kw = dict(method="brier_act", sigma=0.25, epsilon=0.25, epochs=1, batch_size=128, num_noise=2,
+    kw = dict(method="brier_act", sigma=0.25, eps=0.25, epochs=1, batch_size=128, num_noise=2,
               attack_steps=2, seed=7)
     a = adversarial_calibration_training(noisy_model, xtr[:256], ytr[:256], **kw)
     b = adversarial_calibration_training(noisy_model, xtr[:256], ytr[:256], **kw)
@@ -34,8 +34,8 @@ def test_training_is_deterministic(noisy_model, digits):
 
 def test_curve_table_like_table2(noisy_model, digits):
     _, _, xte, yte = digits
-    cert = certify(noisy_model, xte[:120], 0.25, n0=50, n=500, batch_size=8192, seed=0, return_scores=True)
-    curve = certified_calibration_curve(cert, yte[:120].numpy(), [0.0, 0.25, 0.5],
+    cert = certify(noisy_model, xte[:120], sigma=0.25, n0=50, n=500, batch_size=8192, seed=0, return_scores=True)
+    curve = certified_calibration_curve(cert, yte[:120].numpy(), radii=[0.0, 0.25, 0.5],
                                         methods=("exact", "admm", "brier"), admm=ADMMConfig(steps=200))
     rows = curve.rows
     assert [r.radius for r in rows] == [0.0, 0.25, 0.5]
@@ -59,7 +59,7 @@ def test_bad_training_arguments(noisy_model, digits):
     with pytest.raises(ValueError):
         adversarial_calibration_training(noisy_model, xtr[:10], ytr[:10], epochs=0)
     with pytest.raises(ValueError):
-        certified_calibration_curve(certify(noisy_model, xtr[:2], 0.25, n0=5, n=10), ytr[:2].numpy(), [0.0])
+        certified_calibration_curve(certify(noisy_model, xtr[:2], sigma=0.25, n0=5, n=10), ytr[:2].numpy(), radii=[0.0])
 
 
 def test_acce_act_inner_adversary_keeps_predictions_budget_and_raises_batch_calibration_error(noisy_model, digits):
@@ -91,12 +91,12 @@ def test_acce_act_inner_adversary_keeps_predictions_budget_and_raises_batch_cali
 
 
 def test_act_comparison_table_mechanics(noisy_model, digits):
-    from certcal import act_comparison
+    from certcal import ACTComparisonConfig, act_comparison
 
     xtr, ytr, xte, yte = digits
-    kw = dict(methods=("gaussian", "acce_act"), seeds=(0,), sigma=0.25, epsilon=0.25, radii=(0.0, 0.25), epochs=1,
-              batch_size=128, n0=20, n=60, n_boot=5)
-    res = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw)
+    cfg = ACTComparisonConfig(methods=("gaussian", "acce_act"), seeds=(0,), sigma=0.25, eps=0.25, radii=(0.0, 0.25),
+                              epochs=1, batch_size=128, n0=20, n=60, n_boot=5)
+    res = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], config=cfg)
     assert [(r.method, r.radius) for r in res.rows] == [("gaussian", 0.0), ("gaussian", 0.25), ("acce_act", 0.0),
                                                         ("acce_act", 0.25)]
     for r in res.rows:
@@ -104,21 +104,28 @@ def test_act_comparison_table_mechanics(noisy_model, digits):
         if r.cbs is not None:
             assert 0 <= r.cbs <= 1 and 0 <= r.cce <= 1 and r.cbs_ci_low <= r.cbs_ci_high
     # CA cannot rise with the radius; the certified set only shrinks
-    for m in kw["methods"]:
+    for m in cfg.methods:
         assert res.row(m, 0.25).certified_accuracy <= res.row(m, 0.0).certified_accuracy
-    again = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw)
+    again = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], config=cfg)
     assert again.to_dict() == res.to_dict()
     with pytest.raises(ValueError, match="methods"):
-        act_comparison(noisy_model, xtr[:8], ytr[:8], xte[:8], yte[:8], methods=("sgd",))
+        ACTComparisonConfig(methods=("sgd",))
+    # the former keywords still work for one release (epsilon included), with a DeprecationWarning
+    with pytest.warns(DeprecationWarning, match="ACTComparisonConfig"):
+        old = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], methods=("gaussian", "acce_act"),
+                             seeds=(0,), sigma=0.25, epsilon=0.25, radii=(0.0, 0.25), epochs=1, batch_size=128,
+                             n0=20, n=60, n_boot=5)
+    assert old.to_dict() == res.to_dict()
 
 
 def test_act_comparison_checkpoint_resume(noisy_model, digits, tmp_path, monkeypatch):
-    import certcal.act_protocol as ap
-    from certcal import act_comparison
+    import certcal.act.run as ap
+    from certcal import ACTComparisonConfig, act_comparison
 
     xtr, ytr, xte, yte = digits
-    kw = dict(methods=("smoothadv",), seeds=(0,), sigma=0.25, epsilon=0.25, radii=(0.0, 0.25), epochs=1,
-              batch_size=128, n0=20, n=60, n_boot=5, checkpoint_dir=tmp_path)
+    cfg = ACTComparisonConfig(methods=("smoothadv",), seeds=(0,), sigma=0.25, eps=0.25, radii=(0.0, 0.25), epochs=1,
+                              batch_size=128, n0=20, n=60, n_boot=5)
+    kw = dict(config=cfg, checkpoint_dir=tmp_path)
     res = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw)
     saved = sorted(p.suffix for p in tmp_path.iterdir())
     assert saved == [".npz", ".pt"]
@@ -135,7 +142,7 @@ def test_act_comparison_checkpoint_resume(noisy_model, digits, tmp_path, monkeyp
     assert act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw).to_dict() == res.to_dict()
     # another setting gets other checkpoint names (no stale reuse)
     with pytest.raises(AssertionError, match="recomputed"):
-        act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **{**kw, "epsilon": 0.5})
+        act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **{**kw, "config": cfg.replace(eps=0.5)})
 
 
 def _draws(n: int, shape: tuple[int, ...], sigma: float, m: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -154,7 +161,7 @@ def test_outer_loss_is_the_smoothed_soft_classifiers_nll(noisy_model, digits, me
     NLL at the initial weights, computed here directly in float64 from the logits."""
     xtr, ytr, _, _ = digits
     x, y, m, sigma = xtr[:64], ytr[:64], 4, 0.25
-    res = adversarial_calibration_training(noisy_model, x, y, method=method, sigma=sigma, epsilon=0.0, epochs=1,
+    res = adversarial_calibration_training(noisy_model, x, y, method=method, sigma=sigma, eps=0.0, epochs=1,
                                            batch_size=64, num_noise=m, seed=3)
     perm, noise = _draws(64, tuple(x.shape[1:]), sigma, m, 3)
     xb, yb = x[perm], y[perm]
@@ -171,7 +178,7 @@ def test_noise_only_baseline_keeps_cohens_base_cross_entropy(noisy_model, digits
     """Cohen et al.'s noise augmentation ("gaussian") trains the base classifier: mean of the m cross-entropies."""
     xtr, ytr, _, _ = digits
     x, y, m, sigma = xtr[:64], ytr[:64], 3, 0.25
-    res = adversarial_calibration_training(noisy_model, x, y, method="gaussian", sigma=sigma, epsilon=0.0,
+    res = adversarial_calibration_training(noisy_model, x, y, method="gaussian", sigma=sigma, eps=0.0,
                                            epochs=1, batch_size=64, num_noise=m, seed=5)
     perm, noise = _draws(64, tuple(x.shape[1:]), sigma, m, 5)
     with torch.no_grad():
@@ -206,14 +213,14 @@ def test_act_selection_rule_follows_the_paper(noisy_model, digits):
     """App. J.1 / §5.3: per seed and radius, models within 3 % of the best CA of ANY model are eligible and each
     method reports its eligible model with the lowest CCE; recomputed here from the per-model table. "none" is
     the base model certified as is."""
-    from certcal import act_comparison
+    from certcal import ACTComparisonConfig, act_comparison
 
     xtr, ytr, xte, yte = digits
     seeds = (0, 1)
-    kw = dict(methods=("none", "gaussian", "smoothadv"), seeds=seeds, sigma=0.25, epsilon=0.25,
-              radii=(0.0, 0.25), epochs=1, batch_size=64, n0=20, n=60, n_boot=50, grid={"lr": [1e-3, 5e-2]},
-              selection_margin=0.03)
-    res = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **kw)
+    cfg = ACTComparisonConfig(methods=("none", "gaussian", "smoothadv"), seeds=seeds, sigma=0.25, eps=0.25,
+                              radii=(0.0, 0.25), epochs=1, batch_size=64, n0=20, n=60, n_boot=50,
+                              grid={"lr": [1e-3, 5e-2]}, selection_margin=0.03)
+    res = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], config=cfg)
     assert len(res.models) == (1 + 2 + 2) * len(seeds) * 2
     for row in res.rows:
         present = []
@@ -236,11 +243,12 @@ def test_act_selection_rule_follows_the_paper(noisy_model, digits):
     # the base model's row is plain certification with each seed, pooled
     k = 0
     for seed in seeds:
-        cert = certify(noisy_model, xte[:40], 0.25, n0=20, n=60, batch_size=1024, seed=seed)
+        cert = certify(noisy_model, xte[:40], sigma=0.25, n0=20, n=60, batch_size=1024, seed=seed)
         k += int(((cert.prediction == yte[:40].numpy()) & cert.certified_at(0.25)).sum())
     assert res.row("none", 0.25).certified_accuracy == pytest.approx(k / 80)
     # without the CA band every method simply reports its lowest-CCE model
-    free = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], **{**kw, "selection_margin": None})
+    free = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40],
+                          config=cfg.replace(selection_margin=None))
     for row in free.rows:
         for si, seed in enumerate(seeds):
             own = [m.cce for m in free.models if m.seed == seed and m.radius == row.radius
@@ -249,19 +257,23 @@ def test_act_selection_rule_follows_the_paper(noisy_model, digits):
 
 
 def test_act_comparison_bad_arguments(noisy_model, digits):
-    from certcal import act_comparison
+    from certcal import ACTComparisonConfig, act_comparison
 
     xtr, ytr, xte, yte = digits
     args = (noisy_model, xtr[:8], ytr[:8], xte[:8], yte[:8])
     with pytest.raises(ValueError, match="grid keys"):
-        act_comparison(*args, grid={"momentum": [0.9]})
+        ACTComparisonConfig(grid={"momentum": [0.9]})
     with pytest.raises(ValueError, match="grid"):
-        act_comparison(*args, grid={"lr": []})
+        ACTComparisonConfig(grid={"lr": []})
     with pytest.raises(ValueError, match="grid"):
-        act_comparison(*args, grid={"lr": [-1.0]})
+        ACTComparisonConfig(grid={"lr": [-1.0]})
     with pytest.raises(ValueError, match="rho_growth"):
-        act_comparison(*args, grid={"rho_growth": [0.5]})
+        ACTComparisonConfig(grid={"rho_growth": [0.5]})
     with pytest.raises(ValueError, match="selection_margin"):
-        act_comparison(*args, selection_margin=1.5)
+        ACTComparisonConfig(selection_margin=1.5)
     with pytest.raises(ValueError, match="methods"):
-        act_comparison(*args, methods=("none", "none"))
+        ACTComparisonConfig(methods=("none", "none"))
+    with pytest.raises(ValueError, match="selection_margin"):  # the former keywords are checked the same way
+        act_comparison(*args, selection_margin=1.5)
+    with pytest.raises(TypeError, match="unexpected"):
+        act_comparison(*args, momentum=0.9)

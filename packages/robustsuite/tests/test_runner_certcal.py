@@ -85,3 +85,10 @@ def test_config_is_checked_at_plan_time():
                          ({"preset": "papr"}, "preset must be one of")):
         with pytest.raises(ConfigError, match=match):
             run_mod.plan({"methods": {"certcal": table}})
+
+
+def test_title_is_the_package_experiments():
+    import certcal.experiment
+    from robustsuite.runners import certcal as runner
+
+    assert runner.TITLE == certcal.experiment.TITLE

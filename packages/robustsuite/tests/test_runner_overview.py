@@ -190,3 +190,9 @@ def test_overview_demo_defaults_name_the_shipped_benchmarks():
     assert ["builtin:wordnet-roberta", "builtin:wordnet-topics"] in runners.get("overview").DEFAULTS["targets"]
     demo = runners.get("overview").resolve({})[1]
     assert demo.robust_accuracy == "auto" and demo.autoattack_version == "standard"
+
+
+def test_title_is_the_packages():
+    import certcal.overview
+
+    assert overview.TITLE == certcal.overview.TITLE

@@ -12,10 +12,11 @@ model's calibration-and-robustness overview (accuracy, debiased ECE and calibrat
 
 from importlib.metadata import version as _version
 
-from .act_protocol import (
+from .act import (
     ACT_GRID_KEYS,
     ACT_METHODS,
     ACTComparison,
+    ACTComparisonConfig,
     ACTModel,
     ACTRow,
     ACTVerdict,
@@ -79,6 +80,7 @@ __all__ = [
     "ACEBenchmarkRow",
     "ACEResult",
     "ACTComparison",
+    "ACTComparisonConfig",
     "ACTModel",
     "ACTRow",
     "ACTVerdict",

@@ -31,7 +31,7 @@ def run_dece(
 ) -> tuple[np.ndarray, float]:
     m = prog.n_bins
     dt = torch.float64
-    cuts = torch.as_tensor(bin_edges(m)[1:-1], dtype=dt, device=device)
+    cuts = torch.as_tensor(bin_edges(n_bins=m)[1:-1], dtype=dt, device=device)
     w = torch.arange(1, m + 1, dtype=dt, device=device)
     b = torch.cat([torch.zeros(1, dtype=dt, device=device), torch.cumsum(-cuts, 0)])
     lo = torch.as_tensor(prog.lower, dtype=dt, device=device)

@@ -35,7 +35,7 @@ class Program:
 
 
 def build_program(lower: np.ndarray, upper: np.ndarray, correct: np.ndarray, n_bins: int) -> Program:
-    edges = bin_edges(n_bins)
+    edges = bin_edges(n_bins=n_bins)
     lo_m, hi_m = edges[:-1], edges[1:]
     lo = np.maximum(lower[:, None], lo_m[None, :])
     hi = np.minimum(upper[:, None], hi_m[None, :])
@@ -83,7 +83,7 @@ def check_feasible(prog: Program, bins: np.ndarray, z: np.ndarray, tol: float = 
 
 def nudge_into_bins(prog: Program, bins: np.ndarray, z: np.ndarray) -> np.ndarray:
     """Move confidences sitting on a bin's left edge (which ECE bins exclude) just inside the bin."""
-    edges = bin_edges(prog.n_bins)
+    edges = bin_edges(n_bins=prog.n_bins)
     left = edges[bins]
     idx = np.arange(prog.n)
     room = prog.hi[idx, bins] - z

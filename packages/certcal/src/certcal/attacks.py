@@ -81,9 +81,9 @@ class ACEResult:
 
     _ARRAYS = ("labels", "clean_prediction", "adv_prediction", "clean_confidence", "adv_confidence", "loss")
 
-    def to_arrays(self) -> dict[str, np.ndarray]:
+    def to_arrays(self) -> dict[str, Any]:
         """The per-sample outcomes (not ``x_adv``) as arrays, for a checkpoint store's ``NUMPY`` codec."""
-        out = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
+        out: dict[str, Any] = {k: np.asarray(getattr(self, k)) for k in self._ARRAYS}
         out.update(eta=np.int64(self.eta), target=np.str_(self.target), norm=np.str_(self.norm))
         return out
 
@@ -104,14 +104,14 @@ class ACEResult:
         check_int("n_boot", n_boot, ge=1)
         correct = self.correct.astype(np.float64)
         zc, za = self.clean_confidence, self.adv_confidence
-        out: dict[str, Any] = {"clean_ece": ece(zc, correct, n_bins), "adv_ece": ece(za, correct, n_bins)}
+        out: dict[str, Any] = {"clean_ece": ece(zc, correct, n_bins=n_bins), "adv_ece": ece(za, correct, n_bins=n_bins)}
         out["diff_ece"] = out["adv_ece"] - out["clean_ece"]
 
         def one(z: np.ndarray, c: np.ndarray) -> float:
-            return ece(z, c, n_bins)
+            return ece(z, c, n_bins=n_bins)
 
         def diff(z0: np.ndarray, z1: np.ndarray, c: np.ndarray) -> float:
-            return ece(z1, c, n_bins) - ece(z0, c, n_bins)
+            return ece(z1, c, n_bins=n_bins) - ece(z0, c, n_bins=n_bins)
 
         iv: dict[str, Interval | None] = {
             "clean_ece": boot((zc, correct), one, seed=seed, n_boot=n_boot),
@@ -335,8 +335,8 @@ def ace_benchmark(
     model: torch.nn.Module,
     x: torch.Tensor,
     y: Any,
-    eps: Mapping[str, float] | None = None,
     *,
+    eps: Mapping[str, float] | None = None,
     configurations: Sequence[str] = tuple(ACE_CONFIGURATIONS),
     steps: int = 100,
     n_bins: int = 15,

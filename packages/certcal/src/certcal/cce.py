@@ -34,6 +34,8 @@ __all__ = [
     "certified_calibration_error",
 ]
 
+#: a method of :func:`certified_calibration_error`
+CCEMethod = Literal["exact", "admm", "dece", "brier", "milp"]
 CCE_METHODS = ("exact", "admm", "dece", "brier", "milp")
 
 
@@ -91,7 +93,7 @@ ADMM_GRID_LR_A = (1e-3, 1e-2)
 ADMM_GRID_RHO_GROWTH = (1.002, 1.004)
 
 
-def admm_grid(steps: int = 3000, *, polish: bool = True) -> tuple[ADMMConfig, ...]:
+def admm_grid(*, steps: int = 3000, polish: bool = True) -> tuple[ADMMConfig, ...]:
     """The 16-run ADMM grid of App. I.1: confidence initialisation {clean, Brier} x learning rate of z x
     learning rate of a x multiplicative rho schedule (2 x 2 x 2 x 2); the ACCE is the best feasible value
     over all runs. The paper's text lost the grid's numbers; ours are reconstructed from App. G.2 (learning
@@ -161,9 +163,9 @@ def certified_calibration_error(
     lower: Any,
     upper: Any,
     correct: Any,
-    n_bins: int = 15,
-    method: Literal["exact", "admm", "dece", "brier", "milp"] = "exact",
     *,
+    n_bins: int = 15,
+    method: CCEMethod = "exact",
     confidences: Any = None,
     admm: ADMMConfig | Sequence[ADMMConfig] | None = None,
     dece: DECEConfig | None = None,

@@ -64,9 +64,9 @@ def _shift(p: np.ndarray, shift: np.ndarray) -> np.ndarray:
 
 def confidence_bounds(
     scores: Any,
+    *,
     sigma: float,
     radius: Any = 0.0,
-    *,
     alpha: float = 0.001,
     method: Literal["standard", "cdf"] = "cdf",
     max_thresholds: int = 4096,

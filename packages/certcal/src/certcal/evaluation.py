@@ -9,14 +9,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
-from robustsuite_common.checks import check_choice, check_int, check_labels, check_probability
+from robustsuite_common.checks import check_int, check_probability
 
 from ._intervals import boot, ci, proportion
-from .cce import ADMMConfig, DECEConfig, certified_brier_score, certified_calibration_error
+from ._validation import check_choice, check_labels
+from .cce import ADMMConfig, CCEMethod, DECEConfig, certified_brier_score, certified_calibration_error
 from .confidence import BOUND_METHODS, confidence_bounds
 from .metrics import expected_calibration_error
 from .smoothing import CertifyResult
@@ -36,7 +37,7 @@ def _mean(v: np.ndarray) -> float:
 
 def _cce_statistic(n_bins: int):
     def stat(lo: np.ndarray, up: np.ndarray, c: np.ndarray) -> float:
-        return certified_calibration_error(lo, up, c, n_bins).value
+        return certified_calibration_error(lo, up, c, n_bins=n_bins).value
 
     return stat
 
@@ -83,15 +84,16 @@ class CertifiedCalibrationCurve:
             if not self.rows or k not in self.rows[0].cce:
                 raise ValueError(f"{k!r} is not among this curve's CCE methods "
                                  f"{sorted(self.rows[0].cce) if self.rows else []}")
-        gaps = [r.cce[reference] - r.cce[method] for r in self.rows if r.n_certified]
+        gaps = [a - b for r in self.rows if r.n_certified
+                and (a := r.cce[reference]) is not None and (b := r.cce[method]) is not None]
         return float(max(gaps)) if gaps else None
 
 
 def certified_calibration_curve(
     certificate: CertifyResult,
     labels: Any,
-    radii: Sequence[float],
     *,
+    radii: Sequence[float],
     bound: str = "cdf",
     methods: Sequence[str] = ("exact", "admm"),
     n_bins: int = 15,
@@ -129,11 +131,12 @@ def certified_calibration_curve(
         if not mask.any():
             rows.append(RadiusRow(float(r), ca, 0, None, {m: None for m in methods}, None, ca_ci))
             continue
-        b = confidence_bounds(certificate.scores[mask], certificate.sigma, float(r), alpha=certificate.alpha,
+        b = confidence_bounds(certificate.scores[mask], sigma=certificate.sigma, radius=float(r), alpha=certificate.alpha,
                               method=bound)  # type: ignore[arg-type]
         c = correct_all[mask]
-        cce = {m: certified_calibration_error(b.lower, b.upper, c, n_bins, method=m, confidences=b.mean,
-                                              admm=admm, dece=dece).value for m in methods}
+        cce: dict[str, float | None] = {
+            m: certified_calibration_error(b.lower, b.upper, c, n_bins=n_bins, method=cast(CCEMethod, m),
+                                           confidences=b.mean, admm=admm, dece=dece).value for m in methods}
         cbs_ci, cce_ci = None, {}
         if n_boot:
             cf = c.astype(np.float64)
@@ -143,7 +146,7 @@ def certified_calibration_curve(
                 if iv is not None:
                     cce_ci["exact"] = iv
         rows.append(RadiusRow(float(r), ca, int(mask.sum()), certified_brier_score(b.lower, b.upper, c), cce,
-                              expected_calibration_error(b.mean, c, n_bins), ca_ci, cbs_ci, cce_ci))
+                              expected_calibration_error(b.mean, c, n_bins=n_bins), ca_ci, cbs_ci, cce_ci))
     return CertifiedCalibrationCurve(sigma=certificate.sigma, bound=bound, n_bins=n_bins,
                                      n=int(y.shape[0]), rows=tuple(rows))
 
@@ -203,7 +206,7 @@ class CommonSetCurve:
                 "cce_increase": self.cce_increase, "increase_separated": self.increase_separated}
 
 
-def common_set_curve(certificate: CertifyResult, labels: Any, radii: Sequence[float], *, bound: str = "cdf",
+def common_set_curve(certificate: CertifyResult, labels: Any, *, radii: Sequence[float], bound: str = "cdf",
                      n_bins: int = 15, n_boot: int = 200, seed: int = 0) -> CommonSetCurve:
     """CBS and exact CCE across ``radii`` on the inputs certified at ``max(radii)``, with BCa bootstrap
     intervals (robustsuite_common) of each value and of the increase from the smallest to the largest radius
@@ -222,10 +225,10 @@ def common_set_curve(certificate: CertifyResult, labels: Any, radii: Sequence[fl
     if not mask.any():
         raise ValueError(f"no input is certified at the largest radius {rr[-1]}; lower the radii")
     c = (certificate.prediction[mask] == y[mask]).astype(np.float64)
-    bounds = [confidence_bounds(certificate.scores[mask], certificate.sigma, r, alpha=certificate.alpha,
+    bounds = [confidence_bounds(certificate.scores[mask], sigma=certificate.sigma, radius=r, alpha=certificate.alpha,
                                 method=bound) for r in rr]  # type: ignore[arg-type]
     cbs = [certified_brier_score(b.lower, b.upper, c) for b in bounds]
-    cce = [certified_calibration_error(b.lower, b.upper, c, n_bins).value for b in bounds]
+    cce = [certified_calibration_error(b.lower, b.upper, c, n_bins=n_bins).value for b in bounds]
     stat = _cce_statistic(n_bins)
     cbs_ci = tuple(ci(boot((_brier_terms(b.lower, b.upper, c),), _mean, seed=seed, n_boot=n_boot)) for b in bounds)
     cce_ci = tuple(ci(boot((b.lower, b.upper, c), stat, seed=seed, n_boot=n_boot)) for b in bounds)
@@ -267,7 +270,7 @@ class CertificateWidths:
         return {**{k: getattr(self, k) for k in self.__dataclass_fields__}, "ratio": self.ratio}
 
 
-def certificate_widths(certificate: CertifyResult, radii: Sequence[float], *,
+def certificate_widths(certificate: CertifyResult, *, radii: Sequence[float],
                        alpha: float | None = None) -> CertificateWidths | None:
     """Standard vs CDF certificate (Kumar et al. 2020; paper App. C, Eqs. 12-13): the mean certified-interval
     width over the inputs certified at r = 0, at each of ``radii``; None when no input is certified.
@@ -280,7 +283,7 @@ def certificate_widths(certificate: CertifyResult, radii: Sequence[float], *,
     ok = certificate.certified_at(0.0)
     if not ok.any():
         return None
-    w = {m: confidence_bounds(certificate.scores[ok], certificate.sigma, rr, alpha=a,
+    w = {m: confidence_bounds(certificate.scores[ok], sigma=certificate.sigma, radius=rr, alpha=a,
                               method=m).width.mean(0) for m in BOUND_METHODS}  # type: ignore[arg-type]
     return CertificateWidths(sigma=float(certificate.sigma), alpha=float(a), radii=tuple(rr), n_inputs=int(ok.sum()),
                              standard=tuple(float(v) for v in w["standard"]), cdf=tuple(float(v) for v in w["cdf"]))

@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 
-def bin_edges(n_bins: int = 15) -> np.ndarray:
+def bin_edges(*, n_bins: int = 15) -> np.ndarray:
     """The M + 1 edges k/M (k = 0..M, each the correctly rounded float of k/M) of the equal-width ECE bins.
 
     This is the single definition of the bins: ``bin_index``, the ECE, the CCE program and its solvers all
@@ -47,7 +47,7 @@ def _bin_index(z: np.ndarray, n_bins: int) -> np.ndarray:
     return np.clip(np.searchsorted(edges, z, side="left") - 1, 0, n_bins - 1).astype(np.int64)
 
 
-def bin_index(confidences: Any, n_bins: int = 15) -> np.ndarray:
+def bin_index(confidences: Any, *, n_bins: int = 15) -> np.ndarray:
     """Equal-width bin of each confidence: m with edges[m] < z <= edges[m+1] (z = 0 goes to bin 0), where
     edges = ``bin_edges(n_bins)``."""
     check_int("n_bins", n_bins, ge=1)
@@ -71,14 +71,14 @@ def _binned_error(z: np.ndarray, c: np.ndarray, bins: np.ndarray, n_bins: int) -
     return float(np.abs(gaps).sum() / z.shape[0])
 
 
-def expected_calibration_error(confidences: Any, correct: Any, n_bins: int = 15) -> float:
+def expected_calibration_error(confidences: Any, correct: Any, *, n_bins: int = 15) -> float:
     """ECE with M equal-width bins (Eq. 1): (1/N) sum_m |sum_{n in B_m} (c_n - z_n)|."""
     check_int("n_bins", n_bins, ge=1)
     z, c = _inputs(confidences, correct)
     return _binned_error(z, c, _bin_index(z, n_bins), n_bins)
 
 
-def adaptive_calibration_error(confidences: Any, correct: Any, n_bins: int = 15) -> float:
+def adaptive_calibration_error(confidences: Any, correct: Any, *, n_bins: int = 15) -> float:
     """AdaECE: Eq. 1 with M equal-count bins (samples sorted by confidence, split into M near-equal groups)."""
     check_int("n_bins", n_bins, ge=1)
     z, c = _inputs(confidences, correct)
@@ -139,7 +139,7 @@ class ReliabilityDiagram:
         return ax
 
 
-def reliability_diagram(confidences: Any, correct: Any, n_bins: int = 15) -> ReliabilityDiagram:
+def reliability_diagram(confidences: Any, correct: Any, *, n_bins: int = 15) -> ReliabilityDiagram:
     """Reliability-diagram data: per equal-width bin, count, accuracy and mean confidence."""
     check_int("n_bins", n_bins, ge=1)
     z, c = _inputs(confidences, correct)
@@ -151,7 +151,7 @@ def reliability_diagram(confidences: Any, correct: Any, n_bins: int = 15) -> Rel
     acc = np.where(count > 0, sum_c / safe, 0.0)
     conf = np.where(count > 0, sum_z / safe, 0.0)
     return ReliabilityDiagram(
-        edges=tuple(float(e) for e in bin_edges(n_bins)),
+        edges=tuple(float(e) for e in bin_edges(n_bins=n_bins)),
         count=tuple(int(k) for k in count),
         accuracy=tuple(float(a) for a in acc),
         confidence=tuple(float(v) for v in conf),
@@ -202,7 +202,7 @@ class CalibrationError:
                 "n_boot": self.n_boot, "seed": self.seed}
 
 
-def calibration_error(confidences: Any, correct: Any, n_bins: int = 15, *, seed: int = 0, n_boot: int = 1000,
+def calibration_error(confidences: Any, correct: Any, *, n_bins: int = 15, seed: int = 0, n_boot: int = 1000,
                       level: float = 0.95) -> CalibrationError:
     """Plug-in ECE, debiased ECE with its interval, the calibration test's p-value and the Brier score with its
     interval (see :class:`CalibrationError`), from top-label ``confidences`` in [0, 1] and 0/1 ``correct``.

@@ -4,7 +4,7 @@ Every method fine-tunes a copy of a vision model with m Gaussian noise draws per
 the inner attack and the weight update, as in SmoothAdv) and minimises the negative log-likelihood of the
 smoothed soft classifier at the adversarial inputs, -log((1/m) sum_i softmax(f(x' + delta_i))_y) (Eq. 7; the
 noise-only baseline keeps Cohen et al.'s mean base cross-entropy). They differ in the inner adversary, an L2 PGD within radius
-``epsilon`` (warmed up linearly over ``warmup_epochs``):
+``eps`` (warmed up linearly over ``warmup_epochs``):
 
 * ``"gaussian"``  no adversary (Cohen et al.'s noise augmentation; used to make a smoothing base model);
 * ``"smoothadv"`` Salman et al.: maximise -log((1/m) sum_i softmax(f(x' + delta_i))_y) (the AT baseline);
@@ -36,12 +36,21 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from robustsuite_common.checks import check_choice, check_float, check_int
-from robustsuite_common.models import as_model_input, evaluating, model_device
+from robustsuite_common.checks import check_float, check_int
+from robustsuite_common.contract import renamed
+from robustsuite_common.models import evaluating, model_device
 from robustsuite_common.projection import project
 
 from ._pgd import ascent_direction
-from ._validation import check_label_range, check_labelled_images, make_generator, model_logits, num_classes
+from ._validation import (
+    as_model_input,
+    check_choice,
+    check_label_range,
+    check_labelled_images,
+    make_generator,
+    model_logits,
+    num_classes,
+)
 from .cce import ADMMConfig, certified_calibration_error
 
 __all__ = ["TRAINING_METHODS", "TrainingResult", "adversarial_calibration_training", "gaussian_noise_training"]
@@ -105,6 +114,7 @@ def _pgd_l2(
     return x_adv
 
 
+@renamed(epsilon="eps")
 def adversarial_calibration_training(
     model: torch.nn.Module,
     x: torch.Tensor,
@@ -112,7 +122,7 @@ def adversarial_calibration_training(
     *,
     method: Literal["gaussian", "smoothadv", "brier_act", "acce_act", "acce_act_exact"] = "acce_act",
     sigma: float = 0.25,
-    epsilon: float = 0.25,
+    eps: float = 0.25,
     epochs: int = 10,
     batch_size: int = 256,
     num_noise: int = 4,
@@ -129,7 +139,7 @@ def adversarial_calibration_training(
 ) -> TrainingResult:
     """Fine-tune ``model`` on (x, y) with the chosen (adversarial calibration) training method.
 
-    Attack step size = attack_step_factor * 2 * epsilon / attack_steps (Salman et al.'s rule, scaled as in
+    Attack step size = attack_step_factor * 2 * eps / attack_steps (Salman et al.'s rule, scaled as in
     App. I.3); weights are updated with Adam (the paper uses SGD on CIFAR-10; Adam converges in the few
     epochs the small demo affords); the model learning rate decays by 10x every 4 epochs (App. I.3).
     ``admm``: the settings of ACCE-ACT's ADMM adversary (``lr_a``, rho schedule, ``grad_clip``, ``a_init``;
@@ -138,7 +148,7 @@ def adversarial_calibration_training(
     yt = check_labelled_images(model, x, y)
     check_choice("method", method, TRAINING_METHODS)
     check_float("sigma", sigma, gt=0)
-    check_float("epsilon", epsilon, ge=0)
+    check_float("eps", eps, ge=0)
     for name, v in (("epochs", epochs), ("batch_size", batch_size), ("num_noise", num_noise),
                     ("attack_steps", attack_steps), ("n_bins", n_bins)):
         check_int(name, v, ge=1)
@@ -168,8 +178,8 @@ def adversarial_calibration_training(
 
         iterator = tqdm(iterator, desc=f"ACT[{method}]", leave=False)
     for epoch in iterator:
-        eps = epsilon * min(1.0, (epoch + 1) / warmup_epochs) if warmup_epochs > 0 else epsilon
-        step = attack_step_factor * 2.0 * eps / attack_steps
+        eps_now = eps * min(1.0, (epoch + 1) / warmup_epochs) if warmup_epochs > 0 else eps
+        step = attack_step_factor * 2.0 * eps_now / attack_steps
         perm = torch.randperm(x.shape[0], generator=cpu_gen).to(device)
         total, count = 0.0, 0
         for s in range(0, x.shape[0], batch_size):
@@ -178,7 +188,7 @@ def adversarial_calibration_training(
             noise = sigma * torch.randn((xb.shape[0], num_noise) + tuple(xb.shape[1:]), generator=gen,
                                         device=device, dtype=xb.dtype)
             net.eval()
-            x_adv = _inner(net, method, xb, yb, noise, eps, sigma, attack_steps, step, n_bins, admm_cfg)
+            x_adv = _inner(net, method, xb, yb, noise, eps_now, sigma, attack_steps, step, n_bins, admm_cfg)
             net.train()
             loss = _outer_loss(net, method, x_adv, yb, noise)
             lv = float(loss.detach())
@@ -193,7 +203,7 @@ def adversarial_calibration_training(
         sched.step()
         history.append(total / count)
     net.eval()
-    cfg = {"sigma": sigma, "epsilon": epsilon, "batch_size": batch_size, "num_noise": num_noise,
+    cfg = {"sigma": sigma, "epsilon": eps, "batch_size": batch_size, "num_noise": num_noise,
            "attack_steps": attack_steps, "attack_step_factor": attack_step_factor, "lr": lr,
            "warmup_epochs": warmup_epochs, "n_bins": n_bins, "seed": seed}
     return TrainingResult(model=net, method=method, epochs=epochs, loss_history=tuple(history), config=cfg)
@@ -334,8 +344,8 @@ def gaussian_noise_training(
     one noise draw per input and step, no adversary (Cohen et al. 2019, §3; the base models the paper certifies,
     §5.2 and App. A.1, are trained this way).
 
-    This is ``adversarial_calibration_training(method="gaussian", epsilon=0, num_noise=1)``. Departure from
+    This is ``adversarial_calibration_training(method="gaussian", eps=0, num_noise=1)``. Departure from
     Cohen et al. (SGD from scratch for 90 epochs): Adam fine-tuning of an already trained model, with defaults
     (6 epochs, batch 64, lr 1e-3) sized for small image models on a CPU."""
-    return adversarial_calibration_training(model, x, y, method="gaussian", sigma=sigma, epsilon=0.0, epochs=epochs,
+    return adversarial_calibration_training(model, x, y, method="gaussian", sigma=sigma, eps=0.0, epochs=epochs,
                                             batch_size=batch_size, num_noise=1, lr=lr, seed=seed, progress=progress)

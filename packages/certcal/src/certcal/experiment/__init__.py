@@ -22,7 +22,7 @@ written. ``shard_count`` / ``run_shard`` split the certification into independen
 
 from __future__ import annotations
 
-from robustsuite_common.experiment import Split, Store
+from robustsuite_common.experiment import Split
 
 from .config import (
     EXECUTION_FIELDS,
@@ -36,27 +36,16 @@ from .config import (
     Config,
     NoiseTrainingConfig,
     SmoothingConfig,
+    paper_values,
     preset,
 )
 from .demo import digits
 from .figures import figures
 from .inputs import Data, Models
-from .protocol import compute, run_shard, shard_count
-from .report import TITLE, Result, build, paper_values
+from .result import TITLE, Result
+from .run import run, run_shard, shard_count
 
 __all__ = ["ACCEConfig", "ACEConfig", "ACTConfig", "AuditConfig", "CalibrationConfig", "CertifyConfig", "Config", "Data",
            "EXECUTION_FIELDS", "Models", "digits", "NoiseTrainingConfig", "PRESETS", "Result", "SmoothingConfig", "Split",
            "TITLE", "figures", "paper_values", "preset", "run", "run_shard", "shard_count"]
 
-
-def run(models: Models, data: Data, config: Config, *, store: Store | None = None, progress: bool = True) -> Result:
-    """The paper's protocol on ``models`` and ``data`` with ``config`` (see the module doc); every argument is
-    checked before any work (``TypeError`` / ``ValueError`` naming it). ``store``: a checkpoint store
-    (``robustsuite_common.experiment.DirStore(path)``, ``MemoryStore()``) to resume from; ``progress``: tqdm
-    bars. The models come back unchanged. With ``audit.only`` (the ``audit`` preset) only the audit's check runs
-    (:func:`certcal.experiment.audit.audit_result`)."""
-    if isinstance(config, Config) and config.audit.only:
-        from .audit import audit_result
-
-        return audit_result(models, data, config)
-    return build(compute(models, data, config, store=store, progress=progress))

@@ -16,7 +16,7 @@ from ..attacks import ACEBenchmark
 from ..audit import calibration_under_attack_check, check_from_results
 from .config import Config
 from .inputs import as_inputs, check_classes, check_split
-from .report import Result
+from .result import Result
 
 __all__ = ["audit_result", "check_of_benchmark"]
 
@@ -53,7 +53,7 @@ def audit_result(models: Any, data: Any, config: Any) -> Result:
                                        configurations=config.ace.configurations, n_bins=cal.n_bins,
                                        n_boot=cal.n_boot, seed=config.seed, evidence="certcal: tables.audit_checks")
     metrics = {}
-    if c.interval is not None:
+    if c.interval is not None and c.statistic is not None:
         metrics["ece_increase_under_attack"] = Metric.of(
             Interval(c.statistic, c.interval[0], c.interval[1], method="paired BCa bootstrap", bounds=(-1.0, 1.0)),
             "ECE under the strongest β-ACE attack minus clean ECE (same points)", "fraction")

@@ -7,16 +7,18 @@ where a value is lost or impossible here); ``paper-cpu`` the CPU-sized benchmark
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+from robustsuite_common import contract
 from robustsuite_common.config import Bool, Float, Int, config, param
+from robustsuite_common.contract import choose_preset
 
-from ..act_protocol import ACT_METHODS
+from ..act import ACT_METHODS
 from ..attacks import ACE_CONFIGURATIONS
 from ..cce import ADMMConfig, admm_grid
 
 __all__ = ["ACCEConfig", "ACEConfig", "ACTConfig", "AuditConfig", "CalibrationConfig", "CertifyConfig", "Config",
-           "EXECUTION_FIELDS", "NoiseTrainingConfig", "PRESETS", "SmoothingConfig", "preset"]
+           "EXECUTION_FIELDS", "NoiseTrainingConfig", "PRESETS", "SmoothingConfig", "paper_values", "preset"]
 
 ACTMethod = Literal["none", "gaussian", "smoothadv", "brier_act", "acce_act", "acce_act_exact"]
 ACEName = Literal["lower_label", "raise_label", "lower_prediction", "raise_prediction"]
@@ -106,7 +108,7 @@ class ACCEConfig:
                        "schedule, best value kept; about 8x the time) instead of one run", paper="App. I.1")
 
     def solver(self) -> ADMMConfig | tuple[ADMMConfig, ...]:
-        return admm_grid(self.steps) if self.grid else ADMMConfig(steps=self.steps)
+        return admm_grid(steps=self.steps) if self.grid else ADMMConfig(steps=self.steps)
 
 
 @config
@@ -249,6 +251,9 @@ PRESETS: dict[str, Config] = {
 
 def preset(name: str) -> Config:
     """The named preset (``ValueError`` listing the names)."""
-    if name not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
-    return PRESETS[name]
+    return choose_preset(PRESETS, name)
+
+
+def paper_values() -> dict[str, Any]:
+    """The paper's reference values (Tables 1, 2, 7 and settings), ``paper.json`` beside the experiment."""
+    return contract.paper_values("certcal.experiment")

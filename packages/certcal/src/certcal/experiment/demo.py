@@ -9,7 +9,7 @@ from .inputs import Data, Models
 __all__ = ["digits"]
 
 
-def digits(config: Config | None = None, *, seed: int = 0, epochs: int = 15) -> tuple[Models, Data]:
+def digits(*, config: Config | None = None, seed: int = 0, epochs: int = 15) -> tuple[Models, Data]:
     """``(Models, Data)`` on scikit-learn's digits: 1,400 train and 397 test images (ids: the rows of
     ``sklearn.datasets.load_digits()``, label names "0".."9"); the base model a small CNN trained without noise,
     and one smoothing model per σ of ``config.smoothing.sigmas`` (default: the demo preset's), the same CNN

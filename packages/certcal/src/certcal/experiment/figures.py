@@ -81,9 +81,9 @@ def _reliability(result: Any, plt: Any) -> Figure | None:
         return None
     sigma = rows[0]["sigma"]
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.8))
-    reliability_diagram([r["confidence"] for r in done], [r["correct"] for r in done], n_bins).plot(
+    reliability_diagram([r["confidence"] for r in done], [r["correct"] for r in done], n_bins=n_bins).plot(
         axes[0], title=f"smoothed, σ={sigma:g}, clean")
-    from .protocol import tag
+    from .run import tag
 
     r_show = sorted(radii)[min(2, len(radii) - 1)]
     key = f"lower_r{tag(r_show)}"
@@ -92,8 +92,8 @@ def _reliability(result: Any, plt: Any) -> Figure | None:
         lo = np.array([r[key] for r in cert])
         hi = np.array([r[f"upper_r{tag(r_show)}"] for r in cert])
         c = np.array([r["correct"] for r in cert])
-        worst = certified_calibration_error(lo, hi, c, n_bins)
-        reliability_diagram(worst.confidences, c, n_bins).plot(
+        worst = certified_calibration_error(lo, hi, c, n_bins=n_bins)
+        reliability_diagram(worst.confidences, c, n_bins=n_bins).plot(
             axes[1], title=f"worst case at r={r_show:g} (CCE {100 * worst.value:.1f}%)")
     return Figure("reliability", "Reliability diagram of the smoothed classifier: clean Monte-Carlo confidences and "
                   "the exact worst-case confidences of the CCE", fig)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,10 +52,12 @@ class Data:
     first ``test_samples``; ``train`` may be ``None`` when nothing is fine-tuned, e.g. with the ``audit`` preset).
     Each a :class:`~robustsuite_common.experiment.Split`: ``x`` a float tensor
     (N, C, H, W) in [0, 1], ``y`` integer labels, optionally the user's row ``ids`` and ``label_names`` (carried
-    into the per-sample records)."""
+    into the per-sample records). ``label_names``: the dataset's class names, given to each split that has none
+    of its own."""
 
     train: Split | None
     test: Split
+    label_names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         for name in ("train", "test"):
@@ -64,6 +66,13 @@ class Data:
             if not isinstance(getattr(self, name), Split):
                 raise TypeError(f"data.{name} must be a robustsuite_common.experiment.Split, got "
                                 f"{type(getattr(self, name)).__name__}")
+        if self.label_names is not None:
+            names = tuple(str(v) for v in self.label_names)
+            object.__setattr__(self, "label_names", names)
+            for name in ("train", "test"):
+                split = getattr(self, name)
+                if split is not None and split.label_names is None:
+                    object.__setattr__(self, name, replace(split, label_names=names))
 
 
 def check_split(name: str, split: Split, n: int | None = None) -> tuple[torch.Tensor, np.ndarray]:

@@ -28,24 +28,17 @@ histogram beside the reliability diagram.
 
 from __future__ import annotations
 
-from robustsuite_common.experiment import Split, Store
+from robustsuite_common.experiment import Split
 
-from .config import PRESETS, Config, preset
+from .config import PRESETS, Config, paper_values, preset
 from .figures import figures
 from .inputs import Data, Models
-from .protocol import measure, robust_accuracy
-from .report import Result, build
+from .result import TITLE, Result
+from .run import robust_accuracy, run
 
-__all__ = ["Config", "Data", "Models", "PRESETS", "Result", "SEEDED", "Split", "figures", "preset", "robust_accuracy",
-           "run"]
+__all__ = ["Config", "Data", "Models", "PRESETS", "Result", "SEEDED", "Split", "TITLE", "figures", "paper_values",
+           "preset", "robust_accuracy", "run"]
 
 #: the result does not depend on a run's seed (its resamples and AutoAttack use ``config.resample_seed``)
 SEEDED = False
 
-
-def run(models: Models, data: Data, config: Config, *, store: Store | None = None, progress: bool = True) -> Result:
-    """The overview of ``models.model`` on ``data.split`` with ``config`` (see the module doc); every argument is
-    checked before any work (``TypeError`` / ``ValueError`` naming it). ``store``: a checkpoint store
-    (``robustsuite_common.experiment.DirStore(path)``, ``MemoryStore()``) for AutoAttack's batches; ``progress``:
-    a tqdm bar over them. The model comes back unchanged."""
-    return build(measure(models, data, config, store=store, progress=progress))

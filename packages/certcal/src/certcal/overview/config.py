@@ -1,17 +1,20 @@
 """The overview's typed configuration and its presets.
 
 ``demo`` is the umbrella's former overview parameters with AutoAttack on 100 images instead of 200; ``paper``
-the conventions of the literature the numbers come from: AutoAttack on the whole split (RobustBench reports
-standard AutoAttack on all 10,000 test images) and twice the resamples.
+the conventions of the literature the numbers come from (``paper.json``): standard AutoAttack on the whole split
+(RobustBench reports it on all 10,000 test images) and twice the resamples; ``paper-cpu`` what the ``paper-cpu``
+benchmark runs (the demo's settings: AutoAttack on the first 100 images).
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
+from robustsuite_common import contract
 from robustsuite_common.config import Float, Int, config, param
+from robustsuite_common.contract import choose_preset
 
-__all__ = ["Config", "PRESETS", "preset"]
+__all__ = ["Config", "PRESETS", "paper_values", "preset"]
 
 
 @config
@@ -54,12 +57,18 @@ PRESETS: dict[str, Config] = {
     # `demo-full` benchmark; AutoAttack on the whole split: `paper`.
     "demo": Config(autoattack_n=100),
     # AutoAttack on every image of the split, as RobustBench evaluates; more resamples for the calibration numbers
-    "paper": Config(n_boot=2000, autoattack_n=0),
+    "paper": Config(n_boot=2000, autoattack_n=0, autoattack_version="standard"),
+    # the paper-cpu benchmark: the demo's settings (standard AutoAttack on the first 100 test images)
+    "paper-cpu": Config(autoattack_n=100),
 }
 
 
 def preset(name: str) -> Config:
     """The named preset (``ValueError`` listing the names)."""
-    if name not in PRESETS:
-        raise ValueError(f"preset must be one of {sorted(PRESETS)}, got {name!r}")
-    return PRESETS[name]
+    return choose_preset(PRESETS, name)
+
+
+def paper_values() -> dict[str, Any]:
+    """The settings the overview's numbers follow (standard AutoAttack, RobustBench's evaluation, the ECE's bins),
+    ``paper.json`` beside it: the overview has no paper of its own."""
+    return contract.paper_values("certcal.overview")

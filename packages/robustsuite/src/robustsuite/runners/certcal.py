@@ -7,13 +7,13 @@ without a smoothing model), the dataset, and one Gaussian-noise-trained smoothin
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from robustsuite_common.config import Str, config, param
 
 from ..errors import ConfigError
 
 NAME = "certcal"
+#: certcal.experiment.TITLE, written here because `robustsuite methods` lists the titles without importing the
+#: method packages (certcal imports torch); test_runner_certcal.py holds the two equal
 TITLE = "Certified calibration: CBS and CCE under Gaussian smoothing, calibration attacks, ACT"
 PAPER = "004"
 EXPERIMENT = "certcal.experiment"
@@ -39,6 +39,5 @@ def inputs(ctx, specs: Inputs, cfg):
                           f"({len(sigmas)}: {list(sigmas)}), got {len(specs.noise_models)}")
     noise = {s: ctx.model(m) for s, m in zip(sigmas, specs.noise_models, strict=False)}
     ds = ctx.dataset(specs.dataset)
-    names = tuple(ds.classes) if ds.classes else None  # records carry the class names, not their indices
-    train, test = (replace(s, label_names=s.label_names or names) for s in (ds.train, ds.test))
-    return Models(base=ctx.model(specs.model), noise=noise), Data(train=train, test=test)
+    return (Models(base=ctx.model(specs.model), noise=noise),
+            Data(train=ds.train, test=ds.test, label_names=tuple(ds.classes) if ds.classes else None))

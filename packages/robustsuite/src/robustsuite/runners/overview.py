@@ -14,6 +14,8 @@ from robustsuite_common.config import Str, config, param
 from ..errors import ConfigError
 
 NAME = "overview"
+#: certcal.overview.TITLE, written here because `robustsuite methods` lists the titles without importing the
+#: method packages (certcal imports torch); test_runner_overview.py holds the two equal
 TITLE = "Models and data: clean accuracy, calibration and robust accuracy"
 PAPER = None
 EXPERIMENT = "certcal.overview"

@@ -1,23 +1,27 @@
-"""What the overview measures: the model's confidences on the split, their calibration, and (for an adversarially
-trained vision model) standard AutoAttack in checkpointed batches."""
+"""What the overview measures, and :func:`run`: the model's confidences on the split, their calibration, and (for
+an adversarially trained vision model) standard AutoAttack in checkpointed batches."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
 
 from robustsuite_common.checks import check_images, check_labels
 from robustsuite_common.config import config_hash
+from robustsuite_common.contract import renamed
 from robustsuite_common.experiment import JSON, Store, cached
 
 from ..metrics import CalibrationError, adaptive_calibration_error, calibration_error
 from .config import Config
 from .inputs import Data, Models
 
-__all__ = ["Attacked", "Measured", "measure", "robust_accuracy"]
+if TYPE_CHECKING:
+    from .result import Result
+
+__all__ = ["Attacked", "Measured", "measure", "robust_accuracy", "run"]
 
 
 @dataclass(frozen=True)
@@ -110,10 +114,11 @@ def untargeted_attacks(n_classes: int) -> list[str]:
     return ["apgd-ce", *(["apgd-dlr"] if n_classes >= 3 else []), "square"]
 
 
-def robust_accuracy(model: torch.nn.Module, x: torch.Tensor, y: Any, *, eps: float, n: int, batch: int, version: str,
-                    seed: int, norm: str = "Linf", attacks: list[str] | None = None, store: Store | None = None,
-                    progress: bool = False) -> dict:
-    """AutoAttack on the first ``n`` images in batches of ``batch`` (each a checkpoint in ``store``): ``{"robust":
+@renamed(batch="batch_size")
+def robust_accuracy(model: torch.nn.Module, x: torch.Tensor, y: Any, *, eps: float, n: int, batch_size: int,
+                    version: str, seed: int, norm: str = "Linf", attacks: list[str] | None = None,
+                    store: Store | None = None, progress: bool = False) -> dict:
+    """AutoAttack on the first ``n`` images in batches of ``batch_size`` (each a checkpoint in ``store``): ``{"robust":
     [...], "clean": [...], "reported": [...], "robust_after": {attack: count}, "flags": [...], "attack": str}``;
     batch ``i`` is ``autoattack(model, x[i:j], y[i:j], eps=eps, norm=norm, version=version, seed=seed)``
     (``version="custom"`` with ``attacks``)."""
@@ -122,8 +127,8 @@ def robust_accuracy(model: torch.nn.Module, x: torch.Tensor, y: Any, *, eps: flo
     from robustsuite_common.autoattack import autoattack
 
     out: dict = {"robust": [], "clean": [], "reported": [], "robust_after": {}, "flags": [], "attack": ""}
-    for start in tqdm(range(0, n, batch), desc="AutoAttack", unit="batch", disable=not progress, leave=False):
-        stop = min(start + batch, n)
+    for start in tqdm(range(0, n, batch_size), desc="AutoAttack", unit="batch", disable=not progress, leave=False):
+        stop = min(start + batch_size, n)
 
         def compute(start=start, stop=stop) -> dict:
             r = autoattack(model, x[start:stop], y[start:stop], eps=eps, norm=norm, version=version, seed=seed,
@@ -182,7 +187,7 @@ def measure(models: Any, data: Any, config: Any, *, store: Store | None, progres
     conf, pred = probs.max(1), probs.argmax(1)
     correct = pred == y
     seed = int(config.resample_seed)
-    cal = calibration_error(conf, correct, config.n_bins, seed=seed, n_boot=config.n_boot)
+    cal = calibration_error(conf, correct, n_bins=config.n_bins, seed=seed, n_boot=config.n_boot)
     ada = adaptive_calibration_error(conf, correct, n_bins=config.n_bins)
 
     eps, reason, warnings, attacked = _budget(models, config), "", [], None
@@ -208,7 +213,7 @@ def measure(models: Any, data: Any, config: Any, *, store: Store | None, progres
                 warnings.append(f"{n_classes} classes: AutoAttack's targeted attacks need 4, so its untargeted "
                                 f"attacks ran ({', '.join(attacks)}), not the {config.autoattack_version} version")
             res = robust_accuracy(models.model, data.split.x, data.split.y, eps=eps, n=m,
-                                  batch=config.autoattack_batch, version=version, seed=seed, norm=config.norm,
+                                  batch_size=config.autoattack_batch, version=version, seed=seed, norm=config.norm,
                                   attacks=attacks, store=store, progress=progress)
             outcome = AutoAttackOutcome([bool(v) for v in res["robust"]], [bool(v) for v in res["clean"]],
                                         res["attack"], version, res["robust_after"], tuple(res["flags"]),
@@ -216,3 +221,13 @@ def measure(models: Any, data: Any, config: Any, *, store: Store | None, progres
             probes = _probes(models, data, config, eps, m, store, progress) if config.indicators else None
             attacked = Attacked(eps, m, list(outcome.robust), list(outcome.clean), res["attack"], outcome, probes)
     return Measured(config, models, data, conf, pred, y, n_classes, cal, ada, attacked, reason, tuple(warnings))
+
+
+def run(models: Models, data: Data, config: Config, *, store: Store | None = None, progress: bool = True) -> Result:
+    """The overview of ``models.model`` on ``data.split`` with ``config`` (see :mod:`certcal.overview`); every
+    argument is checked before any work (``TypeError`` / ``ValueError`` naming it). ``store``: a checkpoint store
+    (``robustsuite_common.experiment.DirStore(path)``, ``MemoryStore()``) for AutoAttack's batches; ``progress``:
+    a tqdm bar over them. The model comes back unchanged."""
+    from .result import build
+
+    return build(measure(models, data, config, store=store, progress=progress))

@@ -1,11 +1,12 @@
-"""The paper's protocol (paper 004, §5): certify per σ, certified calibration across radii, β-ACE attacks on the
-base model, and the ACT comparison, every expensive finished piece checkpointed in the caller's store."""
+"""The paper's protocol (paper 004, §5) and :func:`run`: certify per σ, certified calibration across radii, β-ACE
+attacks on the base model, and the ACT comparison, every expensive finished piece checkpointed in the caller's
+store."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -14,7 +15,7 @@ from robustsuite_common.config import config_hash, to_dict
 from robustsuite_common.experiment import Store
 
 from .._store import CERTIFICATE, NUMPY, cached, fine_tuned, fingerprint
-from ..act_protocol import ACTComparison, act_comparison
+from ..act import ACTComparison, ACTComparisonConfig, act_comparison
 from ..attacks import ACEBenchmark, ACEResult, BetaACE
 from ..cce import ADMMConfig
 from ..evaluation import certificate_widths, certified_calibration_curve, common_set_curve
@@ -24,7 +25,10 @@ from ..training import adversarial_calibration_training, gaussian_noise_training
 from .config import Config
 from .inputs import Data, Models, as_inputs, check_classes, check_split
 
-__all__ = ["Computed", "compute", "run_shard", "shard_count"]
+if TYPE_CHECKING:
+    from .result import Result
+
+__all__ = ["Computed", "compute", "run", "run_shard", "shard_count"]
 
 
 def tag(v: float) -> str:
@@ -109,11 +113,12 @@ def smoothing_model(p: Prepared, sigma: float) -> torch.nn.Module:
     if given is not None:
         return given
     nt = p.cfg.noise_training
-    assert p.xtr is not None and p.ytr is not None
+    xtr, ytr = p.xtr, p.ytr
+    assert xtr is not None and ytr is not None
     key = (f"noise-model-sigma{tag(sigma)}-{config_hash(nt, sigma, p.seed)}-"
-           f"{fingerprint(p.models.base, p.xtr, torch.as_tensor(p.ytr))}.pt")
+           f"{fingerprint(p.models.base, xtr, torch.as_tensor(ytr))}.pt")
     return fine_tuned(p.store, key, lambda: gaussian_noise_training(
-        p.models.base, p.xtr, p.ytr, sigma=sigma, epochs=nt.epochs, batch_size=nt.batch_size, lr=nt.lr, seed=p.seed,
+        p.models.base, xtr, ytr, sigma=sigma, epochs=nt.epochs, batch_size=nt.batch_size, lr=nt.lr, seed=p.seed,
         progress=p.progress).model, p.models.base)
 
 
@@ -132,7 +137,7 @@ def certificate(p: Prepared, model: torch.nn.Module, sigma: float,
     name = f"cert-sigma{tag(sigma)}-{config_hash(what, sigma, p.seed)}-{fingerprint(model, p.x)}"
     key = name + ("" if shard is None else f".shard-{shard[0]}-of-{count}") + ".npz"
     return cached(p.store, key, lambda: certify(
-        model, p.x[start:stop], sigma, n0=c.n0, n=c.n, alpha=c.alpha, batch_size=c.batch_size, seed=p.seed,
+        model, p.x[start:stop], sigma=sigma, n0=c.n0, n=c.n, alpha=c.alpha, batch_size=c.batch_size, seed=p.seed,
         return_scores=True, progress=p.progress, stream=c.noise_stream,
         first_index=start if c.noise_stream == "per_input" else 0), CERTIFICATE)
 
@@ -176,7 +181,7 @@ def act_start(p: Prepared, smoothing: dict[float, torch.nn.Module]) -> torch.nn.
     key = (f"act-start-smoothadv-{config_hash(act, p.seed)}-"
            f"{fingerprint(start, xa, torch.as_tensor(ya))}.pt")
     return fine_tuned(p.store, key, lambda: adversarial_calibration_training(
-        start, xa, ya, method="smoothadv", sigma=act.sigma, epsilon=act.epsilon, epochs=act.start_epochs,
+        start, xa, ya, method="smoothadv", sigma=act.sigma, eps=act.epsilon, epochs=act.start_epochs,
         batch_size=act.batch_size, num_noise=act.num_noise, attack_steps=act.attack_steps,
         attack_step_factor=act.attack_step_factor, lr=act.lr, warmup_epochs=act.warmup_epochs,
         seed=p.seed, progress=p.progress).model, start)
@@ -196,13 +201,14 @@ def act(p: Prepared, smoothing: dict[float, torch.nn.Module]) -> ACTComparison:
     ka = a.test_samples or int(p.x.shape[0])
     bar = _Progress(p.progress, len(a.methods) * max(1, len(a.lr_grid)) * max(1, len(a.seeds)))
     try:
-        return act_comparison(
-            start, xa, ya, p.x[:ka], p.y[:ka], methods=a.methods, seeds=a.seeds or (p.seed,), sigma=a.sigma,
-            epsilon=a.epsilon, radii=cal.radii, epochs=a.epochs, batch_size=a.batch_size, num_noise=a.num_noise,
-            attack_steps=a.attack_steps, attack_step_factor=a.attack_step_factor, lr=a.lr,
-            grid={"lr": list(a.lr_grid or (a.lr,))}, selection_margin=a.selection_margin, n0=c.n0, n=c.n,
-            alpha=c.alpha, certify_batch_size=c.batch_size, n_bins=cal.n_bins, bound=cal.bound, n_boot=cal.n_boot,
-            warmup_epochs=a.warmup_epochs, admm=ADMMConfig(lr_a=a.admm_lr_a), store=p.store, progress=bar)
+        settings = ACTComparisonConfig(
+            methods=a.methods, seeds=a.seeds or (p.seed,), sigma=a.sigma, eps=a.epsilon, radii=cal.radii,
+            epochs=a.epochs, batch_size=a.batch_size, num_noise=a.num_noise, attack_steps=a.attack_steps,
+            attack_step_factor=a.attack_step_factor, lr=a.lr, grid={"lr": list(a.lr_grid or (a.lr,))},
+            selection_margin=a.selection_margin, n0=c.n0, n=c.n, alpha=c.alpha, certify_batch_size=c.batch_size,
+            n_bins=cal.n_bins, bound=cal.bound, n_boot=cal.n_boot, warmup_epochs=a.warmup_epochs,
+            admm=ADMMConfig(lr_a=a.admm_lr_a))
+        return act_comparison(start, xa, ya, p.x[:ka], p.y[:ka], config=settings, store=p.store, progress=bar)
     finally:
         bar.close()
 
@@ -249,19 +255,34 @@ def compute(models: Any, data: Any, config: Any, *, store: Store | None = None, 
         cert = certificate(p, model, sigma)
         certs[sigma] = cert
         curves[sigma] = certified_calibration_curve(
-            cert, p.y, cal.radii, bound=cal.bound, methods=("exact", "admm", "brier"), n_bins=cal.n_bins,
+            cert, p.y, radii=cal.radii, bound=cal.bound, methods=("exact", "admm", "brier"), n_bins=cal.n_bins,
             admm=p.cfg.acce.solver(), n_boot=cal.n_boot, seed=p.seed)
         # CBS/CCE on one fixed input set (certified at the largest radius): non-decreasing in r exactly
         if cert.certified_at(max(cal.radii)).any():
-            fixed[sigma] = common_set_curve(cert, p.y, cal.radii, bound=cal.bound, n_bins=cal.n_bins,
+            fixed[sigma] = common_set_curve(cert, p.y, radii=cal.radii, bound=cal.bound, n_bins=cal.n_bins,
                                             n_boot=cal.n_boot, seed=p.seed)
         # Kumar et al.'s two confidence certificates on the same samples (paper App. C: CDF is tighter)
-        w = certificate_widths(cert, cal.radii, alpha=p.cfg.certify.alpha)
+        w = certificate_widths(cert, radii=cal.radii, alpha=p.cfg.certify.alpha)
         if w is not None:
             widths[sigma] = w
     ace = ace_results(p)
     first = ace.results[0]
-    calib = calibration_error(first.clean_confidence, first.correct, cal.n_bins, seed=p.seed, n_boot=cal.n_boot)
+    calib = calibration_error(first.clean_confidence, first.correct, n_bins=cal.n_bins, seed=p.seed, n_boot=cal.n_boot)
     comp = act(p, smoothing) if p.cfg.act.enabled else None
     return Computed(p, certs, curves, fixed, widths, ace, calib, comp,
                     {float(s): p.models.smoothing(s) is not None for s in p.cfg.smoothing.sigmas})
+
+
+def run(models: Models, data: Data, config: Config, *, store: Store | None = None, progress: bool = True) -> Result:
+    """The paper's protocol on ``models`` and ``data`` with ``config`` (see :mod:`certcal.experiment`); every argument
+    is checked before any work (``TypeError`` / ``ValueError`` naming it). ``store``: a checkpoint store
+    (``robustsuite_common.experiment.DirStore(path)``, ``MemoryStore()``) to resume from; ``progress``: tqdm
+    bars. The models come back unchanged. With ``audit.only`` (the ``audit`` preset) only the audit's check runs
+    (:func:`certcal.experiment.audit.audit_result`)."""
+    if isinstance(config, Config) and config.audit.only:
+        from .audit import audit_result
+
+        return audit_result(models, data, config)
+    from .result import build
+
+    return build(compute(models, data, config, store=store, progress=progress))

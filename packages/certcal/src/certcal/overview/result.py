@@ -1,4 +1,4 @@
-"""From what :func:`~certcal.overview.protocol.measure` measured to the :class:`Result`: metrics (fractions, with
+"""From what :func:`~certcal.overview.run.measure` measured to the :class:`Result`: metrics (fractions, with
 labels, units and intervals), the ``headline`` table when AutoAttack ran, the dataset's split sizes, one record per
 input, warnings (a model at chance first), notes and a summary written from the result's own numbers."""
 
@@ -13,9 +13,12 @@ from robustsuite_common.experiment import ExperimentResult, Table, chance_rate
 from robustsuite_common.experiment import Metric as M
 from robustsuite_common.intervals import Interval, at_chance, proportion
 
-from .protocol import Measured
+from .run import Measured
 
-__all__ = ["Result", "build"]
+__all__ = ["Result", "TITLE", "build"]
+
+#: the title of the overview's section (a result's own :attr:`Result.title` names the model and the data)
+TITLE = "Models and data: clean accuracy, calibration and robust accuracy"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,10 +32,12 @@ class Result(ExperimentResult):
 
     @property
     def title(self) -> str:
+        """``"<model> on <data>"``."""
         return f"{self.model} on {self.data}"
 
     @property
     def model_at_chance(self) -> bool:
+        """The clean accuracy's interval contains the chance rate."""
         return bool(self.value("model_at_chance"))
 
     def to_dict(self) -> dict[str, Any]:
@@ -88,7 +93,8 @@ def _records(m: Measured) -> list[dict[str, Any]]:
             for i in range(len(split))]
 
 
-def _summary(m: Measured, acc: Interval, chance: float, warning: str, rob: Interval | None, attack: str) -> str:
+def _summary(m: Measured, acc: Interval, chance: float, warning: str, rob: Interval | None,
+             attack: str | None) -> str:
     conf, cal, n = m.confidence, m.calibration, len(m.confidence)
     wrong = m.confidence[~m.correct]
     gap = float(conf.mean()) - int(m.correct.sum()) / n
@@ -101,7 +107,7 @@ def _summary(m: Measured, acc: Interval, chance: float, warning: str, rob: Inter
         + f", {direction} by {abs(gap):.4f}; debiased ECE {100 * iv.estimate:.2f} % (95 % CI {100 * iv.low:.2f} to "
           f"{100 * iv.high:.2f} %; plug-in {100 * cal.ece:.2f} %), calibration test p = {cal.p_value:.3g} ("
         + ("miscalibration detected" if cal.p_value < 0.05 else "consistent with perfect calibration") + ").")
-    if rob is not None:
+    if rob is not None and m.attacked is not None:
         text += (f" Robust accuracy under {attack}: {rob.estimate:.2%} (95 % CI {rob.low:.2%}–{rob.high:.2%}) on "
                  f"the first {m.attacked.n} images" + (", which carries no information at chance." if warning else "."))
     return text
@@ -164,7 +170,7 @@ def _checks(m: Measured, sizes: Mapping[str, int]) -> list:
     aa = a.outcome if a is not None else None
     probes = a.probes if a is not None else None
     split_size = int(sizes.get(m.config.split) or len(m.labels))
-    out = validity_checks(m.correct, m.labels, aa=aa, probes=probes, split_size=split_size,
+    out = validity_checks(m.correct.tolist(), m.labels.tolist(), aa=aa, probes=probes, split_size=split_size,
                           standard_budget=m.config.autoattack_version == "standard")
     if aa is not None and probes is not None:
         out += attack_checks(aa, probes, seed=int(m.config.resample_seed), claim=m.config.claim or None)
