@@ -13,10 +13,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from robustsuite_common.checks import check_int, check_probability
+from robustsuite_common.checks import check_choice, check_int, check_labels, check_probability
 
 from ._intervals import boot, ci, proportion
-from ._validation import check_choice, check_labels
 from .cce import ADMMConfig, CCEMethod, DECEConfig, certified_brier_score, certified_calibration_error
 from .confidence import BOUND_METHODS, confidence_bounds
 from .metrics import expected_calibration_error

@@ -36,21 +36,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from robustsuite_common.checks import check_float, check_int
+from robustsuite_common.checks import check_choice, check_float, check_int
 from robustsuite_common.contract import renamed
-from robustsuite_common.models import evaluating, model_device
+from robustsuite_common.models import as_model_input, evaluating, model_device
 from robustsuite_common.projection import project
 
 from ._pgd import ascent_direction
-from ._validation import (
-    as_model_input,
-    check_choice,
-    check_label_range,
-    check_labelled_images,
-    make_generator,
-    model_logits,
-    num_classes,
-)
+from ._validation import check_label_range, check_labelled_images, make_generator, model_logits, num_classes
 from .cce import ADMMConfig, certified_calibration_error
 
 __all__ = ["TRAINING_METHODS", "TrainingResult", "adversarial_calibration_training", "gaussian_noise_training"]

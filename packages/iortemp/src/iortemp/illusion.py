@@ -10,11 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from robustsuite_common.checks import check_choice, check_int, check_seed
+from robustsuite_common.checks import check_choice, check_float, check_int, check_labels, check_seed
 from robustsuite_common.intervals import LEVEL, Interval
 from robustsuite_common.intervals import seed_interval as _seed_interval
 
-from ._validation import check_float, check_labels
 from .calibration import PlattScaler, fit_temperature
 from .ior import Evaluate, paired_verdict, run_interval
 from .optimize import optimize_temperature

@@ -19,10 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from robustsuite_common.checks import check_choice
+from robustsuite_common.checks import check_choice, check_float
 from robustsuite_common.intervals import LEVEL, Interval, McNemar, mcnemar, paired_difference, proportion_of
 
-from ._validation import check_float, check_temperature
+from ._validation import check_temperature
 from .calibration import TemperatureFit, fit_temperature
 from .metrics import confidence_stats
 from .optimize import TemperatureSearchResult, optimize_temperature

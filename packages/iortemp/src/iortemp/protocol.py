@@ -17,12 +17,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_images, check_seed, check_texts
+from robustsuite_common.checks import check_images, check_labels, check_seed, check_texts
 from robustsuite_common.contract import renamed
 from robustsuite_common.models import evaluating
 
 from ._numerics import scaled_log_softmax64
-from ._validation import check_labels, check_temperature, is_texts
+from ._validation import check_temperature, is_texts
 from .metrics import ConfidenceStats, confidence_stats
 from .temperature import TemperatureScaled, logits64
 

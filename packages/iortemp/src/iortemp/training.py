@@ -15,10 +15,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_choice, check_seed, check_texts
+from robustsuite_common.checks import check_choice, check_labels, check_seed, check_texts
 from robustsuite_common.contract import renamed
 
-from ._validation import check_labels
 from .ascc import ascc_loss, ascc_perturbation, ascc_table
 from .ddi import ddi_at_step, min_norm_simplex
 from .embedding import freelb_loss, mean_embedding_norm, pgd_loss

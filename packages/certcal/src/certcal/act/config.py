@@ -10,9 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from robustsuite_common.checks import check_float, check_int
+from robustsuite_common.checks import check_choice, check_float, check_int
 
-from .._validation import check_choice
 from ..cce import ADMMConfig
 from ..confidence import BOUND_METHODS
 from ..training import TRAINING_METHODS

@@ -8,19 +8,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from robustsuite_common.checks import check_float, check_int, check_probability
+from robustsuite_common.checks import (
+    check_choice,
+    check_float,
+    check_int,
+    check_labels,
+    check_probability,
+    check_seed,
+)
 from robustsuite_common.models import evaluating, model_device, model_dtype
 
-from .._validation import (
-    check_choice,
-    check_images,
-    check_labels,
-    check_model,
-    check_outputs,
-    check_seed,
-    make_generator,
-    num_classes,
-)
+from .._validation import check_images, check_model, check_outputs, make_generator, num_classes
 from .bounds import clopper_pearson_lower
 from .noise import NOISE_STREAMS, PerInputNoise, sample_counts_unchecked
 

@@ -9,18 +9,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from robustsuite_common.checks import check_float, check_int
-from robustsuite_common.models import evaluating, model_device
+from robustsuite_common.checks import check_float, check_int, check_labels
+from robustsuite_common.models import as_model_input, evaluating, model_device
 
-from .._validation import (
-    as_model_input,
-    check_images,
-    check_labels,
-    check_model,
-    check_outputs,
-    model_logits,
-    num_classes,
-)
+from .._validation import check_images, check_model, check_outputs, model_logits, num_classes
 
 __all__ = ["NOISE_BLOCK", "NOISE_STREAMS", "PerInputNoise", "sample_counts"]
 

@@ -9,9 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from robustsuite_common.checks import check_texts
-
-from .._validation import check_labels
+from robustsuite_common.checks import check_labels, check_texts
 
 __all__ = ["AttackOutput", "check_text_batch", "progress_bar"]
 

@@ -12,10 +12,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_choice, check_int, check_texts
+from robustsuite_common.checks import check_choice, check_finite_array, check_int, check_texts
 
 from .._textattack import STOPWORDS
-from .._validation import check_finite_array
 from ..embedding import embedding_matrix
 from .output import AttackOutput, check_text_batch, progress_bar
 from .recipes import TextAttackRecipe

@@ -7,10 +7,17 @@ import numpy as np
 import torch
 from torch import nn
 
-from robustsuite_common.checks import check_bool, check_choice, check_images, check_int, check_seed
+from robustsuite_common.checks import (
+    check_bool,
+    check_choice,
+    check_float,
+    check_images,
+    check_int,
+    check_labels,
+    check_seed,
+)
 from robustsuite_common.models import as_model_input, evaluating, logits_from
 
-from .._validation import check_float, check_labels
 from ..temperature import _device_of
 from .output import AttackOutput, progress_bar
 
