@@ -20,6 +20,7 @@ import os
 import platform
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -42,7 +43,7 @@ def _git(*args: str) -> str:
         return "unknown"
 
 
-def run_once(benchmark: str, methods: str | None, extra: list[str], busy: bool) -> dict:
+def run_once(benchmark: str, methods: str | None, extra: list[str], busy: bool, keep: Path | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-demo-") as tmp:
         out = Path(tmp) / "run"
         if methods:
@@ -68,6 +69,8 @@ def run_once(benchmark: str, methods: str | None, extra: list[str], busy: bool) 
             sys.stderr.write(res.stderr)
             raise SystemExit(f"the run failed (exit {res.returncode})")
         report = json.loads((out / "report.json").read_text())
+        if keep is not None:  # the run directory itself, e.g. to record the demo's report
+            shutil.copytree(out, keep, dirs_exist_ok=True)
     units = {u["id"]: round(u["seconds"], 1) for u in report["units"]}
     return {"wall_s": round(wall, 1), "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime
                                                       - before.ru_stime, 1),
@@ -82,10 +85,12 @@ def main() -> None:
     ap.add_argument("--only", choices=("quiet", "busy"), default=None, help="one of the two runs")
     ap.add_argument("--json", type=Path, default=None, help="write the record here")
     ap.add_argument("--note", default="", help="what else ran on the machine (recorded as is)")
+    ap.add_argument("--keep", type=Path, default=None, help="copy the quiet run's directory here (its report.json)")
     ap.add_argument("extra", nargs="*", help="more options for the run (after --), e.g. -- --workers 2")
     a = ap.parse_args()
     modes = [a.only] if a.only else ["quiet", "busy"]
-    timings = {m: run_once(a.benchmark, a.methods, a.extra, busy=m == "busy") for m in modes}
+    timings = {m: run_once(a.benchmark, a.methods, a.extra, busy=m == "busy", keep=a.keep if m == "quiet" else None)
+               for m in modes}
     record = {
         "what": "cold run (fresh run directory) of " + (f"`robustsuite demo --methods {a.methods}`" if a.methods
                                                         else f"the `{a.benchmark}` benchmark"),
