@@ -339,7 +339,6 @@ TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence] = {
     "demo-transduct-tadv": ReportTable("transduct_attack", "tadv"),
     "demo-transduct-dent": ReportTable("transduct_attack", "dent"),
     "demo-transduct-dent-adaptation": ReportTable("transduct_attack", "dent_adaptation"),
-    "demo-transduct-rmc-seeds": ReportTable("transduct_attack", "rmc_seeds"),
     "demo-zeroe-tasks": ReportTable("zeroe_perturb", "task_summary",
                                     ("task", "metric", "n", "s(0)", "chance", "margin over chance", "in headline",
                                      "mean s*(0.8)", "most harmful", "attackers above chance")),
