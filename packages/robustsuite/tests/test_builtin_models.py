@@ -90,7 +90,7 @@ def _pgd(model, x, y, eps=0.1, steps=20, step=0.01):
 def test_the_registry_knows_which_models_are_adversarially_trained():
     eps = {n: shipped.adversarial_eps(n) for n in PLAIN}
     assert eps["fashion-cnn-at"] == eps["digits-cnn-at"] == 0.1
-    assert {n for n, e in eps.items() if e is not None} == {"fashion-cnn-at", "digits-cnn-at"}
+    assert {n for n, e in eps.items() if e is not None} == {"fashion-cnn-at", "fashion-osr-cnn-at", "digits-cnn-at"}
 
 
 def test_adversarial_training_buys_robustness(eval_data):

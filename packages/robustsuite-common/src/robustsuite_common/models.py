@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -302,8 +302,9 @@ def normalized(model: Any, mean: Sequence[float], std: Sequence[float]) -> Any:
     import torch
 
     class Normalized(torch.nn.Module):
-        mean: torch.Tensor
-        std: torch.Tensor
+        if TYPE_CHECKING:  # buffers, typed for the checker only (TorchScript reads __annotations__)
+            mean: torch.Tensor
+            std: torch.Tensor
 
         def __init__(self) -> None:
             super().__init__()

@@ -17,7 +17,7 @@ batch statistics would couple the samples of a batch in a way the paper does not
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.nn.functional as F
@@ -50,8 +50,9 @@ def _running_stats(bn: nn.modules.batchnorm._BatchNorm) -> tuple[torch.Tensor, t
 class _SampleAffineNorm(nn.Module):
     """A frozen BatchNorm (running statistics) followed by per-sample affine parameters (n, C)."""
 
-    running_mean: torch.Tensor
-    running_var: torch.Tensor
+    if TYPE_CHECKING:  # buffers, typed for the checker only (TorchScript reads __annotations__)
+        running_mean: torch.Tensor
+        running_var: torch.Tensor
 
     def __init__(self, bn: nn.modules.batchnorm._BatchNorm, n: int) -> None:
         super().__init__()

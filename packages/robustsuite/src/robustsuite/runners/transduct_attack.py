@@ -12,6 +12,9 @@ from robustsuite_common.config import Str, config, param
 NAME = "transduct_attack"
 PAPER = "003"
 EXPERIMENT = "transduct_attack.experiment"
+#: transduct_attack.experiment.Result.title, written here because `robustsuite methods` lists the titles without importing the
+#: experiment (and torch); tests/test_runner_titles.py holds them equal
+TITLE = "Transductive defenses under adaptive attacks (RMC, DENT, DANN, TADV, URejectron vs FPA/GMSA)"
 
 
 @config

@@ -3,13 +3,16 @@ multi-label, tagging), with the Table 5 ranking compared — all computed by ``z
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from robustsuite_common.config import Str, config, param
 
 NAME = "zeroe_perturb"
 PAPER = "002"
 EXPERIMENT = "zeroe_perturb.experiment"
+#: zeroe_perturb.experiment.Result.title, written here because `robustsuite methods` lists the titles without importing the
+#: experiment (and torch); tests/test_runner_titles.py holds them equal
+TITLE = "Zéroe: low-level adversarial text attacks"
 TASKS = ("pairs", "multilabel", "tagging")
 
 
@@ -30,14 +33,6 @@ class Inputs:
     tagging_model: Str = param("builtin:wordnet-pos-roberta", unit="model spec", doc="token tagger")
     tagging_dataset: Str = param("builtin:wordnet-pos", unit="dataset spec", doc="token lists and their tags")
 
-
-def __getattr__(name: str) -> Any:
-    """``TITLE``: the experiment's own (``zeroe_perturb.experiment.Result.title``), read on first use."""
-    if name == "TITLE":
-        from zeroe_perturb.experiment import Result
-
-        return Result.title
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def inputs(ctx, specs: Inputs, cfg):

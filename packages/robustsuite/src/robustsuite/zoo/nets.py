@@ -4,6 +4,7 @@ input normalisation inside the model (the RobustBench convention), logits out.""
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import torch
 from torch import nn
@@ -12,8 +13,9 @@ from torch import nn
 class DigitsCNN(nn.Module):
     """Small CNN for 8×8 grey digits in [0, 1]; input normalisation lives inside (RobustBench style)."""
 
-    mean: torch.Tensor
-    std: torch.Tensor
+    if TYPE_CHECKING:  # buffers, typed for the checker only (TorchScript reads __annotations__)
+        mean: torch.Tensor
+        std: torch.Tensor
 
     def __init__(self, num_classes: int = 10, width: int = 32):
         super().__init__()
@@ -37,8 +39,9 @@ class FashionCNN(nn.Module):
     input normalisation inside (RobustBench style). ~157k parameters for 1 channel and 10 classes. The
     BatchNorm layers are what DENT adapts (transduct-attack)."""
 
-    mean: torch.Tensor
-    std: torch.Tensor
+    if TYPE_CHECKING:  # buffers, typed for the checker only (TorchScript reads __annotations__)
+        mean: torch.Tensor
+        std: torch.Tensor
 
     def __init__(self, num_classes: int = 10, in_channels: int = 1, widths: tuple[int, int, int] = (16, 32, 64),
                  mean: float = 0.286, std: float = 0.353):
