@@ -139,11 +139,34 @@ def test_unit_resources_defaults_overrides_and_errors():
                      ({"resources": {"num_cpus": 0}}, r"resources.num_cpus must be a number > 0"),
                      ({"resources": {"num_gpus": -1}}, r"resources.num_gpus must be a number >= 0"),
                      ({"resources": {"num_cpus": True}}, r"resources.num_cpus"),
+                     ({"resources": {"cpu_seconds": 0}}, r"resources.cpu_seconds must be a number > 0"),
                      ({"resources": {"memory": "4 parsecs"}}, r"resources.memory must be"),
                      ({"resources": 3}, r"resources must be a table"),
                      ({"methods": {"overview": {"resources": {"memory": 0}}}}, r"methods.overview.resources.memory")):
         with pytest.raises(ConfigError, match=msg):
             run_mod.plan({"methods": {"overview": {}}} | bad)
+
+
+def test_costliest_units_start_first_and_cost_is_no_ray_resource():
+    """``resources.cpu_seconds`` orders the units for --workers (longest first, ties in plan order; without it a
+    unit weighs its shard count) and is never handed to Ray as a resource."""
+    from robustsuite.run.config import RunConfig
+    from robustsuite.run.units import costliest_first, unit_cost
+
+    digits = {"model": "builtin:digits-cnn", "dataset": "builtin:digits"}
+    cfg = RunConfig.parse({"methods": {
+        "overview": {"targets": [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", "builtin:digits"]],
+                     "resources": {"cpu_seconds": 5}},
+        "certcal": {**digits, "noise_models": ["builtin:digits-cnn"], "resources": {"cpu_seconds": 80, "num_cpus": 1}},
+        "uncspan": digits}})
+    units = run_mod.plan(cfg)
+    assert [u.method for u in units] == ["overview", "overview", "certcal", "uncspan"]
+    assert [unit_cost(u, cfg) for u in units] == [5.0, 5.0, 80.0, 1.0]
+    assert costliest_first(units, cfg) == [2, 0, 1, 3]
+    plain = RunConfig.parse({"methods": {"overview": {}, "uncspan": digits}})
+    planned = run_mod.plan(plain)
+    assert costliest_first(planned, plain) == list(range(len(planned)))  # no hint: the plan's order
+    assert cfg.resources("certcal")["cpu_seconds"] == 80
 
 
 def test_resources_are_not_part_of_a_units_identity():

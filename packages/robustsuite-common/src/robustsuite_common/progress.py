@@ -21,12 +21,12 @@ class Tally:
     """Jobs ``ids`` with ``sizes`` (e.g. a job split into 3 shards weighs 3). The time left is the seconds per size
     of the jobs finished here times the size still to run, counting down between two ends; ``None`` before any."""
 
-    def __init__(self, ids: Iterable[str], sizes: Iterable[int]) -> None:
+    def __init__(self, ids: Iterable[str], sizes: Iterable[float]) -> None:
         self.ids = list(ids)
         self.size = dict(zip(self.ids, sizes, strict=True))
         self.index = {j: k + 1 for k, j in enumerate(self.ids)}
         self.total, self.ended, self.started = len(self.ids), {}, {}
-        self.t0, self.done_size, self.done_at = time.monotonic(), 0, 0.0
+        self.t0, self.done_size, self.done_at = time.monotonic(), 0.0, 0.0
 
     def elapsed(self) -> float:
         return time.monotonic() - self.t0

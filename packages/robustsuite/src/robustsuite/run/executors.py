@@ -211,7 +211,8 @@ class RayExecutor(_Executor):
 
         from ray.exceptions import RayError
 
-        from .units import shard_count
+        from .resources import RAY_KEYS
+        from .units import costliest_first, shard_count
         from .worker import write_failure
 
         if not jobs:
@@ -221,13 +222,14 @@ class RayExecutor(_Executor):
         task = ray.remote(compute_remote)
         run_dir = Path(run_dir).resolve()
         token = f"{run_dir}:{time.time_ns()}"
-        needs = [config.resources(unit.method) for unit in jobs]
+        needs = [{k: v for k, v in config.resources(unit.method).items() if k in RAY_KEYS} for unit in jobs]
         if not self.address:  # a local Ray does not grow: a request above its total would wait forever
             self._check_feasible(config, jobs, needs)
         limit = config.limit
         shard_task = ray.remote(compute_shard_remote)
         refs = {}
-        for k, (unit, need) in enumerate(zip(jobs, needs, strict=True)):
+        for k in costliest_first(jobs, config):  # Ray schedules tasks that fit in about the order they come
+            unit, need = jobs[k], needs[k]
             count = shard_count(unit)
             # a sharded unit: its shards run as tasks of their own; the unit's task waits for them (Ray resolves
             # the object refs passed as arguments first), then merges them in order
@@ -312,6 +314,7 @@ class ProcessExecutor(_Executor):
         from robustsuite_common.threads import requested_threads, use_threads
 
         # spawn, not fork: torch's thread pools do not survive a fork
+        self._workers = workers
         self._pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=use_threads,
                                          initargs=(requested_threads(),))
 
@@ -319,39 +322,46 @@ class ProcessExecutor(_Executor):
 
     def compute(self, jobs: list, run_dir: Path, *, config: RunConfig, device, progress: bool,
                 cache: dict[str, Any], on_start: Callable[[Any], None] | None = None) -> Iterator[Outcome]:
-        """Yield ``(index, record, status)`` per unit of ``jobs`` as it finishes (in any order)."""
+        """Yield ``(index, record, status)`` per unit of ``jobs`` as it finishes (in any order). Tasks are handed
+        to the pool one per idle worker, costliest unit first (:func:`~robustsuite.run.units.costliest_first`; a
+        sharded unit's shards, then the unit that merges them as soon as they are done), so that the workers
+        finish together and a unit is reported started when a worker takes it."""
+        from collections import deque
         from concurrent.futures import FIRST_COMPLETED, wait
 
-        from .units import shard_count
+        from .units import costliest_first, shard_count
         from .worker import write_failure
 
-        run, pool, token = (str(run_dir), str(device)), self._pool, os.urandom(8).hex()
+        run, token = (str(run_dir), str(device)), os.urandom(8).hex()
         log_format, limit = config.log_format, config.limit
-        shards: dict[int, set[Future[Any]]] = {k: {pool.submit(cpu_logged, f"{u.id} --shard {j}", run[0], compute_shard_remote, u, j, *run,
-                                  limit, os.getcwd(), token)
-                      for j in range(shard_count(u))} for k, u in enumerate(jobs) if shard_count(u) > 1}
-        units: dict[Future[Any], int] = {pool.submit(cpu_logged, u.id, run[0], compute_remote, u, *run, log_format, limit, os.getcwd(),
-                             token): k
-                 for k, u in enumerate(jobs) if k not in shards}
-        pending: set[Future[Any]] = set(units).union(*shards.values())
+        counts = {k: shard_count(u) for k, u in enumerate(jobs)}
+        todo: deque[tuple[int, int | None]] = deque(
+            task for k in costliest_first(jobs, config)
+            for task in ([(k, j) for j in range(counts[k])] if counts[k] > 1 else [(k, None)]))
+        running: dict[Future[Any], tuple[int, int | None]] = {}
         started: set[int] = set()
-        while pending:
-            done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-            for f, k in units.items():  # ProcessPoolExecutor marks a future running as a worker takes it
-                if k not in started and (f.running() or f.done()) and on_start:
+        while todo or running:
+            while todo and len(running) < self._workers:
+                k, j = todo.popleft()
+                u = jobs[k]
+                if j is None:
+                    f = self._pool.submit(cpu_logged, u.id, run[0], compute_remote, u, *run, log_format, limit,
+                                          os.getcwd(), token)
+                else:
+                    f = self._pool.submit(cpu_logged, f"{u.id} --shard {j}", run[0], compute_shard_remote, u, j,
+                                          *run, limit, os.getcwd(), token)
+                running[f] = (k, j)
+                if on_start and k not in started:
                     started.add(k)
-                    on_start(jobs[k])
+                    on_start(u)
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
             for f in done:
-                if f not in units:  # a shard: once all of its unit's are done, the unit merges them
-                    k = next(i for i, fs in shards.items() if f in fs)
-                    shards[k].discard(f)
-                    if not shards[k]:
-                        g = pool.submit(cpu_logged, jobs[k].id, run[0], compute_remote, jobs[k], *run, log_format,
-                                        limit, os.getcwd(), token)
-                        units[g] = k
-                        pending.add(g)
+                k, j = running.pop(f)
+                if j is not None:  # a shard: once all of its unit's are done, the unit merges them (next)
+                    counts[k] -= 1
+                    if counts[k] == 0:
+                        todo.appendleft((k, None))
                     continue
-                k = units[f]
                 try:
                     record, status = f.result()
                 except Exception as e:  # the worker process died (killed, out of memory)

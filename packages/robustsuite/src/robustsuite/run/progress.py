@@ -1,5 +1,5 @@
 """What ``robustsuite run``/``demo`` shows while computing, and Ctrl-C. On a terminal: a live bar of units k/N with
-the time elapsed and left (sizes: a sharded unit weighs its shard count), the running units, and the stage the
+the time elapsed and left (sizes: :func:`~robustsuite.run.units.unit_cost`), the running units, and the stage the
 running experiment's progress bars report (e.g. ``AutoAttack 1/2 batch``; the bars themselves are not printed).
 Otherwise (``--no-progress``, a log): one plain line per unit start and end, reused units named as such. Ctrl-C
 keeps the finished units (records are written atomically), lists them with the command that resumes; exit 130."""
@@ -15,7 +15,7 @@ from pathlib import Path
 from robustsuite_common.progress import Tally, clock, stage
 
 from .config import RunConfig
-from .units import Unit, shard_count
+from .units import Unit, unit_cost
 
 INTERRUPTED = 130
 
@@ -63,7 +63,7 @@ def run_with_display(config: RunConfig, out: Path, *, progress: bool, make_execu
     cache: dict = {}
     units = plan(config, cache=cache)
     executor = make_executor()  # bad --executor/--workers/--address, or Ray missing: before any work
-    tally, running = Tally([u.id for u in units], [shard_count(u) for u in units]), {}
+    tally, running = Tally([u.id for u in units], [unit_cost(u, config) for u in units]), {}
     live = progress and console.is_terminal
 
     def on_unit(unit: Unit, status: str) -> None:

@@ -1,5 +1,6 @@
-"""What a unit asks its executor for (``num_cpus``, ``num_gpus``, ``memory``): the ``[resources]`` tables of a
-config. Resources change where a unit runs, never what it computes: they are not part of any unit's identity."""
+"""What a unit asks its executor for (``num_cpus``, ``num_gpus``, ``memory``) and what it is expected to cost
+(``cpu_seconds``): the ``[resources]`` tables of a config. Resources change where and when a unit runs, never what it
+computes: they are not part of any unit's identity."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import Any
 
 from ..errors import ConfigError
 
-RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory")
+RESOURCE_KEYS = ("num_cpus", "num_gpus", "memory", "cpu_seconds")
+#: the keys a Ray task is given (``cpu_seconds`` is a scheduling hint, not a Ray resource)
+RAY_KEYS = ("num_cpus", "num_gpus", "memory")
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
           "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
 
@@ -37,11 +40,11 @@ def _check_table(table: Any, where: str) -> dict[str, Any]:
     unknown = set(table) - set(RESOURCE_KEYS)
     if unknown:
         raise ConfigError(f"{where}: unknown keys {sorted(unknown)}; allowed: {list(RESOURCE_KEYS)}")
-    out: dict[str, Any] = {k: table[k] for k in ("num_cpus", "num_gpus") if k in table}
+    out: dict[str, Any] = {k: table[k] for k in ("num_cpus", "num_gpus", "cpu_seconds") if k in table}
     for key, v in out.items():
-        low_ok = v > 0 if key == "num_cpus" else v >= 0
+        low_ok = v >= 0 if key == "num_gpus" else v > 0
         if isinstance(v, bool) or not isinstance(v, int | float) or not low_ok:
-            raise ConfigError(f"{where}.{key} must be a number {'> 0' if key == 'num_cpus' else '>= 0'}, "
+            raise ConfigError(f"{where}.{key} must be a number {'>= 0' if key == 'num_gpus' else '> 0'}, "
                               f"got {v!r}")
     if "memory" in table:
         out["memory"] = parse_memory(table["memory"], where=f"{where}.memory")
@@ -50,8 +53,10 @@ def _check_table(table: Any, where: str) -> dict[str, Any]:
 
 def unit_resources(config: Mapping[str, Any], method: str) -> dict[str, Any]:
     """What one unit of ``method`` asks the executor for: ``num_cpus`` (default 1), ``num_gpus`` (default 1
-    when the run's ``device`` is ``cuda``/``cuda:N``, else 0) and ``memory`` in bytes (default: none reserved),
-    overridden by the run's ``[resources]`` table, then by ``[methods.<method>.resources]``."""
+    when the run's ``device`` is ``cuda``/``cuda:N``, else 0), ``memory`` in bytes (default: none reserved) and
+    ``cpu_seconds``, the expected CPU-seconds of one unit (default: none given; ``--workers`` starts the costliest
+    units first and the progress display weighs units by it), overridden by the run's ``[resources]`` table, then
+    by ``[methods.<method>.resources]``."""
     device = str(config.get("device", "cpu"))
     out: dict[str, Any] = {"num_cpus": 1, "num_gpus": 1 if device.startswith("cuda") else 0}
     out |= _check_table(config.get("resources"), "resources")

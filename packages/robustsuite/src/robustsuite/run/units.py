@@ -133,6 +133,19 @@ def shard_count(unit: Unit) -> int:
     return runners.get(unit.method).shard_count(unit.params)
 
 
+def unit_cost(unit: Unit, config: RunConfig) -> float:
+    """The expected cost of ``unit``: its method's ``resources.cpu_seconds`` (the whole unit, shards included), else
+    its shard count (every unsharded unit alike). ``--workers`` starts the costliest first; the ETA weighs by it."""
+    return float(config.resources(unit.method).get("cpu_seconds", shard_count(unit)))
+
+
+def costliest_first(units: list[Unit], config: RunConfig) -> list[int]:
+    """The indices of ``units``, costliest first (:func:`unit_cost`; ties keep the plan's order): the order that
+    lets parallel workers finish together (longest-processing-time first)."""
+    costs = [unit_cost(u, config) for u in units]
+    return sorted(range(len(units)), key=lambda k: -costs[k])
+
+
 def plan(config: RunConfig | Mapping[str, Any], *, cache: dict[str, Any] | None = None) -> list[Unit]:
     """Expand ``config`` (a :class:`RunConfig`; a dict is parsed first) into units (method × target × seed), each
     with its identity (datasets are loaded into ``cache`` for it, so a bad spec fails here)."""
