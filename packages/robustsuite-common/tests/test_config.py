@@ -32,6 +32,8 @@ class Inner:
     bound: Literal["cdf", "standard"] = param("cdf", doc="confidence certificate")
     temperature: Float = param(1.0, gt=0, allow_inf=False, doc="softmax temperature", unit="1")
 
+    RENAMED = {"n_epochs": "epochs"}  # an old field name, accepted one release with a DeprecationWarning
+
 
 @config
 class Outer:
@@ -124,3 +126,16 @@ def test_nest_merges_into_a_copy_of_the_base():
     assert base == {"m": {"c": {"x": 1, "y": 2}}, "seed": 0}  # not changed
     with pytest.raises(ConfigError, match="'seed' is not a table"):
         nest({"seed.x": 1}, base=base)
+
+
+def test_a_renamed_field_keeps_working_with_a_warning_in_nested_groups_and_overrides():
+    """Issue 34: a field renamed to the vocabulary (a group's ``RENAMED``) is still read under its old name, with a
+    DeprecationWarning naming both, in a nested group, through ``override`` too; old and new together is refused."""
+    with pytest.warns(DeprecationWarning, match=r"config.inner: 'n_epochs' is deprecated; use 'epochs'"):
+        assert from_dict(Outer, {"inner": {"n_epochs": 7}}).inner.epochs == 7
+    with pytest.warns(DeprecationWarning, match="n_epochs"):
+        assert override(Outer(), {"inner.n_epochs": 9}).inner.epochs == 9
+    with pytest.raises(ConfigError, match=r"'n_epochs' is the old name of 'epochs'; give only 'epochs'"):
+        from_dict(Outer, {"inner": {"n_epochs": 7, "epochs": 8}})
+    assert "RENAMED" not in {f.name for f in dataclasses.fields(Inner)}  # not a field of the config
+    assert "n_epochs" not in to_dict(from_dict(Outer, {"inner": {"epochs": 2}}))["inner"]

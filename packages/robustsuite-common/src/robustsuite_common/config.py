@@ -141,12 +141,31 @@ def from_dict(cls: type[T], data: Mapping[str, Any] | None = None, *, base: T | 
               where: str = "config") -> T:
     """Build ``cls`` from a (nested) mapping, e.g. a TOML table. Keys left out keep ``base``'s values (a
     preset) or the defaults. Errors are :class:`ConfigError` naming ``where`` and each dotted path."""
-    data = dict(data or {})
+    data = _renamed_keys(cls, dict(data or {}), where)
     merged = _deep_merge(to_dict(base) if base is not None else {}, data)
     try:
         return _adapter(cls).validate_python(merged)
     except ValidationError as err:
         raise _explain(cls, err, where) from None
+
+
+def _renamed_keys(cls: Any, data: dict[str, Any], where: str) -> dict[str, Any]:
+    """``data`` with each old key of a group that declares ``RENAMED = {"old": "new"}`` (a field renamed to the
+    project's vocabulary) under its new name and a ``DeprecationWarning``, in every nested group; both is an error."""
+    import warnings
+
+    if not dataclasses.is_dataclass(cls):
+        return data
+    for old, new in getattr(cls, "RENAMED", {}).items():
+        if old in data:
+            if new in data:
+                raise ConfigError(f"{where}: {old!r} is the old name of {new!r}; give only {new!r}")
+            warnings.warn(f"{where}: {old!r} is deprecated; use {new!r}", DeprecationWarning, stacklevel=4)
+            data[new] = data.pop(old)
+    for name, value in data.items():
+        if isinstance(value, Mapping):
+            data[name] = _renamed_keys(_group_type(cls, name), dict(value), f"{where}.{name}")
+    return data
 
 
 def to_dict(cfg: Any) -> dict[str, Any]:
