@@ -1,0 +1,45 @@
+"""tools/dev/compare_reports.py, the check that a refactoring recomputes a recorded report's numbers unchanged."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _tool():
+    spec = importlib.util.spec_from_file_location("compare_reports", ROOT / "tools/dev/compare_reports.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_counts_differing_missing_and_new_numbers_and_ignores_times(tmp_path):
+    tool = _tool()
+    old = {"sections": {"a": {"metrics": {"x": {"value": 0.5, "interval": [0.4, 0.6]}}, "seconds": 3.0,
+                              "tables": [{"rows": [[1, "t", True]]}]}}}
+    new = json.loads(json.dumps(old))
+    assert tool.compare(old, new)["a"] == {"numbers": 4, "differ": 0, "missing": 0, "new": 0, "first_differences": []}
+    new["sections"]["a"]["seconds"] = 99.0  # a time is not a result
+    new["sections"]["a"]["tables"][0]["rows"][0][2] = False  # a boolean is not a number
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    assert tool.main([str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 0
+    new["sections"]["a"]["metrics"]["x"]["interval"][1] = 0.61
+    del new["sections"]["a"]["tables"][0]["rows"][0][0]
+    new["sections"]["a"]["metrics"]["y"] = 1
+    got = tool.compare(old, new)["a"]
+    assert (got["differ"], got["missing"], got["new"]) == (1, 1, 1)  # the interval's high; the cell; y
+    assert got["first_differences"][0] == ["/metrics/x/interval[1]", 0.6, 0.61]
+    (tmp_path / "new.json").write_text(json.dumps(new))
+    assert tool.main([str(tmp_path / "old.json"), str(tmp_path / "new.json")]) == 1
+
+
+def test_the_recorded_reproduction_after_the_moves_found_no_difference():
+    """docs/benchmarks/demo/reproduce_after_moves.json: every section of the pre-move demo recomputed unchanged."""
+    rec = json.loads((ROOT / "docs/benchmarks/demo/reproduce_after_moves.json").read_text(encoding="utf-8"))
+    assert len(rec["sections"]) == 8
+    assert all(s["numbers"] > 0 and s["differ"] == 0 and s["missing"] == 0 for s in rec["sections"].values())
