@@ -32,6 +32,23 @@ def tiny_text(corpus):
 
 
 @pytest.fixture(scope="session")
+def counting_text():
+    """The class ``CountingText``: ``counting_text(clf)`` wraps a text classifier, counting its calls."""
+
+    class CountingText:
+        """A text classifier that counts its calls (and exposes .model/.tokenizer like HFTextClassifier)."""
+
+        def __init__(self, clf):
+            self.clf, self.calls, self.model, self.tokenizer = clf, 0, clf.model, clf.tokenizer
+
+        def __call__(self, texts):
+            self.calls += 1
+            return self.clf(texts)
+
+    return CountingText
+
+
+@pytest.fixture(scope="session")
 def synonyms():
     return SYNONYMS
 
