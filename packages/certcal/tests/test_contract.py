@@ -15,17 +15,9 @@ import torch
 
 import certcal
 from certcal import experiment, overview
+from robustsuite_common.contract_tests import Entry, bn_cnn, vision_contract_tests
 from robustsuite_common.experiment import Split
-from robustsuite_common.testing import (
-    CountingModel,
-    Entry,
-    bad_images,
-    bad_labels,
-    bn_cnn,
-    catalogue_problems,
-    refusal,
-    results_across_output_forms,
-)
+from robustsuite_common.testing import CountingModel, bad_labels
 
 K = 4  # classes of the test model
 N = 6
@@ -147,48 +139,6 @@ NO_MODEL_OR_DATA = {
 }
 
 
-def test_every_public_name_is_in_the_catalogue():
-    assert catalogue_problems(certcal.__all__, MODEL_ENTRIES, DATA_ENTRIES, NO_MODEL_OR_DATA) == []
-
-
-@pytest.mark.parametrize("case", sorted(bad_images((N, 1, 8, 8))))
-@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
-def test_bad_images_refused_before_any_forward_pass(name, case):
-    entry = MODEL_ENTRIES[name]
-    x = bad_images((N, 1, 8, 8))[case]
-    model = CountingModel(Net())
-    model.train()
-    message = refusal(lambda m: entry.call(m, x, labels()), model)
-    assert entry.x_name in message or (name == "experiment" and "data.t" in message), message
-    if case == "range_0_255":
-        assert "got values in [" in message  # the observed range is named
-
-
-@pytest.mark.parametrize("case", sorted(bad_labels(N, K)))
-@pytest.mark.parametrize("name", sorted(n for n, e in MODEL_ENTRIES.items() if e.y_name is not None))
-def test_bad_labels_refused_before_the_work(name, case):
-    entry = MODEL_ENTRIES[name]
-    y = bad_labels(N, K)[case]
-    # labels beyond the model's classes need the class count: at most the one probe pass (on two inputs)
-    message = refusal(lambda m: entry.call(m, images(), y), CountingModel(Net()),
-                      max_calls=1 if case == "out_of_range" else 0)
-    assert entry.y_name.split(".")[-1] in message, message
-
-
-@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
-def test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result(name):
-    entry = MODEL_ENTRIES[name]
-    results = results_across_output_forms(lambda m: entry.call(m, images(), labels()), _callers_net, _fingerprint)
-    assert all(r == results[0] for r in results), name
-
-
-def _callers_net() -> torch.nn.Module:
-    net = Net()
-    net.train()  # a caller's model in train mode, with a frozen layer
-    net.conv.weight.requires_grad_(False)
-    return net
-
-
 def _fingerprint(out: Any) -> Any:
     if isinstance(out, certcal.TrainingResult):
         return [round(float(p.detach().double().sum()), 10) for p in out.model.parameters()]
@@ -198,6 +148,17 @@ def _fingerprint(out: Any) -> Any:
         d = out.to_dict()
         return {k: v for k, v in d.items() if k not in ("config",)}
     return out
+
+
+CONTRACT = vision_contract_tests(
+    certcal.__all__, MODEL_ENTRIES, DATA_ENTRIES, NO_MODEL_OR_DATA, net=Net, images=images, labels=labels, n_classes=K,
+    fingerprint=_fingerprint, x_named=lambda name, entry, message: entry.x_name in message or (
+        name == "experiment" and "data.t" in message),
+    y_named=lambda name, entry, message: entry.y_name.split(".")[-1] in message)
+test_every_public_name_is_in_the_catalogue = CONTRACT.catalogue
+test_bad_images_refused_before_any_forward_pass = CONTRACT.bad_images
+test_bad_labels_refused_before_the_work = CONTRACT.bad_labels
+test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result = CONTRACT.output_forms
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16])

@@ -17,17 +17,9 @@ import torch
 
 import uncspan
 from robustsuite_common.config import from_dict
+from robustsuite_common.contract_tests import Entry, bn_cnn, vision_contract_tests
 from robustsuite_common.experiment import Split
-from robustsuite_common.testing import (
-    CountingModel,
-    Entry,
-    bad_images,
-    bad_labels,
-    bn_cnn,
-    catalogue_problems,
-    refusal,
-    results_across_output_forms,
-)
+from robustsuite_common.testing import bad_images, bad_labels
 from uncspan import experiment
 
 K, N = 4, 6  # classes of the test model, inputs
@@ -174,37 +166,6 @@ NO_MODEL_OR_DATA = {
 }
 
 
-def test_every_public_name_is_in_the_catalogue():
-    assert catalogue_problems(uncspan.__all__, MODEL_ENTRIES, DATA_ENTRIES, NO_MODEL_OR_DATA) == []
-
-
-@pytest.mark.parametrize("case", sorted(bad_images((N, 1, 8, 8))))
-@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
-def test_bad_images_refused_before_any_forward_pass(name, case):
-    entry = MODEL_ENTRIES[name]
-    x = bad_images((N, 1, 8, 8))[case]
-    model = CountingModel(Net())
-    model.train()
-    message = refusal(lambda m: entry.call(m, x, labels()), model)
-    assert entry.x_name in message, message
-    if case == "range_0_255":
-        assert "got values in [" in message  # the observed range is named
-    if case == "no_batch_dim":
-        assert "(N, C, H, W)" in message
-
-
-@pytest.mark.parametrize("case", sorted(bad_labels(N, K)))
-@pytest.mark.parametrize("name", sorted(n for n, e in MODEL_ENTRIES.items() if e.y_name is not None))
-def test_bad_labels_refused_naming_y_before_the_work(name, case):
-    entry = MODEL_ENTRIES[name]
-    y = bad_labels(N, K)[case]
-    # labels beyond the model's classes need the class count: at most the one pass that reads it
-    message = refusal(lambda m: entry.call(m, images(), y), CountingModel(Net()),
-                      max_calls=1 if case == "out_of_range" else 0)
-    # (the experiment's Split refuses a wrong length itself, naming y)
-    assert entry.y_name in message or (name == "experiment" and "y must" in message), message
-
-
 def _fingerprint(out: Any) -> str:
     if hasattr(out, "to_dict"):
         try:
@@ -216,18 +177,15 @@ def _fingerprint(out: Any) -> str:
     return json.dumps(d, sort_keys=True, default=str)
 
 
-@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
-def test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result(name):
-    entry = MODEL_ENTRIES[name]
-
-    def callers_net() -> torch.nn.Module:
-        net = Net()
-        net.train()  # a caller's model in train mode, with a frozen layer
-        net.conv.weight.requires_grad_(False)
-        return net
-
-    assert len(set(results_across_output_forms(lambda m: entry.call(m, images(), labels()), callers_net,
-                                               _fingerprint))) == 1, name
+CONTRACT = vision_contract_tests(
+    uncspan.__all__, MODEL_ENTRIES, DATA_ENTRIES, NO_MODEL_OR_DATA, net=Net, images=images, labels=labels, n_classes=K,
+    fingerprint=_fingerprint,
+    # (the experiment's Split refuses a wrong length itself, naming y)
+    y_named=lambda name, entry, message: entry.y_name in message or (name == "experiment" and "y must" in message))
+test_every_public_name_is_in_the_catalogue = CONTRACT.catalogue
+test_bad_images_refused_before_any_forward_pass = CONTRACT.bad_images
+test_bad_labels_refused_naming_y_before_the_work = CONTRACT.bad_labels
+test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result = CONTRACT.output_forms
 
 
 @pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))

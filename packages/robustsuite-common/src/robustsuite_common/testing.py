@@ -17,8 +17,7 @@ __all__ = ["CountingModel", "ModelSnapshot", "snapshot", "bad_images", "bad_labe
            "readme_python_blocks", "run_readme_blocks", "readme_blocks_module", "readme_tests", "TIMM_ENTRY",
            "tiny_timm_net", "register_offline_timm_entry", "write_timm_checkpoint", "refuse_network",
            "OutputForm", "output_forms", "transformed", "refusal", "public_names_problems",
-           "modules_imported_by", "Entry", "bn_cnn", "catalogue_problems", "results_across_output_forms",
-           "run_demo_with", "assert_refuses_probabilities"]
+           "modules_imported_by", "run_demo_with", "assert_refuses_probabilities"]
 
 
 def _torch() -> Any:
@@ -190,69 +189,6 @@ def modules_imported_by(statement: str, candidates: Any) -> list[str]:
     code = f"import sys; {statement}; print(sorted(m for m in {tuple(candidates)!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     return ast.literal_eval(out.strip().splitlines()[-1])
-
-
-@dataclass(frozen=True)
-class Entry:
-    """How a contract test calls one public entry point: ``call(model, x, y)``; the names its errors use for x and y."""
-
-    call: Callable[[Any, Any, Any], Any]
-    x_name: str = "x"
-    y_name: str | None = "y"
-
-
-def bn_cnn(n_classes: int, *, seed: int = 0, weights: str = "default") -> Any:
-    """A tiny vision model on ``(N, 1, 8, 8)`` images with BatchNorm and Dropout (so a model evaluated in train mode
-    would change): ``conv`` 1->3 channels, ``bn``, ReLU, ``drop`` (p = 0.5), ``head`` to ``n_classes`` logits.
-    ``weights="default"``: PyTorch's initialisation after ``torch.manual_seed(seed)``; ``"normal"``: PyTorch's
-    initialisation (from the global generator as it stands), then every parameter drawn N(0, 0.5^2) and the
-    BatchNorm running mean N(0, 0.1^2) from a generator seeded with ``seed``."""
-    if weights not in ("default", "normal"):
-        raise ValueError(f"weights must be 'default' or 'normal', got {weights!r}")
-    torch = _torch()
-
-    class BNCNN(torch.nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            if weights == "default":
-                torch.manual_seed(seed)
-            self.conv = torch.nn.Conv2d(1, 3, 3, padding=1)
-            self.bn = torch.nn.BatchNorm2d(3)
-            self.drop = torch.nn.Dropout(0.5)
-            self.head = torch.nn.Linear(3 * 8 * 8, n_classes)
-            if weights == "normal":
-                g = torch.Generator().manual_seed(seed)
-                with torch.no_grad():
-                    for p in self.parameters():
-                        p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-                    self.bn.running_mean.copy_(torch.randn(3, generator=g) * 0.1)
-
-        def forward(self, x: Any) -> Any:
-            return self.head(self.drop(torch.relu(self.bn(self.conv(x))).flatten(1)))
-
-    return BNCNN()
-
-
-def catalogue_problems(public: Any, *catalogues: Any) -> list[str]:
-    """The public names that no catalogue of a contract test covers, and the entries that are not public."""
-    covered = set().union(*(set(c) for c in catalogues))
-    problems = [f"public names without an input-contract entry: {sorted(set(public) - covered)}"]
-    problems += [f"catalogue entries that are not public: {sorted(covered - set(public))}"]
-    return [p for p, bad in zip(problems, (set(public) - covered, covered - set(public)), strict=True) if bad]
-
-
-def results_across_output_forms(call: Callable[[Any], Any], make_model: Callable[[], Any],
-                                fingerprint: Callable[[Any], Any]) -> list[Any]:
-    """``fingerprint(call(model))`` for ``model`` = ``make_model()`` wrapped in each of :func:`output_forms`,
-    asserting that each model comes back unchanged (its :func:`snapshot`); a caller asserts the results equal."""
-    results = []
-    for form in output_forms():
-        model = form.wrap(make_model())
-        before = snapshot(model)
-        out = call(model)
-        before.assert_same(model)
-        results.append(fingerprint(out))
-    return results
 
 
 def run_demo_with(experiment: Any, models: Any, data: Any, changes: dict[str, Any]) -> tuple[Any, Any, Any]:
