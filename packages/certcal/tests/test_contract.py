@@ -15,7 +15,16 @@ import torch
 
 import certcal
 from certcal import experiment, overview
-from robustsuite_common.contract_tests import Entry, bn_cnn, vision_contract_tests
+from robustsuite_common.contract_tests import BAD_CONFIDENCES as BAD_CONF
+from robustsuite_common.contract_tests import (
+    BAD_CORRECT,
+    Entry,
+    bn_cnn,
+    confidence_entry,
+    vision_contract_tests,
+)
+from robustsuite_common.contract_tests import CONFIDENCES as Z
+from robustsuite_common.contract_tests import CORRECT as C
 from robustsuite_common.experiment import Split
 from robustsuite_common.testing import CountingModel, bad_labels
 
@@ -88,21 +97,13 @@ def _cert() -> certcal.CertifyResult:
 
 
 #: entry points that take data but no model: (call on good arguments, {argument: bad values})
-Z, C = np.array([0.9, 0.6, 0.3, 0.8]), np.array([1, 0, 0, 1])
 LO, UP = Z - 0.1, Z + 0.1
-BAD_CONF = {"nan": [np.nan, 0.5, 0.5, 0.5], "above_one": [1.5, 0.5, 0.5, 0.5], "wrong_length": [0.5, 0.5]}
-BAD_CORRECT = {"not_binary": [2, 0, 1, 1], "wrong_length": [1, 0]}
 DATA_ENTRIES: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, dict[str, Any]]]] = {
-    "expected_calibration_error": (certcal.expected_calibration_error, {"confidences": Z, "correct": C},
-                                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "adaptive_calibration_error": (certcal.adaptive_calibration_error, {"confidences": Z, "correct": C},
-                                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "brier_score": (certcal.brier_score, {"confidences": Z, "correct": C},
-                    {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "reliability_diagram": (certcal.reliability_diagram, {"confidences": Z, "correct": C},
-                            {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "calibration_error": (lambda **kw: certcal.calibration_error(**kw, n_boot=20), {"confidences": Z, "correct": C},
-                          {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
+    "expected_calibration_error": confidence_entry(certcal.expected_calibration_error),
+    "adaptive_calibration_error": confidence_entry(certcal.adaptive_calibration_error),
+    "brier_score": confidence_entry(certcal.brier_score),
+    "reliability_diagram": confidence_entry(certcal.reliability_diagram),
+    "calibration_error": confidence_entry(lambda **kw: certcal.calibration_error(**kw, n_boot=20)),
     "bin_index": (certcal.bin_index, {"confidences": Z}, {"confidences": {"nan": [np.nan], "negative": [-0.5]}}),
     "certified_brier_score": (certcal.certified_brier_score, {"lower": LO, "upper": UP, "correct": C},
                               {"lower": {**BAD_CONF, "above_upper": [0.95, 0.55, 0.25, 0.95]},

@@ -17,7 +17,13 @@ import torch
 
 import uncspan
 from robustsuite_common.config import from_dict
-from robustsuite_common.contract_tests import Entry, bn_cnn, vision_contract_tests
+from robustsuite_common.contract_tests import CONFIDENCES as Z
+from robustsuite_common.contract_tests import (
+    Entry,
+    bn_cnn,
+    confidence_entry,
+    vision_contract_tests,
+)
 from robustsuite_common.experiment import Split
 from robustsuite_common.testing import bad_images, bad_labels
 from uncspan import experiment
@@ -94,9 +100,6 @@ P = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
 BAD_PROBS = {"nan": np.full((2, 3), np.nan), "logits": np.array([[2.0, -1.0, 0.5]]), "negative": np.array([[1.5, -0.5]]),
              "one_class": np.array([[1.0]]), "not_an_array": "0.5"}
 BAD_VECTOR = {"nan": [np.nan, 1.0], "empty": [], "two_dimensional": [[1.0, 2.0]], "not_numbers": "ab"}
-Z, C = np.array([0.9, 0.6, 0.3, 0.8]), np.array([1, 0, 0, 1])
-BAD_CONF = {"nan": [np.nan, 0.5, 0.5, 0.5], "above_one": [1.5, 0.5, 0.5, 0.5], "wrong_length": [0.5, 0.5]}
-BAD_CORRECT = {"not_binary": [2, 0, 1, 1], "wrong_length": [1, 0]}
 BAD_SCORES = {"nan": [np.nan, 0.2], "empty": [], "two_dimensional": [[0.1, 0.2]]}
 BAD_Y = {k: v for k, v in bad_labels(N, K).items() if k != "out_of_range"}  # no model to know the classes
 BAD_IMAGES = {k: v for k, v in bad_images((N, 1, 8, 8)).items()}
@@ -114,12 +117,9 @@ DATA_ENTRIES: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, dict
             {"entropy_under": BAD_VECTOR, "entropy_over": {"wrong_length": [0.0]}}),
     "msus": (uncspan.msus, {"entropy_under": [1.0, 2.0], "entropy_over": [0.0, 1.0]},
              {"entropy_under": BAD_VECTOR, "entropy_over": {"wrong_length": [0.0]}}),
-    "signed_ece": (uncspan.signed_ece, {"confidences": Z, "correct": C},
-                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "expected_calibration_error": (uncspan.expected_calibration_error, {"confidences": Z, "correct": C},
-                                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "reliability_bins": (uncspan.reliability_bins, {"confidences": Z, "correct": C},
-                         {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
+    "signed_ece": confidence_entry(uncspan.signed_ece),
+    "expected_calibration_error": confidence_entry(uncspan.expected_calibration_error),
+    "reliability_bins": confidence_entry(uncspan.reliability_bins),
     "detection_metrics": (uncspan.detection_metrics, {"scores_in": Z, "scores_out": Z + 1},
                           {"scores_in": BAD_SCORES, "scores_out": BAD_SCORES}),
     "auroc_ci": (lambda **kw: uncspan.auroc_ci(**kw, n_boot=100), {"scores_in": Z, "scores_out": Z + 1},

@@ -15,9 +15,25 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
+import numpy as np
+
 from .testing import CountingModel, bad_images, bad_labels, output_forms, refusal, snapshot
 
-__all__ = ["Entry", "bn_cnn", "catalogue_problems", "results_across_output_forms", "vision_contract_tests"]
+__all__ = ["Entry", "bn_cnn", "catalogue_problems", "results_across_output_forms", "vision_contract_tests",
+           "CONFIDENCES", "CORRECT", "BAD_CONFIDENCES", "BAD_CORRECT", "confidence_entry"]
+
+#: good top-label confidences and 0/1 correctness for the entry points that take data, not a model (ECE, Brier,
+#: reliability diagrams), and named bad values of each
+CONFIDENCES, CORRECT = np.array([0.9, 0.6, 0.3, 0.8]), np.array([1, 0, 0, 1])
+BAD_CONFIDENCES = {"nan": [np.nan, 0.5, 0.5, 0.5], "above_one": [1.5, 0.5, 0.5, 0.5], "wrong_length": [0.5, 0.5]}
+BAD_CORRECT = {"not_binary": [2, 0, 1, 1], "wrong_length": [1, 0]}
+
+
+def confidence_entry(fn: Callable[..., Any]) -> tuple[Callable[..., Any], dict[str, Any], dict[str, dict[str, Any]]]:
+    """A data entry of a contract catalogue for ``fn(confidences=…, correct=…)``: ``(fn, good arguments, {argument:
+    named bad values})`` with :data:`CONFIDENCES`, :data:`CORRECT` and their bad values."""
+    return fn, {"confidences": CONFIDENCES, "correct": CORRECT}, {"confidences": BAD_CONFIDENCES,
+                                                                   "correct": BAD_CORRECT}
 
 
 @dataclass(frozen=True)
