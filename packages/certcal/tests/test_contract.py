@@ -7,7 +7,6 @@ mode, requires_grad); every output form of the model is accepted. A public name 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -16,26 +15,27 @@ import torch
 
 import certcal
 from certcal import experiment, overview
+from robustsuite_common.contract_tests import BAD_CONFIDENCES as BAD_CONF
+from robustsuite_common.contract_tests import (
+    BAD_CORRECT,
+    Entry,
+    bn_cnn,
+    confidence_entry,
+    vision_contract_tests,
+)
+from robustsuite_common.contract_tests import CONFIDENCES as Z
+from robustsuite_common.contract_tests import CORRECT as C
 from robustsuite_common.experiment import Split
-from robustsuite_common.testing import CountingModel, bad_images, bad_labels, output_forms, snapshot
+from robustsuite_common.testing import CountingModel, bad_labels
 
 K = 4  # classes of the test model
 N = 6
 
 
-class Net(torch.nn.Module):
-    """A tiny vision model with BatchNorm and Dropout (so a model in train mode would change if evaluated as is)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        torch.manual_seed(0)
-        self.conv = torch.nn.Conv2d(1, 3, 3, padding=1)
-        self.bn = torch.nn.BatchNorm2d(3)
-        self.drop = torch.nn.Dropout(0.5)
-        self.head = torch.nn.Linear(3 * 8 * 8, K)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.drop(torch.relu(self.bn(self.conv(x))).flatten(1)))
+def Net() -> torch.nn.Module:  # noqa: N802 (read as the model class it builds)
+    """A tiny vision model with BatchNorm and Dropout (so a model in train mode would change if evaluated as is):
+    PyTorch's initialisation after torch.manual_seed(0)."""
+    return bn_cnn(K, seed=0)
 
 
 def images(n: int = N) -> torch.Tensor:
@@ -44,15 +44,6 @@ def images(n: int = N) -> torch.Tensor:
 
 def labels(n: int = N) -> torch.Tensor:
     return torch.arange(n) % K
-
-
-@dataclass(frozen=True)
-class Entry:
-    """How to call one public entry point: ``call(model, x, y)``; the names its errors use for x and y."""
-
-    call: Callable[[Any, Any, Any], Any]
-    x_name: str = "x"
-    y_name: str | None = "y"
 
 
 def _act(m, x, y):
@@ -106,21 +97,13 @@ def _cert() -> certcal.CertifyResult:
 
 
 #: entry points that take data but no model: (call on good arguments, {argument: bad values})
-Z, C = np.array([0.9, 0.6, 0.3, 0.8]), np.array([1, 0, 0, 1])
 LO, UP = Z - 0.1, Z + 0.1
-BAD_CONF = {"nan": [np.nan, 0.5, 0.5, 0.5], "above_one": [1.5, 0.5, 0.5, 0.5], "wrong_length": [0.5, 0.5]}
-BAD_CORRECT = {"not_binary": [2, 0, 1, 1], "wrong_length": [1, 0]}
 DATA_ENTRIES: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, dict[str, Any]]]] = {
-    "expected_calibration_error": (certcal.expected_calibration_error, {"confidences": Z, "correct": C},
-                                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "adaptive_calibration_error": (certcal.adaptive_calibration_error, {"confidences": Z, "correct": C},
-                                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "brier_score": (certcal.brier_score, {"confidences": Z, "correct": C},
-                    {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "reliability_diagram": (certcal.reliability_diagram, {"confidences": Z, "correct": C},
-                            {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "calibration_error": (lambda **kw: certcal.calibration_error(**kw, n_boot=20), {"confidences": Z, "correct": C},
-                          {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
+    "expected_calibration_error": confidence_entry(certcal.expected_calibration_error),
+    "adaptive_calibration_error": confidence_entry(certcal.adaptive_calibration_error),
+    "brier_score": confidence_entry(certcal.brier_score),
+    "reliability_diagram": confidence_entry(certcal.reliability_diagram),
+    "calibration_error": confidence_entry(lambda **kw: certcal.calibration_error(**kw, n_boot=20)),
     "bin_index": (certcal.bin_index, {"confidences": Z}, {"confidences": {"nan": [np.nan], "negative": [-0.5]}}),
     "certified_brier_score": (certcal.certified_brier_score, {"lower": LO, "upper": UP, "correct": C},
                               {"lower": {**BAD_CONF, "above_upper": [0.95, 0.55, 0.25, 0.95]},
@@ -157,61 +140,6 @@ NO_MODEL_OR_DATA = {
 }
 
 
-def test_every_public_name_is_in_the_catalogue():
-    covered = set(MODEL_ENTRIES) | set(DATA_ENTRIES) | NO_MODEL_OR_DATA
-    missing = sorted(set(certcal.__all__) - covered)
-    assert not missing, f"public names without an input-contract entry: {missing}"
-    assert not sorted(covered - set(certcal.__all__)), "catalogue entries that are not public"
-
-
-@pytest.mark.parametrize("case", sorted(bad_images((N, 1, 8, 8))))
-@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
-def test_bad_images_refused_before_any_forward_pass(name, case):
-    entry = MODEL_ENTRIES[name]
-    x = bad_images((N, 1, 8, 8))[case]
-    model = CountingModel(Net())
-    model.train()
-    before = snapshot(model)
-    with pytest.raises((ValueError, TypeError)) as err:
-        entry.call(model, x, labels())
-    assert entry.x_name in str(err.value) or (name == "experiment" and "data.t" in str(err.value)), str(err.value)
-    assert model.calls == 0
-    before.assert_same(model)
-    if case == "range_0_255":
-        assert "got values in [" in str(err.value)  # the observed range is named
-
-
-@pytest.mark.parametrize("case", sorted(bad_labels(N, K)))
-@pytest.mark.parametrize("name", sorted(n for n, e in MODEL_ENTRIES.items() if e.y_name is not None))
-def test_bad_labels_refused_before_the_work(name, case):
-    entry = MODEL_ENTRIES[name]
-    y = bad_labels(N, K)[case]
-    model = CountingModel(Net())
-    before = snapshot(model)
-    with pytest.raises((ValueError, TypeError)) as err:
-        entry.call(model, images(), y)
-    assert entry.y_name.split(".")[-1] in str(err.value), str(err.value)
-    # labels beyond the model's classes need the class count: at most the one probe pass (on two inputs)
-    assert model.calls <= (1 if case == "out_of_range" else 0)
-    before.assert_same(model)
-
-
-@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
-def test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result(name):
-    entry = MODEL_ENTRIES[name]
-    results = []
-    for form in output_forms():
-        net = Net()
-        net.train()  # a caller's model in train mode, with a frozen layer
-        net.conv.weight.requires_grad_(False)
-        model = form.wrap(net)
-        before = snapshot(model)
-        out = entry.call(model, images(), labels())
-        before.assert_same(model)
-        results.append(_fingerprint(out))
-    assert all(r == results[0] for r in results), name
-
-
 def _fingerprint(out: Any) -> Any:
     if isinstance(out, certcal.TrainingResult):
         return [round(float(p.detach().double().sum()), 10) for p in out.model.parameters()]
@@ -221,6 +149,17 @@ def _fingerprint(out: Any) -> Any:
         d = out.to_dict()
         return {k: v for k, v in d.items() if k not in ("config",)}
     return out
+
+
+CONTRACT = vision_contract_tests(
+    certcal.__all__, MODEL_ENTRIES, DATA_ENTRIES, NO_MODEL_OR_DATA, net=Net, images=images, labels=labels, n_classes=K,
+    fingerprint=_fingerprint, x_named=lambda name, entry, message: entry.x_name in message or (
+        name == "experiment" and "data.t" in message),
+    y_named=lambda name, entry, message: entry.y_name.split(".")[-1] in message)
+test_every_public_name_is_in_the_catalogue = CONTRACT.catalogue
+test_bad_images_refused_before_any_forward_pass = CONTRACT.bad_images
+test_bad_labels_refused_before_the_work = CONTRACT.bad_labels
+test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result = CONTRACT.output_forms
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16])

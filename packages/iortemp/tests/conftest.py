@@ -71,3 +71,19 @@ def digits_model():
     net.eval()
     return net, (x[1200:1400], y[1200:1400]), (x[1400:1600], y[1400:1600])
 
+
+@pytest.fixture(scope="session")
+def counting_text():
+    """The class ``CountingText``: ``counting_text(clf)`` wraps a text classifier, counting its calls."""
+
+    class CountingText:
+        """A text classifier that counts its calls (and exposes .model/.tokenizer like HFTextClassifier)."""
+
+        def __init__(self, clf):
+            self.clf, self.calls, self.model, self.tokenizer = clf, 0, clf.model, clf.tokenizer
+
+        def __call__(self, texts):
+            self.calls += 1
+            return self.clf(texts)
+
+    return CountingText

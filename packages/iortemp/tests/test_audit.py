@@ -16,20 +16,15 @@ from iortemp import experiment as ex
 from iortemp.audit import _one_sided_mcnemar
 from robustsuite_common.config import override
 from robustsuite_common.experiment import Split
+from robustsuite_common.testing import transformed
 from robustsuite_common.verdict import Check, apply_fdr
 
 N = 60
 
 
-class Scaled(torch.nn.Module):
+def Scaled(model, factor):  # noqa: N802 (read as the model class it builds)
     """The model with its logits multiplied by ``factor`` (same predictions, extreme confidence)."""
-
-    def __init__(self, model, factor):
-        super().__init__()
-        self.model, self.factor = model, factor
-
-    def forward(self, x):
-        return self.model(x) * self.factor
+    return transformed(model, outputs=lambda z: z * factor)
 
 
 @pytest.fixture(scope="module")

@@ -20,14 +20,19 @@ def test_planted_temperature_is_recovered(t_star):
     assert t == pytest.approx(t_star, rel=0.05)
 
 
+def grid_optimum(z, y, lo, hi, n):
+    """Brute force: the temperature of least NLL on ``n`` log-spaced points of [lo, hi], and that NLL."""
+    grid = np.exp(np.linspace(np.log(lo), np.log(hi), n))
+    nll = [iortemp.temperature_nll(z, y, temperature=t) for t in grid]
+    return grid[int(np.argmin(nll))], min(nll)
+
+
 def test_exact_matches_brute_force_grid():
     z, y = planted(n=3000, t_star=1.7, seed=1)
-    grid = np.exp(np.linspace(np.log(0.5), np.log(5), 4001))
-    nll = [iortemp.temperature_nll(z, y, temperature=t) for t in grid]
-    t_grid = grid[int(np.argmin(nll))]
+    t_grid, least = grid_optimum(z, y, 0.5, 5, 4001)
     t = iortemp.calibrate_temperature(z, y)
     assert t == pytest.approx(t_grid, rel=1e-3)
-    assert iortemp.temperature_nll(z, y, temperature=t) <= min(nll) + 1e-12
+    assert iortemp.temperature_nll(z, y, temperature=t) <= least + 1e-12
 
 
 def test_paper_gd_converges_when_close_and_stalls_when_far():
@@ -151,12 +156,10 @@ def test_exact_reaches_the_grid_optimum_on_an_up_conf_system_where_gd_stalls():
     paper's plain GD from T = 1 stops far short of it, which left the illusion standing under the cal adversary."""
     z, y = planted(n=2000, t_star=1.8, seed=3)
     up = z * 200.0
-    grid = np.exp(np.linspace(np.log(1.0), np.log(1e4), 6001))
-    nll = [iortemp.temperature_nll(up, y, temperature=t) for t in grid]
-    t_grid = grid[int(np.argmin(nll))]
+    t_grid, least = grid_optimum(up, y, 1.0, 1e4, 6001)
     t = iortemp.calibrate_temperature(up, y)
     assert t == pytest.approx(t_grid, rel=2e-3)
-    assert iortemp.temperature_nll(up, y, temperature=t) <= min(nll) + 1e-12
+    assert iortemp.temperature_nll(up, y, temperature=t) <= least + 1e-12
     assert t == pytest.approx(200.0 * iortemp.calibrate_temperature(z, y), rel=1e-6)
     assert iortemp.calibrate_temperature(up, y, method="gd") < 0.5 * t
 

@@ -48,20 +48,28 @@ def _search(**kw):
     return {"max_evaluations": 2, **kw}
 
 
+def _attacked(attack, key, cell):
+    """The entries both catalogues have: name -> call(model, inputs, labels) with the attack ``attack()``
+    (named ``key`` in the illusion table, whose adversarial-correct entry ``cell`` reads)."""
+    return {
+        "evaluate_attack": lambda m, x, y: iortemp.evaluate_attack(m, x, y, attack()).adversarial_predictions,
+        "transfer_attack": lambda m, x, y: iortemp.transfer_attack(m, m, x, y, attack()).adversarial_predictions,
+        "logits64": lambda m, x, y: iortemp.logits64(m, x),
+        "predict": lambda m, x, y: iortemp.predict(m, x),
+        "detect_ior": lambda m, x, y: iortemp.detect_ior(m, x, y, attack(), val_inputs=x, val_labels=y,
+                                                         max_evaluations=2).plain.adversarial_predictions,
+        "illusion_table": lambda m, x, y: cell(iortemp.illusion_table(
+            {"b": m}, {key: attack()}, x, y, val_inputs=x, val_labels=y, max_evaluations=2).rows[0]["adversarial_correct"]),
+        "temperature_sweep": lambda m, x, y: [p.adversarial_accuracy for p in iortemp.temperature_sweep(
+            m, x, y, attack(), [0.01, 1.0])],
+        "optimize_temperature": lambda m, x, y: iortemp.optimize_temperature(m, x, y, attack(), max_evaluations=2).curve,
+    }
+
+
 # ---------------------------------------------------------------------------------------------- vision catalogue
 # name -> call(model, x, y) returning something comparable across output forms
 VISION = {
-    "evaluate_attack": lambda m, x, y: iortemp.evaluate_attack(m, x, y, _pgd()).adversarial_predictions,
-    "transfer_attack": lambda m, x, y: iortemp.transfer_attack(m, m, x, y, _pgd()).adversarial_predictions,
-    "logits64": lambda m, x, y: iortemp.logits64(m, x),
-    "predict": lambda m, x, y: iortemp.predict(m, x),
-    "detect_ior": lambda m, x, y: iortemp.detect_ior(m, x, y, _pgd(), val_inputs=x, val_labels=y,
-                                                     max_evaluations=2).plain.adversarial_predictions,
-    "illusion_table": lambda m, x, y: iortemp.illusion_table({"b": m}, {"pgd": _pgd()}, x, y, val_inputs=x,
-                                                             val_labels=y, max_evaluations=2).rows[0]["adversarial_correct"]["pgd"],
-    "temperature_sweep": lambda m, x, y: [p.adversarial_accuracy for p in iortemp.temperature_sweep(
-        m, x, y, _pgd(), [0.01, 1.0])],
-    "optimize_temperature": lambda m, x, y: iortemp.optimize_temperature(m, x, y, _pgd(), max_evaluations=2).curve,
+    **_attacked(_pgd, "pgd", lambda cell: cell["pgd"]),
     "PGDLinf": lambda m, x, y: _pgd()(m, x, y).adversarial,
     "temperature_illusion_check": lambda m, x, y: _check_numbers(iortemp.temperature_illusion_check(
         m, x, y, eps=0.1, steps=2, max_evaluations=2)),
@@ -188,17 +196,6 @@ def test_temperatures_from_1e_3_to_1e7_give_finite_numbers(net, images):
 # ------------------------------------------------------------------------------------------------ text catalogue
 
 
-class _CountingText:
-    """A text classifier that counts its calls (and exposes .model/.tokenizer like HFTextClassifier)."""
-
-    def __init__(self, clf):
-        self.clf, self.calls, self.model, self.tokenizer = clf, 0, clf.model, clf.tokenizer
-
-    def __call__(self, texts):
-        self.calls += 1
-        return self.clf(texts)
-
-
 @pytest.fixture(scope="module")
 def bert():
     model, tok = build_tiny_bert(TEXTS, seed=0)
@@ -207,17 +204,7 @@ def bert():
 
 # name -> call(classifier, texts, labels); the classifier has .model and .tokenizer (a tiny BERT)
 TEXT = {
-    "evaluate_attack": lambda c, t, y: iortemp.evaluate_attack(c, t, y, _swap()).adversarial_predictions,
-    "transfer_attack": lambda c, t, y: iortemp.transfer_attack(c, c, t, y, _swap()).adversarial_predictions,
-    "logits64": lambda c, t, y: iortemp.logits64(c, t),
-    "predict": lambda c, t, y: iortemp.predict(c, t),
-    "detect_ior": lambda c, t, y: iortemp.detect_ior(c, t, y, _swap(), val_inputs=t, val_labels=y,
-                                                     max_evaluations=2).plain.adversarial_predictions,
-    "illusion_table": lambda c, t, y: iortemp.illusion_table({"b": c}, {"s": _swap()}, t, y, val_inputs=t,
-                                                             val_labels=y, max_evaluations=2).rows[0]["adversarial_correct"],
-    "temperature_sweep": lambda c, t, y: [p.adversarial_accuracy for p in iortemp.temperature_sweep(
-        c, t, y, _swap(), [0.01, 1.0])],
-    "optimize_temperature": lambda c, t, y: iortemp.optimize_temperature(c, t, y, _swap(), max_evaluations=2).curve,
+    **_attacked(_swap, "s", lambda cell: cell),
     "GreedyWordSwap": lambda c, t, y: _swap()(c, t, y).adversarial,
     "TextAttackRecipe": lambda c, t, y: iortemp.TextAttackRecipe(recipe="deepwordbug")(c, t, y).adversarial,
     "text_attack": lambda c, t, y: iortemp.text_attack("wordswap", model=c, neighbours=2)(c, t, y).adversarial,
@@ -242,9 +229,9 @@ TEXT_ARG = r"\b(inputs|texts|text_list|val_inputs|train_texts|test_texts)\b"
 
 
 @pytest.fixture()
-def clf(bert):
+def clf(bert, counting_text):
     model, tok = bert
-    return _CountingText(iortemp.HFTextClassifier(model, tok, max_length=32))
+    return counting_text(iortemp.HFTextClassifier(model, tok, max_length=32))
 
 
 @pytest.mark.parametrize("name", sorted(TEXT))

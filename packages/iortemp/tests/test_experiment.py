@@ -15,6 +15,7 @@ import iortemp
 from iortemp import experiment as ex
 from robustsuite_common.config import ConfigError, from_dict, override, schema_rows, to_dict
 from robustsuite_common.experiment import MemoryStore, Split
+from robustsuite_common.testing import run_demo_with
 
 SMALL = {"text": {"n_test": 30, "n_val": 20, "attacks": {"names": ["wordswap"], "seeds": [0, 1]}},
          "systems": {"search": {"attack": "wordswap", "max_evaluations": 3}},
@@ -35,11 +36,7 @@ def _data(corpus, digits=None) -> ex.Data:
 
 @pytest.fixture(scope="module")
 def result(tiny_text, corpus, digits_model):
-    cfg = from_dict(ex.Config, SMALL, base=ex.preset("demo"))
-    store = MemoryStore()
-    res = ex.run(ex.Models(text=tiny_text, vision=digits_model[0]), _data(corpus, digits_model), cfg, store=store,
-                 progress=False)
-    return res, store, cfg
+    return run_demo_with(ex, ex.Models(text=tiny_text, vision=digits_model[0]), _data(corpus, digits_model), SMALL)
 
 
 def test_demo_preset_at_reduced_size_gives_the_paper_tables(result):
@@ -284,17 +281,8 @@ def test_demo_preset_is_the_former_demo_and_presets_validate():
         assert ex.reference() == ex.paper_values()
 
 
-class _Counting:
-    def __init__(self, clf):
-        self.clf, self.calls, self.model, self.tokenizer = clf, 0, clf.model, clf.tokenizer
-
-    def __call__(self, texts):
-        self.calls += 1
-        return self.clf(texts)
-
-
-def test_bad_inputs_are_refused_before_any_work(tiny_text, corpus, digits_model):
-    counting = _Counting(tiny_text)
+def test_bad_inputs_are_refused_before_any_work(tiny_text, corpus, digits_model, counting_text):
+    counting = counting_text(tiny_text)
     cfg = ex.preset("demo")
     good = _data(corpus)
     cases = [

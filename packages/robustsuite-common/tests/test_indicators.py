@@ -18,6 +18,7 @@ from robustsuite_common.indicators import (
     probe,
     validity_checks,
 )
+from robustsuite_common.testing import transformed
 
 
 def outcome(robust, *, after=None, reported=None, flags=(), version="standard"):
@@ -193,25 +194,6 @@ def test_fgsm_matches_the_closed_form_of_a_linear_model():
     assert (many | ~want2).all()  # no attack inside the ball breaks a point the closed form proves robust
 
 
-class Quantised(torch.nn.Module):
-    def __init__(self, inner):
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, x):
-        return self.inner(torch.round(x * 4) / 4)
-
-
-class Noisy(torch.nn.Module):
-    def __init__(self, inner):
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, x):
-        out = self.inner(x)
-        return out + 0.01 * torch.randn_like(out)  # noise in eval mode
-
-
 class Adaptive(torch.nn.Module):
     def __init__(self, inner):
         super().__init__()
@@ -241,8 +223,8 @@ def test_probes_catch_quantised_noisy_and_adaptive_models_and_pass_the_plain_one
     assert not any(plain.zero_grad) and plain.logit_change <= 1e-4 and plain.autograd_calls == 0
     assert plain.probability_rows == 0 and not any(plain.large)
     assert all(plain.zero_grad) is False
-    assert all(probe(Quantised(model), x, y, **kw).zero_grad)
-    assert probe(Noisy(model), x, y, **kw).logit_change > 1e-4
+    assert all(probe(transformed(model, inputs=lambda v: torch.round(v * 4) / 4), x, y, **kw).zero_grad)
+    assert probe(transformed(model, outputs=lambda z: z + 0.01 * torch.randn_like(z)), x, y, **kw)  # noise in eval mode.logit_change > 1e-4
     assert probe(Adaptive(model), x, y, **kw).autograd_calls > 0
     assert len(plain.sweep) == len(plain.sweep_eps) == 4 and plain.sweep_eps[1] == 0.05
     assert Probes.from_dict(plain.to_dict()) == plain

@@ -13,6 +13,7 @@ from robustsuite.cli import app
 from robustsuite.data import load_dataset
 from robustsuite.errors import ConfigError, ModelSpecError
 from robustsuite.zoo import load_model
+from robustsuite_common.testing import transformed
 
 
 def test_audit_config_puts_the_overview_and_the_lenses_that_apply_on_the_model():
@@ -79,24 +80,6 @@ def test_a_normalised_copy_declared_with_mean_and_std_gives_the_same_numbers(tmp
         load_model(f"torch:{path}?mean=0.1,0.2,0.3&std=1,1,1")(x)
 
 
-class Scaled(torch.nn.Module):
-    def __init__(self, inner, factor):
-        super().__init__()
-        self.inner, self.factor = inner, factor
-
-    def forward(self, x):
-        return self.inner(x) * self.factor
-
-
-class Quantised(torch.nn.Module):
-    def __init__(self, inner):
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, x):
-        return self.inner(torch.round(x * 8) / 8)
-
-
 def _checks(model, x, y):
     """The attack-strength checks with AutoAttack's white-box part (APGD-CE, APGD-T: what catches a rescaled
     model) on the same points as the probes."""
@@ -116,11 +99,11 @@ def test_the_honest_shipped_cnn_fails_no_indicator_and_broken_copies_are_caught(
     honest = _checks(base, x, y)
     assert not [c.id for c in honest.values() if c.status == "fail"]
     assert honest["zero-gradients"].status == "pass" and honest["unbounded-attack"].status == "pass"
-    scaled = _checks(Scaled(base, 1000.0), x, y)
+    scaled = _checks(transformed(base, outputs=lambda z: z * 1000.0), x, y)
     assert scaled["pgd-vs-autoattack"].status in ("warn", "fail")  # PGD on CE sees no gradient; APGD-T's DLR does
     assert scaled["pgd-vs-autoattack"].interval[0] > 0
     assert scaled["zero-gradients"].status == "fail"
-    quant = _checks(Quantised(base), x, y)
+    quant = _checks(transformed(base, inputs=lambda v: torch.round(v * 8) / 8), x, y)
     assert quant["zero-gradients"].status == "fail" and quant["unbounded-attack"].status == "fail"
 
 

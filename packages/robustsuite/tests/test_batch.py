@@ -1,30 +1,23 @@
 """Batch schedulers without Ray (issue 18, item 2): plan --out, run-unit, collect."""
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from robustsuite import run as run_mod
-from robustsuite.cli import app
+sys.path.insert(0, str(Path(__file__).parent))
+from _reports import report_content  # noqa: E402
+
+from robustsuite import run as run_mod  # noqa: E402
+from robustsuite.cli import app  # noqa: E402
 
 cli = CliRunner()
 # four units (the overview does not depend on the seed, so they are four targets rather than seeds)
 CONFIG = ('[methods.overview]\ntargets = [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", '
           '"builtin:digits"], ["builtin:digits-cnn", "builtin:digits-osr"], ["builtin:digits-osr-cnn", '
           '"builtin:digits-osr"]]\nconfig = {n_boot = 100, robust_accuracy = "never"}\n')
-
-
-def _content(report: dict) -> dict:
-    """The report without what legitimately differs between two runs: timestamps, command, durations."""
-    report = json.loads(json.dumps(report))
-    for k in ("created", "finished", "command"):
-        report["run"].pop(k)
-    for u in report["units"]:
-        u.pop("seconds")
-    for s in report["sections"].values():
-        s.pop("seconds")
-    return report
 
 
 def _text(res) -> str:
@@ -63,12 +56,12 @@ def test_plan_run_unit_collect_gives_the_report_of_a_plain_run(tmp_path, cfg):
     assert res.exit_code == 0, res.output
     assert "4 done, 0 failed, 0 missing" in _text(res)
     batch = json.loads((out / "report.json").read_text())
-    assert _content(batch) == _content(json.loads((plain / "report.json").read_text()))
+    assert report_content(batch) == report_content(json.loads((plain / "report.json").read_text()))
     assert (out / "report.html").is_file() and (out / "report.md").is_file()
     # a plain run into the batch directory reuses every unit
     report = run_mod.execute(run_mod.load_config(cfg), out, progress=False,
                              on_unit=lambda u, s: (_ for _ in ()).throw(AssertionError(s)) if s != "skip" else None)
-    assert _content(report) == _content(batch)
+    assert report_content(report) == report_content(batch)
 
 
 def test_collect_lists_missing_units_and_flags_the_report(tmp_path, cfg):
@@ -97,7 +90,7 @@ def test_collect_a_plain_run_directory(tmp_path, cfg, monkeypatch):
     config["methods"]["overview"]["targets"] = config["methods"]["overview"]["targets"][:2]
     report = run_mod.execute(config, out, progress=False)  # a later run with another config: 2 units
     collected, missing = run_mod.collect(out)
-    assert missing == [] and _content(collected) == _content(report) and len(collected["units"]) == 2
+    assert missing == [] and report_content(collected) == report_content(report) and len(collected["units"]) == 2
 
 
 def test_run_unit_bad_inputs(tmp_path, cfg, monkeypatch):

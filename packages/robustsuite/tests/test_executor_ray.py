@@ -6,16 +6,20 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from robustsuite import run as run_mod
-from robustsuite.cli import app
-from robustsuite.errors import ConfigError
-from robustsuite.run.executors import RayExecutor, compute_remote, make_executor
-from robustsuite.run.lock import try_acquire
-from robustsuite.run.resources import parse_memory, unit_resources
+sys.path.insert(0, str(Path(__file__).parent))
+from _reports import CERTCAL_TINY, report_content  # noqa: E402
+
+from robustsuite import run as run_mod  # noqa: E402
+from robustsuite.cli import app  # noqa: E402
+from robustsuite.errors import ConfigError  # noqa: E402
+from robustsuite.run.executors import RayExecutor, compute_remote, make_executor  # noqa: E402
+from robustsuite.run.lock import try_acquire  # noqa: E402
+from robustsuite.run.resources import parse_memory, unit_resources  # noqa: E402
 
 cli = CliRunner()
 
@@ -26,40 +30,8 @@ CONFIG = """
 model = "builtin:digits-cnn"
 dataset = "builtin:digits"
 config = {n_boot = 100}
-[methods.certcal]
-model = "builtin:digits-cnn"
-dataset = "builtin:digits"
-noise_models = ["builtin:digits-cnn"]
-[methods.certcal.config]
-test_samples = 20
-smoothing = {sigmas = [0.25]}
-calibration = {radii = [0.0, 0.25], n_boot = 20}
-acce = {steps = 20}
-ace = {steps = 2}
-[methods.certcal.config.certify]
-n0 = 20
-n = 100
-"""
+""" + CERTCAL_TINY
 LIMIT = "60"
-
-# report fields that legitimately differ between two runs of one config (whatever the executor): when the run
-# was created / finished, the command line, and the measured durations of units and sections
-VARYING_RUN_KEYS = ("created", "finished", "command")
-VARYING_UNIT_KEYS = ("seconds",)
-VARYING_SECTION_KEYS = ("seconds",)
-
-
-def _content(report: dict) -> dict:
-    report = json.loads(json.dumps(report))
-    for k in VARYING_RUN_KEYS:
-        report["run"].pop(k)
-    for u in report["units"]:
-        for k in VARYING_UNIT_KEYS:
-            u.pop(k)
-    for s in report["sections"].values():
-        for k in VARYING_SECTION_KEYS:
-            s.pop(k)
-    return report
 
 
 def _config_file(tmp_path, text: str = CONFIG):
@@ -203,7 +175,7 @@ def test_ray_report_is_the_local_report(tmp_path, local_ray):
     local = _run(cfg, tmp_path / "local")
     remote = _run(cfg, tmp_path / "ray", "--executor", "ray")
     assert [u["status"] for u in remote["units"]] == ["done", "done"]
-    assert _content(remote) == _content(local)
+    assert report_content(remote) == report_content(local)
     # the unit files too (the same records, up to the measured seconds), and the same figures
     for u in local["units"]:
         a, b = (json.loads((tmp_path / d / "units" / f"{u['id']}.json").read_text()) for d in ("local", "ray"))
@@ -257,4 +229,4 @@ def test_ray_runs_shards_as_tasks_and_matches_one_local_process(tmp_path, local_
     three = _run(_config_file(tmp_path, sharded + "shards = 3\n"), tmp_path / "ray", "--executor", "ray")
     assert [u["status"] for u in three["units"]] == ["done", "done"]
     assert len(list((tmp_path / "ray" / "work").rglob("cert-*.shard-*-of-3.npz"))) == 3  # one sigma x 3 shards
-    assert _content(three)["sections"] == _content(one)["sections"]
+    assert report_content(three)["sections"] == report_content(one)["sections"]

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _reports import CERTCAL_TINY, report_content  # noqa: E402
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
@@ -30,20 +34,7 @@ CONFIG = """
 [methods.overview]
 targets = [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", "builtin:digits"]]
 config = {n_boot = 100, robust_accuracy = "never"}
-[methods.certcal]
-model = "builtin:digits-cnn"
-dataset = "builtin:digits"
-noise_models = ["builtin:digits-cnn"]
-[methods.certcal.config]
-test_samples = 20
-smoothing = {sigmas = [0.25]}
-calibration = {radii = [0.0, 0.25], n_boot = 20}
-acce = {steps = 20}
-ace = {steps = 2}
-[methods.certcal.config.certify]
-n0 = 20
-n = 100
-noise_stream = "per_input"
+""" + CERTCAL_TINY + """noise_stream = "per_input"
 shards = 2
 """
 
@@ -56,20 +47,6 @@ def _env() -> dict[str, str]:
     import os
 
     return {k: v for k, v in os.environ.items() if k != "ROBUSTSUITE_THREADS"} | {"COLUMNS": "200"}
-
-
-def _content(report: dict) -> dict:
-    """The report without what differs between two runs of one config: times, command, durations."""
-    import json
-
-    report = json.loads(json.dumps(report))
-    for k in ("created", "finished", "command"):
-        report["run"].pop(k)
-    for u in report["units"]:
-        u.pop("seconds")
-    for s in report["sections"].values():
-        s.pop("seconds")
-    return report
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +77,7 @@ def test_workers_2_writes_the_report_of_a_serial_run(runs):
     serial = json.loads((root / "serial" / "report.json").read_text())
     parallel = json.loads((root / "parallel" / "report.json").read_text())
     assert [u["status"] for u in serial["units"]] == ["done"] * 3
-    assert _content(parallel) == _content(serial)
+    assert report_content(parallel) == report_content(serial)
     assert len(list((root / "parallel" / "work").rglob("cert-*.shard-*-of-2.npz"))) == 2
     # each worker task's CPU time, as the paper-cpu record's cpu.log has it: JOB USER SYSTEM WALL rc=N
     rows = [line.split() for line in (root / "parallel" / "cpu.log").read_text().splitlines()]

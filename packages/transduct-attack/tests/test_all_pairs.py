@@ -7,38 +7,23 @@ import importlib.util
 import pytest
 import torch
 
-from transduct_attack import (
-    DANN,
-    DENT,
-    FPA,
-    GMSA,
-    PGD,
-    RMC,
-    TADV,
-    NoAttack,
-    PGDEnsemble,
-    StaticDefense,
-    TransferAutoAttack,
-    TransferPGD,
-    URejectron,
-    play_game,
-)
+import transduct_attack as ta
 from transduct_attack.networks import MLP, DomainAdversarialNet, SmallCNN, build
 
 
 def _solvers():
-    return {"pgd": PGD(steps=1), "ens": PGDEnsemble(steps=1, n_untargeted=1, n_targeted=2)}
+    return {"pgd": ta.PGD(steps=1), "ens": ta.PGDEnsemble(steps=1, n_untargeted=1, n_targeted=2)}
 
 
 def _attacks():
-    out = {"none": NoAttack()}
+    out = {"none": ta.NoAttack()}
     for sname, solver in _solvers().items():
-        out[f"transfer-{sname}"] = TransferPGD(solver=solver)
-        out[f"fpa-{sname}"] = FPA(T=1, solver=solver)
-        out[f"gmsa-avg-{sname}"] = GMSA(mode="avg", T=1, solver=solver)
-        out[f"gmsa-min-{sname}"] = GMSA(mode="min", T=1, solver=solver)
+        out[f"transfer-{sname}"] = ta.TransferPGD(solver=solver)
+        out[f"fpa-{sname}"] = ta.FPA(T=1, solver=solver)
+        out[f"gmsa-avg-{sname}"] = ta.GMSA(mode="avg", T=1, solver=solver)
+        out[f"gmsa-min-{sname}"] = ta.GMSA(mode="min", T=1, solver=solver)
     if importlib.util.find_spec("pyautoattack") is not None:
-        out["aa"] = TransferAutoAttack(version="custom", attacks=["apgd-ce"])
+        out["aa"] = ta.TransferAutoAttack(version="custom", attacks=["apgd-ce"])
     return out
 
 
@@ -49,14 +34,14 @@ def tiny_defenses(digits):
     g = torch.Generator().manual_seed(0)
     base = build(lambda: SmallCNN(width=4, hidden=8), g).eval()  # has BatchNorm: DENT needs it
     return {
-        "static": StaticDefense(base),
-        "rmc": RMC(base, xtr, ytr, k=4, aug_steps=1, max_epochs=1, patience=1),
-        "dent": DENT(base, steps=1),
-        "dann": DANN(xtr, ytr, base_model=base, epochs=1, batch_size=32,
+        "static": ta.StaticDefense(base),
+        "rmc": ta.RMC(base, xtr, ytr, k=4, aug_steps=1, max_epochs=1, patience=1),
+        "dent": ta.DENT(base, steps=1),
+        "dann": ta.DANN(xtr, ytr, base_model=base, epochs=1, batch_size=32,
                      make_network=lambda gen: build(lambda: DomainAdversarialNet(encoder="mlp", hidden=8), gen)),
-        "tadv": TADV(xtr, ytr, base_model=base, eps=0.1, epochs=1, batch_size=32, adv_steps=1,
+        "tadv": ta.TADV(xtr, ytr, base_model=base, eps=0.1, epochs=1, batch_size=32, adv_steps=1,
                      make_model=lambda gen: build(lambda: MLP(hidden=8), gen)),
-        "urejectron": URejectron(base, xtr, epochs=1, batch_size=32),
+        "urejectron": ta.URejectron(base, xtr, epochs=1, batch_size=32),
     }
 
 
@@ -66,6 +51,6 @@ def test_every_attack_runs_against_every_defense(tiny_defenses, digits, attack_n
     _, _, xte, yte = digits
     x, y = xte[:6], yte[:6]
     defense = tiny_defenses[defense_name]
-    res = play_game(_attacks()[attack_name], defense, x, y, eps=0.1, batch_size=3, seed=0)
+    res = ta.play_game(_attacks()[attack_name], defense, x, y, eps=0.1, batch_size=3, seed=0)
     assert res.n == 6 and 0.0 <= res.accuracy <= 1.0
     assert (res.rejection_rate is not None) == defense.rejects

@@ -15,6 +15,7 @@ import torch
 import transduct_attack as ta
 from robustsuite_common.config import from_dict
 from robustsuite_common.experiment import MemoryStore, Split
+from robustsuite_common.testing import run_demo_with
 from transduct_attack import experiment as E
 from transduct_attack.networks import BNCNN, build
 
@@ -42,10 +43,7 @@ def setup(digits, mlp_std):
 
 @pytest.fixture(scope="module")
 def result(setup):
-    models, data = setup
-    cfg = from_dict(E.Config, SMALL, base=E.preset("demo"))
-    store = MemoryStore()
-    return E.run(models, data, cfg, store=store, progress=False), store, cfg
+    return run_demo_with(E, *setup, SMALL)
 
 
 def test_every_table_with_the_papers_values_and_readable_metrics(result):

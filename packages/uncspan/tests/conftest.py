@@ -56,6 +56,17 @@ def registered_timm(monkeypatch):
 
 
 @pytest.fixture()
+def robustbench_extra():
+    """RobustBench imported through robustsuite_common (this package's extra named); the test skipped without it."""
+    from robustsuite_common import import_robustbench
+
+    try:
+        return import_robustbench(extra="uncspan[robustbench]")
+    except ImportError:
+        pytest.skip("RobustBench extra not installed")
+
+
+@pytest.fixture()
 def no_network(monkeypatch):
     """Every socket connection and name lookup fails."""
     refuse_network(monkeypatch)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,30 +17,24 @@ import torch
 
 import uncspan
 from robustsuite_common.config import from_dict
+from robustsuite_common.contract_tests import CONFIDENCES as Z
+from robustsuite_common.contract_tests import (
+    Entry,
+    bn_cnn,
+    confidence_entry,
+    vision_contract_tests,
+)
 from robustsuite_common.experiment import Split
-from robustsuite_common.testing import CountingModel, bad_images, bad_labels, output_forms, snapshot
+from robustsuite_common.testing import bad_images, bad_labels
 from uncspan import experiment
 
 K, N = 4, 6  # classes of the test model, inputs
 
 
-class Net(torch.nn.Module):
-    """A tiny vision model with BatchNorm and Dropout (a model in train mode would change if evaluated as is)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        g = torch.Generator().manual_seed(0)
-        self.conv = torch.nn.Conv2d(1, 3, 3, padding=1)
-        self.bn = torch.nn.BatchNorm2d(3)
-        self.drop = torch.nn.Dropout(0.5)
-        self.head = torch.nn.Linear(3 * 8 * 8, K)
-        with torch.no_grad():
-            for p in self.parameters():
-                p.copy_(torch.randn(p.shape, generator=g) * 0.5)
-            self.bn.running_mean.copy_(torch.randn(3, generator=g) * 0.1)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.head(self.drop(torch.relu(self.bn(self.conv(x))).flatten(1)))
+def Net() -> torch.nn.Module:  # noqa: N802 (read as the model class it builds)
+    """A tiny vision model with BatchNorm and Dropout (a model in train mode would change if evaluated as is):
+    weights N(0, 0.5^2) and a BatchNorm running mean N(0, 0.1^2) from a generator seeded 0."""
+    return bn_cnn(K, seed=0, weights="normal")
 
 
 def images(n: int = N) -> torch.Tensor:
@@ -50,15 +43,6 @@ def images(n: int = N) -> torch.Tensor:
 
 def labels(n: int = N) -> torch.Tensor:
     return torch.arange(n) % K
-
-
-@dataclass(frozen=True)
-class Entry:
-    """How to call one public entry point: ``call(model, x, y)``; the names its errors use for x and y."""
-
-    call: Callable[[Any, Any, Any], Any]
-    x_name: str = "x"
-    y_name: str | None = "y"
 
 
 def _experiment(m, x, y):
@@ -116,9 +100,6 @@ P = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
 BAD_PROBS = {"nan": np.full((2, 3), np.nan), "logits": np.array([[2.0, -1.0, 0.5]]), "negative": np.array([[1.5, -0.5]]),
              "one_class": np.array([[1.0]]), "not_an_array": "0.5"}
 BAD_VECTOR = {"nan": [np.nan, 1.0], "empty": [], "two_dimensional": [[1.0, 2.0]], "not_numbers": "ab"}
-Z, C = np.array([0.9, 0.6, 0.3, 0.8]), np.array([1, 0, 0, 1])
-BAD_CONF = {"nan": [np.nan, 0.5, 0.5, 0.5], "above_one": [1.5, 0.5, 0.5, 0.5], "wrong_length": [0.5, 0.5]}
-BAD_CORRECT = {"not_binary": [2, 0, 1, 1], "wrong_length": [1, 0]}
 BAD_SCORES = {"nan": [np.nan, 0.2], "empty": [], "two_dimensional": [[0.1, 0.2]]}
 BAD_Y = {k: v for k, v in bad_labels(N, K).items() if k != "out_of_range"}  # no model to know the classes
 BAD_IMAGES = {k: v for k, v in bad_images((N, 1, 8, 8)).items()}
@@ -136,12 +117,9 @@ DATA_ENTRIES: dict[str, tuple[Callable[..., Any], dict[str, Any], dict[str, dict
             {"entropy_under": BAD_VECTOR, "entropy_over": {"wrong_length": [0.0]}}),
     "msus": (uncspan.msus, {"entropy_under": [1.0, 2.0], "entropy_over": [0.0, 1.0]},
              {"entropy_under": BAD_VECTOR, "entropy_over": {"wrong_length": [0.0]}}),
-    "signed_ece": (uncspan.signed_ece, {"confidences": Z, "correct": C},
-                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "expected_calibration_error": (uncspan.expected_calibration_error, {"confidences": Z, "correct": C},
-                                   {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
-    "reliability_bins": (uncspan.reliability_bins, {"confidences": Z, "correct": C},
-                         {"confidences": BAD_CONF, "correct": BAD_CORRECT}),
+    "signed_ece": confidence_entry(uncspan.signed_ece),
+    "expected_calibration_error": confidence_entry(uncspan.expected_calibration_error),
+    "reliability_bins": confidence_entry(uncspan.reliability_bins),
     "detection_metrics": (uncspan.detection_metrics, {"scores_in": Z, "scores_out": Z + 1},
                           {"scores_in": BAD_SCORES, "scores_out": BAD_SCORES}),
     "auroc_ci": (lambda **kw: uncspan.auroc_ci(**kw, n_boot=100), {"scores_in": Z, "scores_out": Z + 1},
@@ -188,48 +166,6 @@ NO_MODEL_OR_DATA = {
 }
 
 
-def test_every_public_name_is_in_the_catalogue():
-    covered = set(MODEL_ENTRIES) | set(DATA_ENTRIES) | NO_MODEL_OR_DATA
-    missing = sorted(set(uncspan.__all__) - covered)
-    assert not missing, f"public names without an input-contract entry: {missing}"
-    assert not sorted(covered - set(uncspan.__all__)), "catalogue entries that are not public"
-
-
-@pytest.mark.parametrize("case", sorted(bad_images((N, 1, 8, 8))))
-@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
-def test_bad_images_refused_before_any_forward_pass(name, case):
-    entry = MODEL_ENTRIES[name]
-    x = bad_images((N, 1, 8, 8))[case]
-    model = CountingModel(Net())
-    model.train()
-    before = snapshot(model)
-    with pytest.raises((ValueError, TypeError)) as err:
-        entry.call(model, x, labels())
-    assert entry.x_name in str(err.value), str(err.value)
-    assert model.calls == 0
-    before.assert_same(model)
-    if case == "range_0_255":
-        assert "got values in [" in str(err.value)  # the observed range is named
-    if case == "no_batch_dim":
-        assert "(N, C, H, W)" in str(err.value)
-
-
-@pytest.mark.parametrize("case", sorted(bad_labels(N, K)))
-@pytest.mark.parametrize("name", sorted(n for n, e in MODEL_ENTRIES.items() if e.y_name is not None))
-def test_bad_labels_refused_naming_y_before_the_work(name, case):
-    entry = MODEL_ENTRIES[name]
-    y = bad_labels(N, K)[case]
-    model = CountingModel(Net())
-    before = snapshot(model)
-    with pytest.raises((ValueError, TypeError)) as err:
-        entry.call(model, images(), y)
-    # (the experiment's Split refuses a wrong length itself, naming y)
-    assert entry.y_name in str(err.value) or (name == "experiment" and "y must" in str(err.value)), str(err.value)
-    # labels beyond the model's classes need the class count: at most the one pass that reads it
-    assert model.calls <= (1 if case == "out_of_range" else 0)
-    before.assert_same(model)
-
-
 def _fingerprint(out: Any) -> str:
     if hasattr(out, "to_dict"):
         try:
@@ -241,20 +177,15 @@ def _fingerprint(out: Any) -> str:
     return json.dumps(d, sort_keys=True, default=str)
 
 
-@pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))
-def test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result(name):
-    entry = MODEL_ENTRIES[name]
-    results = []
-    for form in output_forms():
-        net = Net()
-        net.train()  # a caller's model in train mode, with a frozen layer
-        net.conv.weight.requires_grad_(False)
-        model = form.wrap(net)
-        before = snapshot(model)
-        out = entry.call(model, images(), labels())
-        before.assert_same(model)
-        results.append(_fingerprint(out))
-    assert all(r == results[0] for r in results), name
+CONTRACT = vision_contract_tests(
+    uncspan.__all__, MODEL_ENTRIES, DATA_ENTRIES, NO_MODEL_OR_DATA, net=Net, images=images, labels=labels, n_classes=K,
+    fingerprint=_fingerprint,
+    # (the experiment's Split refuses a wrong length itself, naming y)
+    y_named=lambda name, entry, message: entry.y_name in message or (name == "experiment" and "y must" in message))
+test_every_public_name_is_in_the_catalogue = CONTRACT.catalogue
+test_bad_images_refused_before_any_forward_pass = CONTRACT.bad_images
+test_bad_labels_refused_naming_y_before_the_work = CONTRACT.bad_labels
+test_model_comes_back_unchanged_and_every_output_form_gives_the_same_result = CONTRACT.output_forms
 
 
 @pytest.mark.parametrize("name", sorted(MODEL_ENTRIES))

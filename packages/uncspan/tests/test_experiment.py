@@ -13,8 +13,9 @@ from torch import nn
 
 import uncspan
 from robustsuite_common.config import ConfigError, from_dict, override, to_dict
-from robustsuite_common.experiment import MemoryStore, Split
+from robustsuite_common.experiment import Split
 from robustsuite_common.intervals import mean_interval
+from robustsuite_common.testing import run_demo_with
 from uncspan import experiment
 from uncspan._demo import digits_experiment, load_digits_split, train_digits_model
 from uncspan.experiment import checkpointed
@@ -77,10 +78,7 @@ def inputs(std_model, at_model):
 
 @pytest.fixture(scope="module")
 def result(inputs):
-    models, data = inputs
-    cfg = from_dict(experiment.Config, SMALL, base=experiment.preset("demo"))
-    store = MemoryStore()
-    return experiment.run(models, data, cfg, store=store, progress=False), store, cfg
+    return run_demo_with(experiment, *inputs, SMALL)
 
 
 def test_result_is_well_formed_and_round_trips(result):

@@ -11,13 +11,7 @@ from uncspan.cli import main
 
 
 @pytest.fixture()
-def zoo(tmp_path, monkeypatch, registered_timm):
-    from robustsuite_common import import_robustbench
-
-    try:
-        import_robustbench(extra="uncspan[robustbench]")
-    except ImportError:
-        pytest.skip("RobustBench extra not installed")
+def zoo(tmp_path, monkeypatch, registered_timm, robustbench_extra):
     TIMM_NAME, TinyTimmNet = registered_timm  # noqa: N806
     from robustbench.model_zoo import model_dicts
     from robustbench.model_zoo.enums import BenchmarkDataset, ThreatModel

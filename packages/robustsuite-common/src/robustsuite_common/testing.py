@@ -16,7 +16,8 @@ from typing import Any
 __all__ = ["CountingModel", "ModelSnapshot", "snapshot", "bad_images", "bad_labels", "bad_texts",
            "readme_python_blocks", "run_readme_blocks", "readme_blocks_module", "readme_tests", "TIMM_ENTRY",
            "tiny_timm_net", "register_offline_timm_entry", "write_timm_checkpoint", "refuse_network",
-           "OutputForm", "output_forms"]
+           "OutputForm", "output_forms", "transformed", "refusal", "public_names_problems",
+           "modules_imported_by", "run_demo_with", "assert_refuses_probabilities"]
 
 
 def _torch() -> Any:
@@ -116,23 +117,30 @@ class OutputForm:
     wrap: Callable[[Any], Any]
 
 
+def transformed(model: Any, *, inputs: Callable[[Any], Any] | None = None,
+                outputs: Callable[[Any], Any] | None = None) -> Any:
+    """``model`` as a module computing ``outputs(model(inputs(x)))`` (either left out: the identity): e.g. its logits
+    scaled x1000 (same predictions, extreme confidence) or its inputs quantised (no useful gradient)."""
+    torch = _torch()
+    before = inputs if inputs is not None else (lambda x: x)
+    after = outputs if outputs is not None else (lambda z: z)
+
+    class Transformed(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.inner = model
+
+        def forward(self, x: Any) -> Any:
+            return after(self.inner(before(x)))
+
+    return Transformed()
+
+
 def output_forms() -> list[OutputForm]:
     """The output forms every package accepts: tensor, tuple, dict with ``logits``, ``ModelOutput``-like."""
-    torch = _torch()
 
     def wrapper(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
-        def wrap(model: Any) -> Any:
-            class Wrapped(torch.nn.Module):
-                def __init__(self) -> None:
-                    super().__init__()
-                    self.inner = model
-
-                def forward(self, x: Any) -> Any:
-                    return fn(self.inner(x))
-
-            return Wrapped()
-
-        return wrap
+        return lambda model: transformed(model, outputs=fn)
 
     class _Output(dict):  # a ModelOutput-like mapping with a .logits attribute
         @property
@@ -142,6 +150,78 @@ def output_forms() -> list[OutputForm]:
     return [OutputForm("tensor", wrapper(lambda z: z)), OutputForm("tuple", wrapper(lambda z: (z, None))),
             OutputForm("dict", wrapper(lambda z: {"logits": z})),
             OutputForm("model_output", wrapper(lambda z: _Output(logits=z)))]
+
+
+def refusal(call: Callable[[Any], Any], model: Any, *, max_calls: int = 0) -> str:
+    """The message of the ``ValueError``/``TypeError`` that ``call(model)`` must raise, after asserting that the
+    :class:`CountingModel` ``model`` ran at most ``max_calls`` forward passes and came back unchanged (its
+    :func:`snapshot` taken before the call). Another exception propagates; no exception fails."""
+    before = snapshot(model)
+    try:
+        call(model)
+    except (ValueError, TypeError) as err:
+        message = str(err)
+    else:
+        raise AssertionError("the bad input was accepted (no ValueError/TypeError)")
+    assert model.calls <= max_calls, f"{model.calls} forward passes before the refusal (at most {max_calls})"
+    before.assert_same(model)
+    return message
+
+
+def public_names_problems(module: Any, expected: Any) -> list[str]:
+    """What is wrong with ``module.__all__`` against ``expected`` (a list: the same names in that order; a set:
+    the same names), and the public names the module lacks as attributes; ``[]`` when nothing is."""
+    names = list(module.__all__)
+    problems = []
+    if (names if isinstance(expected, list) else set(names)) != expected:
+        problems.append(f"__all__ is {names}, expected {expected}")
+    problems += [f"{name} is in __all__ but not an attribute" for name in names if not hasattr(module, name)]
+    return problems
+
+
+def modules_imported_by(statement: str, candidates: Any) -> list[str]:
+    """The names in ``candidates`` that are in ``sys.modules`` of a fresh interpreter after it ran ``statement``
+    (e.g. ``"import certcal"``: which heavy libraries importing it pulls in), sorted."""
+    import ast
+    import subprocess
+    import sys
+
+    code = f"import sys; {statement}; print(sorted(m for m in {tuple(candidates)!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return ast.literal_eval(out.strip().splitlines()[-1])
+
+
+def run_demo_with(experiment: Any, models: Any, data: Any, changes: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """Run a package's ``experiment`` module on ``models`` and ``data`` with its ``demo`` preset changed by
+    ``changes`` (:func:`robustsuite_common.config.from_dict`), into a fresh ``MemoryStore``, without progress
+    lines. Returns ``(result, store, config)``."""
+    from .config import from_dict
+    from .experiment import MemoryStore
+
+    config = from_dict(experiment.Config, changes, base=experiment.preset("demo"))
+    store = MemoryStore()
+    return experiment.run(models, data, config, store=store, progress=False), store, config
+
+
+def assert_refuses_probabilities(call: Callable[[Any, Any], Any], *, n_inputs: int, n_classes: int) -> None:
+    """Issue 36: ``call(model, x)`` must raise ``ModelOutputError`` naming probabilities for a model that returns
+    softmax probabilities (a linear layer on ``n_inputs`` 1x4x4 images drawn after ``torch.manual_seed(0)``, its
+    logits sharpened x5), whatever the batch size (one row included)."""
+    import re
+
+    from .models import ModelOutputError
+
+    torch = _torch()
+    torch.manual_seed(0)
+    x = torch.rand(n_inputs, 1, 4, 4)
+    model = transformed(torch.nn.Linear(16, n_classes), inputs=lambda v: v.flatten(1),
+                        outputs=lambda z: torch.softmax(z * 5, 1))
+    try:
+        call(model, x)
+    except ModelOutputError as err:
+        assert re.search("probabilities", str(err)), str(err)
+    else:
+        raise AssertionError("a model returning probabilities was accepted (no ModelOutputError)")
 
 
 def readme_python_blocks(path: Any) -> list[str]:
