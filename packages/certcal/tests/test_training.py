@@ -276,4 +276,4 @@ def test_act_comparison_bad_arguments(noisy_model, digits):
     with pytest.raises(ValueError, match="selection_margin"):  # the former keywords are checked the same way
         act_comparison(*args, selection_margin=1.5)
     with pytest.raises(TypeError, match="unexpected"):
-        act_comparison(*args, momentum=0.9)
+        act_comparison(*args, nesterov=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..smoothing import CertifyResult
 
-__all__ = ["ACTComparison", "ACTModel", "ACTRow", "ACTVerdict", "ACTWeights", "VERDICT_PREFERENCE"]
+__all__ = ["ACTComparison", "ACTDifference", "ACTModel", "ACTRow", "ACTVerdict", "ACTWeights", "VERDICT_PREFERENCE"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,28 @@ class ACTWeights:
 
 
 @dataclass(frozen=True)
+class ACTDifference:
+    """The CCE difference ``method − baseline`` at one radius (paper §5.3, Table 2 / 7: ACT against AT) with its
+    paired 95 % bootstrap interval: both models' exact CCE recomputed on the same resamples of the shared test
+    inputs (:mod:`certcal.act.paired`). ``n_seeds``: the seeds in which both had a selected model (the
+    difference is the mean over those seeds); ``low`` / ``high`` None with ``reason`` when there is none or the
+    bootstrap could not place it."""
+
+    method: str
+    baseline: str
+    radius: float
+    difference: float | None
+    low: float | None
+    high: float | None
+    n_seeds: int
+    n_boot: int
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class ACTVerdict:
     """One ACT method against the baseline at the largest radius where both have a selected model with a CCE.
 
@@ -122,12 +144,18 @@ class ACTComparison:
                                                                      compare=False)
     # per method: its grid points in the order of the grid index above
     grid_points: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict, repr=False, compare=False)
+    # per ACT variant and radius: its CCE minus the paired baseline's (AT), with a paired bootstrap interval
+    differences: tuple[ACTDifference, ...] = field(default_factory=tuple)
 
     def row(self, method: str, radius: float) -> ACTRow:
         for r in self.rows:
             if r.method == method and abs(r.radius - radius) < 1e-12:
                 return r
         raise KeyError((method, radius))
+
+    def difference(self, method: str, radius: float) -> ACTDifference | None:
+        """The paired CCE difference of ``method`` against the paired baseline at ``radius`` (None: not computed)."""
+        return next((d for d in self.differences if d.method == method and abs(d.radius - radius) < 1e-12), None)
 
     @property
     def baseline(self) -> str:
@@ -190,4 +218,5 @@ class ACTComparison:
         return {"sigma": self.sigma, "epsilon": self.epsilon, "seeds": list(self.seeds),
                 "methods": list(self.methods), "rows": [r.to_dict() for r in self.rows], "config": dict(self.config),
                 "models": [m.to_dict() for m in self.models], "max_radius": self.max_radius,
-                "weights": [w.to_dict() for w in self.weights]}
+                "weights": [w.to_dict() for w in self.weights],
+                "differences": [d.to_dict() for d in self.differences]}

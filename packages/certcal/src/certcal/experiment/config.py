@@ -158,10 +158,20 @@ class ACTConfig:
                               paper="App. I.3 (grid)")
     attack_step_factor: Float = param(1.0, gt=0, unit="", doc="factor on the attack step 2ε/steps",
                                       paper="App. I.3 (grid)")
-    lr: Float = param(2e-4, gt=0, unit="Adam learning rate", doc="weight learning rate (selected most often in "
+    optimizer: Literal["adam", "sgd"] = param("adam", unit="choice", doc="weight optimiser of every fine-tune "
+                                              "(and of the SmoothAdv start): Adam, or SGD with momentum",
+                                              paper="App. I.3: SGD, weight decay 1e-4")
+    momentum: Float = param(0.9, ge=0, lt=1, unit="", doc="SGD momentum (optimizer = 'sgd')",
+                            paper="not stated; Salman et al.'s code: 0.9")
+    lr: Float = param(2e-4, gt=0, unit="learning rate", doc="weight learning rate (selected most often in "
                       "the README table; 1e-3 lost 16 points of CA in the demo)", paper="App. I.3 (grid)")
-    lr_grid: tuple[Float, ...] = param((), unit="Adam learning rate", doc="weight learning rates selected from "
+    lr_grid: tuple[Float, ...] = param((), unit="learning rate", doc="weight learning rates selected from "
                                        "with the paper's rule (empty: lr only)", paper="App. I.3")
+    step_factor_grid: tuple[Float, ...] = param((), unit="", doc="attack step factors selected from with the "
+                                                "paper's rule, crossed with lr_grid (empty: attack_step_factor only)",
+                                                paper="App. I.3; App. J.4 (ImageNet): {1.0, 5.0}")
+    paired: Bool = param(False, unit="", doc="paired bootstrap of each ACT variant's CCE difference against AT "
+                         "(SmoothAdv) on the shared test inputs (about as costly as one CCE interval per radius)")
     selection_margin: Float = param(0.03, ge=0, le=1, unit="fraction", doc="models within this margin of the best "
                                     "certified accuracy are eligible; the best calibrated is shown", paper="§5.3, J.1")
     warmup_epochs: Int = param(1, ge=0, unit="epochs", doc="ε grows linearly over these epochs", paper="App. I.3: 3")
@@ -173,6 +183,8 @@ class ACTConfig:
         _distinct("methods", self.methods)
         _positive("lr_grid", self.lr_grid)
         _distinct("lr_grid", self.lr_grid)
+        _positive("step_factor_grid", self.step_factor_grid)
+        _distinct("step_factor_grid", self.step_factor_grid)
         _positive("seeds", self.seeds, allow_zero=True)
         _distinct("seeds", self.seeds)
         if self.start == "smoothadv" and self.start_epochs < 1:

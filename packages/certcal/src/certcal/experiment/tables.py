@@ -148,7 +148,15 @@ def act_tables(c: Computed, comp: ACTComparison) -> list[Table]:
     paper = Table("act_paper", ref["title"] + " — for comparison, not reproduced here",
                   ("method", "radius", "CA range low", "CA range high", "ACCE", "CBS"), tuple(tuple(r) for r in prow),
                   {"ACCE": "%", "CBS": "%"})
-    return [act, weights, paper]
+    drows = tuple((ACT_LABELS.get(d.method, d.method), ACT_LABELS.get(d.baseline, d.baseline), d.radius,
+                   pct(d.difference), pct(d.low), pct(d.high), d.n_seeds, d.reason) for d in comp.differences)
+    paired = [] if not comp.differences else [Table(
+        "act_paired", f"CCE difference of each ACT variant against AT (percentage points), with a paired 95 % BCa "
+        f"bootstrap interval: both models' exact CCE on the same {comp.config['n_boot']} resamples of the "
+        f"{n_test} shared test inputs (negative: ACT lowers the CCE)",
+        ("method", "baseline", "radius", "CCE difference", "CCE difference_ci_low", "CCE difference_ci_high",
+         "seeds", "why"), drows, {"CCE difference": "pp"}, {"CCE difference": (-100.0, 100.0)})]
+    return [act, *paired, weights, paper]
 
 
 def movement(comp: ACTComparison) -> dict[str, tuple[float, float]]:
