@@ -173,14 +173,31 @@ class ACTComparison:
             return ("inconclusive", False, f"r = {radius:g} is beyond the largest radius the draw budget certifies "
                     f"({self.max_radius:.3g} at n = {self.config.get('n')}, alpha = {self.config.get('alpha')})")
         if a.cce is None or b.cce is None:
-            who = method if a.cce is None else base
-            return "inconclusive", False, f"{who} has no selected model with a CCE at r = {radius:g}"
+            return "inconclusive", False, self._unselected(method if a.cce is None else base, radius)
         ia, ib = _interval_pair(a.cce_ci_low, a.cce_ci_high), _interval_pair(b.cce_ci_low, b.cce_ci_high)
         if ia is None or ib is None:
             return "inconclusive", False, "a CCE interval is missing (the bootstrap could not place it)"
         if not (ia[1] < ib[0] or ib[1] < ia[0]):
             return "inconclusive", False, "the CCE intervals overlap"
         return ("lower" if a.cce < b.cce else "higher"), True, "the CCE intervals are disjoint"
+
+    def _unselected(self, method: str, radius: float) -> str:
+        """Why ``method`` has no CCE at ``radius``: nothing certified, or no model within the CA band (with the
+        numbers that put it outside)."""
+        text = f"{method} has no selected model with a CCE at r = {radius:g}"
+        at_r = [m for m in self.models if abs(m.radius - radius) < 1e-12]
+        own = [m for m in at_r if m.method == method]
+        margin = self.config.get("selection_margin")
+        if not own or margin is None:
+            return text
+        if all(m.cce is None for m in own):
+            return text + " (it certifies no input there)"
+        seed = own[0].seed  # the band is per seed: the first seed's numbers
+        best = max((m for m in at_r if m.seed == seed), key=lambda m: m.certified_accuracy)
+        mine = max(m.certified_accuracy for m in own if m.seed == seed)
+        return (text + f": its best CA {100 * mine:.2f} % is below the band's {100 * (best.certified_accuracy - margin):.2f}"
+                f" % ({best.method}'s {100 * best.certified_accuracy:.2f} % − {100 * margin:g} %"
+                + (f", seed {seed})" if len(self.seeds) > 1 else ")"))
 
     def comparisons(self, baseline: str | None = None) -> list[tuple[str, float, str, bool, str]]:
         """``(method, radius, verdict, conclusive, reason)`` for every method but the baseline at every radius."""
