@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 from sklearn.datasets import load_digits
 
 from certcal._demo import train_with_noise
+
+sys.path.insert(0, str(Path(__file__).parent))  # for the _certcal_refs helper module
 
 
 class TinyNet(torch.nn.Module):

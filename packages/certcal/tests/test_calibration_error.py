@@ -6,19 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from _certcal_refs import ece_loop
 from scipy.stats import binom, norm
 
 import certcal
-
-
-def ece_loop(z, c, n_bins):
-    """ECE written out: bin m = (m/M, (m+1)/M], the first bin including 0; (1/N) sum_m |sum_{n in m}(c_n - z_n)|."""
-    total = 0.0
-    for m in range(n_bins):
-        lo, hi = m / n_bins, (m + 1) / n_bins
-        members = [(zi, ci) for zi, ci in zip(z, c, strict=True) if (lo < zi <= hi) or (m == 0 and zi == 0.0)]
-        total += abs(sum(ci - zi for zi, ci in members))
-    return total / len(z)
 
 
 def reference(z, c, n_bins, seed, n_boot, level=0.95):
