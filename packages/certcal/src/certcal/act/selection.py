@@ -95,13 +95,18 @@ def differences(units: Units, chosen: Chosen, methods: Sequence[str], seeds: Seq
                 out.append(ACTDifference(m, baseline, float(r), None, None, None, 0, n_boot,
                                          f"no seed in which both {m} and {baseline} have a selected model"))
                 continue
-            a, b = ([_certified(units[(k, chosen[(k, s, j)][0], s)][j]) for s in both] for k in (m, baseline))
+            a, b = ([_certified(units[(k, _index(chosen[(k, s, j)][0]), s)][j]) for s in both] for k in (m, baseline))
             est, iv = paired_cce_difference(a, b, n_bins=n_bins, n_boot=n_boot, seed=seed)
             out.append(ACTDifference(m, baseline, float(r), est, None if iv is None else iv.low,
                                      None if iv is None else iv.high, len(both), n_boot,
                                      "" if iv is not None else "the paired bootstrap could not place an interval "
                                      "(a resample left a model nothing certified, or BCa excluded the estimate)"))
     return out
+
+
+def _index(gi: int | None) -> int:
+    assert gi is not None  # only seeds where a model was selected reach here
+    return gi
 
 
 def _certified(d: dict[str, Any]) -> CertifiedSet:
