@@ -181,10 +181,9 @@ def _window_dp(s: int, e: int, groups: list[int], ra: np.ndarray, rb: np.ndarray
             vals += tables[g][:, p_idx, q_idx]
         tot = dp[:, full & mask] + vals
         pair = tot.reshape(n_rows, -1, 2)  # new state f >> 1 from f = 2 s' + (sign of the dropped oldest position)
-        choice = pair.argmax(axis=2)
-        dp = np.take_along_axis(pair, choice[:, :, None], axis=2)[:, :, 0]
-        if signs:
-            choices.append(choice[0])
+        dp = np.maximum(pair[:, :, 0], pair[:, :, 1])
+        if signs:  # the first maximum, as argmax picks it
+            choices.append((pair[0, :, 1] > pair[0, :, 0]).astype(np.int64))
     best = dp.max(axis=1)
     if not signs:
         return best, None
