@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 from sklearn.datasets import load_digits
 
 from certcal._demo import train_with_noise
+
+sys.path.insert(0, str(Path(__file__).parent))  # for the _certcal_refs helper module
 
 
 class TinyNet(torch.nn.Module):
@@ -25,22 +30,6 @@ def train_tiny(x: torch.Tensor, y: torch.Tensor, sigma: float, epochs: int = 25,
         torch.manual_seed(seed)
         model = TinyNet()
     return train_with_noise(model, x, y, sigma, epochs=epochs, lr=1e-2, batch_size=128, seed=seed)
-
-
-@pytest.fixture(scope="session")
-def ece_by_loops():
-    """``(confidences, correct, n_bins) -> ECE`` by explicit loops over the intervals (an independent reference)."""
-
-    def ece(z, c, n_bins):
-        """ECE written out: bin m = (m/M, (m+1)/M], the first bin including 0; (1/N) sum_m |sum_{n in m}(c_n - z_n)|."""
-        total = 0.0
-        for m in range(n_bins):
-            lo, hi = m / n_bins, (m + 1) / n_bins
-            inside = [(zi, ci) for zi, ci in zip(z, c, strict=True) if (lo < zi <= hi) or (m == 0 and zi == 0)]
-            total += abs(sum(ci - zi for zi, ci in inside))
-        return total / len(z)
-
-    return ece
 
 
 @pytest.fixture(scope="session")

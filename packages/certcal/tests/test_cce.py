@@ -2,6 +2,7 @@ import itertools
 
 import numpy as np
 import pytest
+from _certcal_refs import draw_intervals
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -45,14 +46,12 @@ def brute_force(lo, up, c, n_bins):
 def tiny_instances(draw):
     n = draw(st.integers(1, 5))
     n_bins = draw(st.integers(1, 4))
-    lo, up, c = [], [], []
-    for _ in range(n):
-        a = draw(st.floats(0, 1))
-        b = draw(st.floats(0, 1))
-        lo.append(min(a, b))
-        up.append(max(a, b))
-        c.append(draw(st.integers(0, 1)))
-    return np.array(lo), np.array(up), np.array(c), n_bins
+
+    def interval(d):
+        a, b = d(st.floats(0, 1)), d(st.floats(0, 1))
+        return min(a, b), max(a, b)
+
+    return (*draw_intervals(draw, n, interval), n_bins)
 
 
 @settings(max_examples=80, deadline=None)

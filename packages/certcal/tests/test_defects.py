@@ -5,6 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+from _certcal_refs import draw_intervals
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,19 +90,16 @@ def true_ece_brute_force(lo, up, c, n_bins):
 def edge_instances(draw):
     n_bins = draw(st.integers(2, 5))
     n = draw(st.integers(1, 4))
-    lo, up, c = [], [], []
-    for _ in range(n):
-        if draw(st.booleans()):  # zero width, on an edge
-            v = draw(st.integers(0, n_bins)) / n_bins
-            a = b = v
-        else:
-            a = draw(st.integers(0, n_bins)) / n_bins
-            b = draw(st.one_of(st.floats(0, 1), st.integers(0, n_bins).map(lambda k, m=n_bins: k / m)))
-            a, b = min(a, b), max(a, b)
-        lo.append(a)
-        up.append(b)
-        c.append(draw(st.integers(0, 1)))
-    return np.array(lo), np.array(up), np.array(c), n_bins
+
+    def interval(d):
+        if d(st.booleans()):  # zero width, on an edge
+            v = d(st.integers(0, n_bins)) / n_bins
+            return v, v
+        a = d(st.integers(0, n_bins)) / n_bins
+        b = d(st.one_of(st.floats(0, 1), st.integers(0, n_bins).map(lambda k, m=n_bins: k / m)))
+        return min(a, b), max(a, b)
+
+    return (*draw_intervals(draw, n, interval), n_bins)
 
 
 @settings(max_examples=80, deadline=None)

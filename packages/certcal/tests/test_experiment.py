@@ -54,15 +54,18 @@ def test_presets_demo_is_the_former_runner_defaults_and_paper_cpu_meets_issue_26
               "act.epochs": 1, "act.train_samples": 256, "act.test_samples": 100, "act.admm_lr_a": 1e-3,
               "act.batch_size": 128, "act.num_noise": 2, "act.attack_steps": 2, "act.attack_step_factor": 1.0,
               "act.lr": 2e-4, "act.lr_grid": (), "act.selection_margin": 0.03, "act.warmup_epochs": 1,
-              "act.seeds": (), "certify.noise_stream": "batch", "certify.shards": 1, "act.start": "noise"}
+              "act.seeds": (), "certify.noise_stream": "batch", "certify.shards": 1, "act.start": "noise",
+              "act.optimizer": "adam", "act.step_factor_grid": (), "act.paired": False}
     for dotted, want in former.items():
         value = demo
         for part in dotted.split("."):
             value = getattr(value, part)
         assert value == want, dotted
     cpu = experiment.preset("paper-cpu").act
-    assert cpu.start == "smoothadv" and cpu.epochs >= 5 and cpu.train_samples >= 5000 and len(cpu.lr_grid) >= 3
-    assert cpu.selection_margin == 0.03 and cpu.test_samples >= 300
+    assert cpu.start == "smoothadv" and cpu.train_samples >= 5000 and cpu.selection_margin == 0.03
+    # issue 35: App. I.3's optimiser, batch and epochs, a 4-point grid, 500 test images, paired intervals
+    assert (cpu.optimizer, cpu.momentum, cpu.batch_size, cpu.epochs, cpu.warmup_epochs) == ("sgd", 0.9, 256, 10, 3)
+    assert len(cpu.lr_grid) * len(cpu.step_factor_grid) == 4 and cpu.test_samples == 500 and cpu.paired
     assert experiment.preset("paper-cpu").certify.n >= 10_000 and experiment.preset("paper").certify.n == 100_000
     with pytest.raises(ValueError, match=r"preset must be one of \['audit', 'demo', 'paper', 'paper-cpu'\]"):
         experiment.preset("papr")
@@ -246,3 +249,34 @@ def test_config_rules():
         with pytest.raises(ConfigError, match=match):
             from_dict(experiment.Config, bad)
     assert to_dict(from_dict(experiment.Config, {})) == to_dict(experiment.preset("demo"))
+
+
+def test_act_paired_differences_reach_the_table_metrics_and_paper_effects(inputs):
+    """act.paired: each ACT variant's CCE difference against AT with its paired interval, as a table, a metric
+    and the acce_act_lowers_cce effect's interval; ACT may certify more test images than the σ sweep."""
+    from certcal.experiment.effects import effects_spec, measure_effects
+
+    models, data = inputs
+    cfg = small(**{"act.paired": True, "act.methods": ["none", "smoothadv", "acce_act"], "act.test_samples": 40,
+                   "act.step_factor_grid": [1.0, 2.0], "act.optimizer": "sgd", "act.lr": 1e-2,
+                   "calibration.radii": [0.0, 0.5]})
+    res = experiment.run(models, data, cfg, store=None, progress=False)
+    paired = res.tables["act_paired"].records()
+    assert [(r["method"], r["baseline"], r["radius"]) for r in paired] == [("ACCE-ACT", "AT (SmoothAdv)", 0.0),
+                                                                          ("ACCE-ACT", "AT (SmoothAdv)", 0.5)]
+    zero = res.metrics["act_acce_act_minus_smoothadv_r_0_cce_diff"]
+    assert zero.interval is not None and zero.interval.low <= zero.value <= zero.interval.high
+    assert paired[0]["CCE difference"] == pytest.approx(100 * zero.value, abs=0.01)
+    m = res.metrics["act_acce_act_minus_smoothadv_r_0p5_cce_diff"]
+    assert paired[1]["CCE difference"] == (None if m.value is None else pytest.approx(100 * m.value, abs=0.01))
+    effect = measure_effects(res.metrics)["acce_act_lowers_cce"]
+    if m.interval is not None:  # the effect reads the paired interval, not two unpaired ones
+        assert effect == pytest.approx((m.value, m.interval.low, m.interval.high))
+    rec = {e.key: r for e, r in zip(effects_spec(), res.tables["paper_effects"].records(), strict=True)}
+    assert rec["acce_act_lowers_cce"]["verdict"] in ("reproduced", "direction only", "not reproduced", "not tested")
+    # 1 start + 2 methods x 2 (lr) x 2 (step factor) points, each certifying the first 40 test images
+    act = res.records["act"]
+    assert len(act) == (1 + 2 * 1 * 2) * 40
+    y = data.test.y[:40].numpy()
+    assert all(r["label"] == NAMES[y[int(r["input"][5:-1])]] for r in act)
+    assert {r["attack_step_factor"] for r in act if r["method"] != "none"} == {1.0, 2.0}

@@ -215,3 +215,24 @@ def test_gaussian_noise_training_is_one_noise_draw_without_adversary(digits):
                                                      two.model.state_dict().values(), strict=True))
     # the input model is not modified (a copy is fine-tuned)
     assert all(torch.equal(a, b) for a, b in zip(net.state_dict().values(), before, strict=True))
+
+
+def test_act_comparison_says_why_a_method_has_no_selected_model():
+    """At r = 1 the band is set by the best model (AT 0.61, margin 0.03): a method whose best model certifies
+    0.55 is outside it, and the reason gives those numbers; one that certifies nothing says so."""
+    from certcal.act import ACTModel
+
+    rows = [_act_row("smoothadv", 1.0, 0.60, (0.58, 0.62), 0.61), _act_row("acce_act", 1.0, None, None, 0.55),
+            _act_row("brier_act", 1.0, None, None, 0.0)]
+    models = (ACTModel("smoothadv", {"lr": 1e-2}, 0, 1.0, 0.61, 0.3, 0.60, True),
+              ACTModel("acce_act", {"lr": 1e-2}, 0, 1.0, 0.55, 0.3, 0.55, False),
+              ACTModel("acce_act", {"lr": 1e-3}, 0, 1.0, 0.52, 0.3, 0.50, False),
+              ACTModel("brier_act", {"lr": 1e-3}, 0, 1.0, 0.0, None, None, False))
+    comp = ACTComparison(sigma=0.5, epsilon=0.5, seeds=(0,), methods=("smoothadv", "acce_act", "brier_act"),
+                         rows=tuple(rows), models=models, config={"selection_margin": 0.03})
+    verdict, ok, why = comp.compare("acce_act", 1.0, "smoothadv")
+    assert (verdict, ok) == ("inconclusive", False)
+    assert "its best CA 55.00 % is below the band's 58.00 % (smoothadv's 61.00 % − 3 %)" in why
+    assert comp.compare("brier_act", 1.0, "smoothadv")[2].endswith("(it certifies no input there)")
+    bare = _comp(rows, ("smoothadv", "acce_act"))  # no per-model rows: the plain reason
+    assert bare.compare("acce_act", 1.0, "smoothadv")[2] == "acce_act has no selected model with a CCE at r = 1"

@@ -276,4 +276,63 @@ def test_act_comparison_bad_arguments(noisy_model, digits):
     with pytest.raises(ValueError, match="selection_margin"):  # the former keywords are checked the same way
         act_comparison(*args, selection_margin=1.5)
     with pytest.raises(TypeError, match="unexpected"):
-        act_comparison(*args, momentum=0.9)
+        act_comparison(*args, nesterov=True)
+
+
+def test_act_comparison_pairs_each_act_variant_with_at(noisy_model, digits):
+    """Each ACT variant's CCE minus AT's per radius: the mean over seeds where both had a selected model of the
+    two rows' per-seed CCEs, with a paired interval that contains it; none without the baseline."""
+    from certcal import ACTComparisonConfig, act_comparison
+
+    xtr, ytr, xte, yte = digits
+    seeds = (0, 1)
+    cfg = ACTComparisonConfig(methods=("smoothadv", "brier_act"), seeds=seeds, sigma=0.25, eps=0.25,
+                              radii=(0.0, 0.25), epochs=1, batch_size=64, n0=20, n=60, n_boot=60,
+                              selection_margin=None, optimizer="sgd", lr=1e-2)
+    res = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40], config=cfg)
+    assert [(d.method, d.baseline, d.radius) for d in res.differences] == [("brier_act", "smoothadv", 0.0),
+                                                                          ("brier_act", "smoothadv", 0.25)]
+    for d in res.differences:
+        a, b = res.row("brier_act", d.radius), res.row("smoothadv", d.radius)
+        both = [(x, y) for x, y in zip(a.cce_per_seed, b.cce_per_seed, strict=True) if x is not None and y is not None]
+        assert d.n_seeds == len(both) > 0 and d.n_boot == 60
+        assert d.difference == pytest.approx(np.mean([x - y for x, y in both]), abs=1e-12)
+        assert d.low is not None and d.low - 1e-12 <= d.difference <= d.high + 1e-12
+        assert res.difference("brier_act", d.radius) == d
+    assert res.config["optimizer"] == "sgd"
+    alone = act_comparison(noisy_model, xtr[:128], ytr[:128], xte[:40], yte[:40],
+                           config=cfg.replace(methods=("brier_act",), seeds=(0,)))
+    assert alone.differences == () and alone.difference("brier_act", 0.0) is None
+    with pytest.raises(ValueError, match="optimizer"):
+        cfg.replace(optimizer="rmsprop")
+
+
+def test_sgd_step_is_torchs_sgd_on_the_same_loss(noisy_model, digits):
+    """optimizer="sgd" (App. I.3): one full-batch noise-only step equals w - lr (grad + wd w) with the loss and
+    noise the trainer used (momentum has no effect on the first step); Adam moves the weights differently."""
+    import copy
+
+    from certcal._validation import make_generator
+
+    xtr, ytr, _, _ = digits
+    x, y = xtr[:64], ytr[:64]
+    kw = dict(method="gaussian", sigma=0.25, eps=0.0, epochs=1, batch_size=64, num_noise=1, lr=0.05,
+              weight_decay=1e-3, seed=3)
+    sgd = adversarial_calibration_training(noisy_model, x, y, optimizer="sgd", momentum=0.9, **kw).model
+    adam = adversarial_calibration_training(noisy_model, x, y, **kw).model
+    ref = copy.deepcopy(noisy_model)
+    gen = make_generator(3, None, torch.device("cpu"))
+    perm = torch.randperm(64, generator=make_generator(4, None, torch.device("cpu")))
+    noise = 0.25 * torch.randn((64, 1) + tuple(x.shape[1:]), generator=gen, dtype=x.dtype)
+    ref.train()
+    logits = ref((x[perm][:, None] + noise).flatten(0, 1))
+    loss = torch.nn.functional.cross_entropy(logits, torch.as_tensor(y)[perm])
+    grads = torch.autograd.grad(loss, list(ref.parameters()))
+    for p, g, q, r in zip(ref.parameters(), grads, sgd.parameters(), adam.parameters(), strict=True):
+        want = p.detach() - 0.05 * (g + 1e-3 * p.detach())
+        assert torch.allclose(q, want, atol=1e-6)
+        assert not torch.allclose(r, want, atol=1e-6)
+    with pytest.raises(ValueError, match="optimizer"):
+        adversarial_calibration_training(noisy_model, x, y, optimizer="rmsprop", **kw)
+    with pytest.raises(ValueError, match="momentum"):
+        adversarial_calibration_training(noisy_model, x, y, optimizer="sgd", momentum=1.5, **kw)

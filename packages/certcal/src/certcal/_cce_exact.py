@@ -49,45 +49,69 @@ def _component_ranges(a: np.ndarray, b: np.ndarray, n_bins: int) -> list[tuple[i
     return comps
 
 
-def solve_exact(prog: Program) -> tuple[np.ndarray, np.ndarray, float]:
-    """Return (bins, confidences, value) of an optimal solution of program (6)."""
-    n, m_bins = prog.n, prog.n_bins
+def _range_values(prog: Program) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[np.ndarray],
+                                         list[np.ndarray]]:
+    """The samples' reachable ranges ``[a_n, b_n]``, the distinct ranges ``(ra, rb)``, per range its members
+    (sample indices) and the members' values ``V[k, p, q]`` under (first "+" bin p, last "-" bin q) of
+    the range (index w: none; the impossible "neither" cell [w, w] is 0 here, -inf in a table)."""
+    m_bins = prog.n_bins
     reach = prog.reachable
     a = reach.argmax(axis=1)
     b = m_bins - 1 - reach[:, ::-1].argmax(axis=1)
     c = prog.correct
-    idx = np.arange(n)
-    # unique ranges and per-range pooled tables
-    keys = a * m_bins + b
-    uniq, inv = np.unique(keys, return_inverse=True)
+    uniq, inv = np.unique(a * m_bins + b, return_inverse=True)
     ra, rb = uniq // m_bins, uniq % m_bins
-    tables = []
+    values, groups = [], []
     for g in range(uniq.shape[0]):
         members = np.nonzero(inv == g)[0]
-        ag, bg = int(ra[g]), int(rb[g])
-        cols = np.arange(ag, bg + 1)
+        groups.append(members)
+        cols = np.arange(int(ra[g]), int(rb[g]) + 1)
         gp = c[members, None] - prog.lo[members][:, cols]  # (k, w)
         gm = prog.hi[members][:, cols] - c[members, None]
-        w = cols.shape[0]
         neg = np.full((members.shape[0], 1), -np.inf)
         gp = np.concatenate([gp, neg], axis=1)  # index w = "no + bin in range"
         gm = np.concatenate([gm, neg], axis=1)
-        t = np.maximum(gp[:, :, None], gm[:, None, :]).sum(axis=0)  # (w+1, w+1)
-        t[w, w] = -np.inf
-        tables.append(t)
+        v = np.maximum(gp[:, :, None], gm[:, None, :])  # (k, w+1, w+1)
+        v[:, -1, -1] = 0.0
+        values.append(v)
+    return a, b, ra, rb, groups, values
 
-    best_plus = np.zeros(m_bins, dtype=bool)  # the optimal sign pattern (True = "+": c - z > 0)
-    total = 0.0
+
+def _components(a: np.ndarray, b: np.ndarray, ra: np.ndarray, rb: np.ndarray,
+                m_bins: int) -> list[tuple[int, int, list[int], int]]:
+    """Per independent component of bins ``[s, e]``: its ranges and the DP window (checked against
+    :data:`MAX_WINDOW`)."""
+    out = []
     for s, e in _component_ranges(a, b, m_bins):
-        groups = [g for g in range(uniq.shape[0]) if s <= ra[g] and rb[g] <= e]
+        groups = [g for g in range(ra.shape[0]) if s <= ra[g] and rb[g] <= e]
         width = max(int(rb[g] - ra[g]) + 1 for g in groups)
         if width > MAX_WINDOW:
             raise ValueError(
                 f"method='exact' needs 2^{width} states: some sample can reach {width} of the bins; "
                 f"use fewer bins (at most {MAX_WINDOW} reachable per sample) or method='admm'"
             )
-        val, signs = _window_dp(s, e, groups, ra, rb, tables, max(width, 2))
-        total += val
+        out.append((s, e, groups, max(width, 2)))
+    return out
+
+
+def solve_exact(prog: Program) -> tuple[np.ndarray, np.ndarray, float]:
+    """Return (bins, confidences, value) of an optimal solution of program (6)."""
+    n, m_bins = prog.n, prog.n_bins
+    reach = prog.reachable
+    c = prog.correct
+    idx = np.arange(n)
+    a, b, ra, rb, _, values = _range_values(prog)
+    tables = []
+    for v in values:
+        t = v.sum(axis=0)
+        t[-1, -1] = -np.inf
+        tables.append(t[None])
+
+    best_plus = np.zeros(m_bins, dtype=bool)  # the optimal sign pattern (True = "+": c - z > 0)
+    total = 0.0
+    for s, e, groups, w in _components(a, b, ra, rb, m_bins):
+        val, signs = _window_dp(s, e, groups, ra, rb, tables, w, signs=True)
+        total += float(val[0])
         best_plus[s:e + 1] = signs
     # recover the per-sample choice under the optimal pattern
     gains_plus = np.where(reach & best_plus[None, :], c[:, None] - prog.lo, -np.inf)
@@ -99,9 +123,36 @@ def solve_exact(prog: Program) -> tuple[np.ndarray, np.ndarray, float]:
     return bins, z, total / n
 
 
+def exact_weighted_values(prog: Program, weights: np.ndarray, *, max_states: int = 1 << 22) -> np.ndarray:
+    """The optimum of program (6) for each row of ``weights`` (B, N): sample n counted ``weights[i, n]`` times
+    (a bootstrap resample as multiplicities), as the sum ``max_pattern sum_n w_n gain_n`` (divide by the row's
+    total weight for the CCE). One DP pass serves all rows (vectorised over rows, in chunks of at most
+    ``max_states`` DP cells); a row of ones gives ``solve_exact``'s value times N."""
+    w_all = np.asarray(weights, dtype=np.float64)
+    if w_all.ndim != 2 or w_all.shape[1] != prog.n:
+        raise ValueError(f"weights must have shape (B, {prog.n}), got {w_all.shape}")
+    a, b, ra, rb, members, values = _range_values(prog)
+    comps = _components(a, b, ra, rb, prog.n_bins)
+    widest = max(w for *_, w in comps)
+    chunk = max(1, max_states >> widest)
+    out = np.zeros(w_all.shape[0])
+    for lo in range(0, w_all.shape[0], chunk):
+        wb = w_all[lo:lo + chunk]
+        tables = []
+        for v, mem in zip(values, members, strict=True):
+            t = np.tensordot(wb[:, mem], v, axes=1)  # (b, w+1, w+1)
+            t[:, -1, -1] = -np.inf
+            tables.append(t)
+        for s, e, groups, w in comps:
+            out[lo:lo + chunk] += _window_dp(s, e, groups, ra, rb, tables, w)[0]
+    return out
+
+
 def _window_dp(s: int, e: int, groups: list[int], ra: np.ndarray, rb: np.ndarray, tables: list[np.ndarray],
-               w: int) -> tuple[float, np.ndarray]:
-    """Best sign pattern of bins s..e by a DP whose state is the last w - 1 signs (see module docstring)."""
+               w: int, *, signs: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """Best value of bins s..e for each of the B stacked tables (``tables[g]``: (B, w_g+1, w_g+1)) by a DP whose
+    state is the last w - 1 signs (see module docstring); with ``signs``, also the best sign pattern of the
+    first table."""
     n_full = 1 << w
     full = np.arange(n_full, dtype=np.int64)
     bits = ((full[:, None] >> np.arange(w)[None, :]) & 1).astype(bool)  # column j = position m - w + 1 + j
@@ -116,27 +167,30 @@ def _window_dp(s: int, e: int, groups: list[int], ra: np.ndarray, rb: np.ndarray
     for g in groups:
         closing.setdefault(int(rb[g]), []).append(g)
     mask = (1 << (w - 1)) - 1
-    dp = np.zeros(1 << (w - 1))
+    n_rows = tables[groups[0]].shape[0]
+    dp = np.zeros((n_rows, 1 << (w - 1)))
     choices = []
     for m in range(s, e + 1):
-        vals = np.zeros(n_full)
+        vals = np.zeros((n_rows, n_full))
         for g in closing.get(m, []):
             ja = int(ra[g]) - (m - w + 1)  # column of the range start in the window
             width = m - int(ra[g]) + 1
             p = first_plus[:, ja]
             p_idx = np.where(p < w, p - ja, width)
             q_idx = np.where(last_minus >= ja, last_minus - ja, width)
-            vals += tables[g][p_idx, q_idx]
-        tot = dp[full & mask] + vals
-        pair = tot.reshape(-1, 2)  # new state f >> 1 from f = 2 s' + (sign of the dropped oldest position)
-        choice = pair.argmax(axis=1)
-        dp = pair[np.arange(pair.shape[0]), choice]
-        choices.append(choice)
-    state = int(np.argmax(dp))
-    best = float(dp[state])
-    signs = np.zeros(e - s + 1, dtype=bool)
+            vals += tables[g][:, p_idx, q_idx]
+        tot = dp[:, full & mask] + vals
+        pair = tot.reshape(n_rows, -1, 2)  # new state f >> 1 from f = 2 s' + (sign of the dropped oldest position)
+        dp = np.maximum(pair[:, :, 0], pair[:, :, 1])
+        if signs:  # the first maximum, as argmax picks it
+            choices.append((pair[0, :, 1] > pair[0, :, 0]).astype(np.int64))
+    best = dp.max(axis=1)
+    if not signs:
+        return best, None
+    state = int(np.argmax(dp[0]))
+    pattern = np.zeros(e - s + 1, dtype=bool)
     for m in range(e, s - 1, -1):
-        signs[m - s] = bool((state >> (w - 2)) & 1)
+        pattern[m - s] = bool((state >> (w - 2)) & 1)
         f = 2 * state + int(choices[m - s][state])
         state = f & mask
-    return best, signs
+    return best, pattern

@@ -14,7 +14,9 @@ Intervals (robustsuite_common): certified accuracy pools the selected models' te
 (Clopper-Pearson on k of seeds x N); CBS and CCE (exact optimum) are means over the seeds that had a selected
 model, with a BCa bootstrap over the test inputs (the same resampled inputs for every seed: paired), so the
 interval covers which inputs were drawn; the seed-to-seed spread is shown beside it (``cce_per_seed``), and the
-selection itself is not redone inside the bootstrap.
+selection itself is not redone inside the bootstrap. The difference of each ACT variant's CCE from AT's
+(``paired_baseline``, SmoothAdv) gets a paired bootstrap interval (:mod:`.paired`): both selected models'
+CCE on the same resamples of the shared test inputs (``ACTComparison.differences``).
 
 What the budget can decide (issue 26): no input is certified beyond ``max_certifiable_radius(sigma, n,
 alpha)``, so a row at a larger radius is labelled inconclusive; a method whose CCE interval overlaps the
@@ -28,9 +30,11 @@ on the paper's ACCE, the max over 16 ADMM runs); the base model is whatever the 
 fine-tunes SmoothAdv-trained models).
 """
 
-from .config import ACT_GRID_KEYS, ACT_METHODS, ACTComparisonConfig
-from .result import ACTComparison, ACTModel, ACTRow, ACTVerdict, ACTWeights
+from .config import ACT_GRID_KEYS, ACT_METHODS, ACT_VARIANTS, ACTComparisonConfig
+from .paired import CertifiedSet, cce_differences, paired_cce_difference
+from .result import ACTComparison, ACTDifference, ACTModel, ACTRow, ACTVerdict, ACTWeights
 from .run import act_comparison
 
-__all__ = ["ACT_GRID_KEYS", "ACT_METHODS", "ACTComparison", "ACTComparisonConfig", "ACTModel", "ACTRow", "ACTVerdict",
-           "ACTWeights", "act_comparison"]
+__all__ = ["ACT_GRID_KEYS", "ACT_METHODS", "ACT_VARIANTS", "ACTComparison", "ACTComparisonConfig", "ACTDifference",
+           "ACTModel", "ACTRow", "ACTVerdict", "ACTWeights", "CertifiedSet", "act_comparison", "cce_differences",
+           "paired_cce_difference"]

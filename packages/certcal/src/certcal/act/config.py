@@ -14,12 +14,14 @@ from robustsuite_common.checks import check_choice, check_float, check_int
 
 from ..cce import ADMMConfig
 from ..confidence import BOUND_METHODS
-from ..training import TRAINING_METHODS
+from ..training import OPTIMIZERS, TRAINING_METHODS
 
-__all__ = ["ACT_GRID_KEYS", "ACT_METHODS", "ACTComparisonConfig", "USES"]
+__all__ = ["ACT_GRID_KEYS", "ACT_METHODS", "ACT_VARIANTS", "ACTComparisonConfig", "USES"]
 
 #: "none" is the un-fine-tuned base model (the paper's pre-trained baseline row); the others train
 ACT_METHODS = ("none",) + TRAINING_METHODS
+#: the ACT methods (§4) whose CCE is compared with AT's by a paired bootstrap (``paired_baseline``)
+ACT_VARIANTS = ("brier_act", "acce_act", "acce_act_exact")
 #: hyper-parameters a grid may vary (App. I.3): weight learning rate, attack step factor, attack steps, and
 #: ACCE-ACT's multiplicative rho schedule; each method uses only the keys that act on it
 ACT_GRID_KEYS = ("lr", "attack_step_factor", "attack_steps", "rho_growth")
@@ -37,9 +39,12 @@ class ACTComparisonConfig:
     ``admm``) and ``selection_margin`` (the paper's 3 % CA band, App. J.1; ``None``: each method's lowest-CCE model
     without the band). Fine-tuning (App. I.3): ``sigma`` (the smoothing σ), ``eps`` (L2 radius of the inner
     attack), ``epochs``, ``batch_size``, ``num_noise`` (Gaussian draws per input), ``attack_steps``,
-    ``attack_step_factor``, ``lr``, ``warmup_epochs``, ``admm`` (ACCE-ACT's adversary). Certification (App. I.2):
+    ``attack_step_factor``, ``lr``, ``warmup_epochs``, ``admm`` (ACCE-ACT's adversary), ``optimizer`` (``"adam"``
+    or the paper's ``"sgd"``), ``momentum`` (SGD's) and ``weight_decay`` (App. I.3: 1e-4). Certification (App. I.2):
     ``n0``, ``n``, ``alpha``, ``certify_batch_size``. Calibration: ``radii`` (L2), ``n_bins``, ``bound`` (the
-    confidence certificate), ``n_boot`` (BCa resamples)."""
+    confidence certificate), ``n_boot`` (BCa resamples). ``paired_baseline``: the method every ACT variant of
+    :data:`ACT_VARIANTS` that was run is compared with by a paired bootstrap of the CCE difference (the AT
+    baseline, Table 2 / 7; None: no paired differences; skipped when it is not among ``methods``)."""
 
     methods: tuple[str, ...] = ("none", "gaussian", "smoothadv", "brier_act", "acce_act", "acce_act_exact")
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -63,6 +68,10 @@ class ACTComparisonConfig:
     n_boot: int = 100
     warmup_epochs: int = 3
     admm: ADMMConfig = field(default_factory=ADMMConfig)
+    paired_baseline: str | None = "smoothadv"
+    optimizer: str = "adam"
+    momentum: float = 0.9
+    weight_decay: float = 1e-4
 
     def __post_init__(self) -> None:
         methods = tuple(self.methods)
@@ -84,6 +93,11 @@ class ACTComparisonConfig:
         check_int("n_boot", self.n_boot, ge=1)
         check_int("n", self.n, ge=1)
         check_int("n0", self.n0, ge=1)
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check_float("momentum", self.momentum, ge=0, lt=1)
+        check_float("weight_decay", self.weight_decay, ge=0)
+        if self.paired_baseline is not None:
+            check_choice("paired_baseline", self.paired_baseline, ACT_METHODS)
         if self.selection_margin is not None:
             check_float("selection_margin", self.selection_margin, ge=0, le=1)
         radii = tuple(self.radii)

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..smoothing import CertifyResult
 
-__all__ = ["ACTComparison", "ACTModel", "ACTRow", "ACTVerdict", "ACTWeights", "VERDICT_PREFERENCE"]
+__all__ = ["ACTComparison", "ACTDifference", "ACTModel", "ACTRow", "ACTVerdict", "ACTWeights", "VERDICT_PREFERENCE"]
 
 
 @dataclass(frozen=True)
@@ -72,6 +72,28 @@ class ACTWeights:
 
 
 @dataclass(frozen=True)
+class ACTDifference:
+    """The CCE difference ``method − baseline`` at one radius (paper §5.3, Table 2 / 7: ACT against AT) with its
+    paired 95 % bootstrap interval: both models' exact CCE recomputed on the same resamples of the shared test
+    inputs (:mod:`certcal.act.paired`). ``n_seeds``: the seeds in which both had a selected model (the
+    difference is the mean over those seeds); ``low`` / ``high`` None with ``reason`` when there is none or the
+    bootstrap could not place it."""
+
+    method: str
+    baseline: str
+    radius: float
+    difference: float | None
+    low: float | None
+    high: float | None
+    n_seeds: int
+    n_boot: int
+    reason: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class ACTVerdict:
     """One ACT method against the baseline at the largest radius where both have a selected model with a CCE.
 
@@ -122,12 +144,18 @@ class ACTComparison:
                                                                      compare=False)
     # per method: its grid points in the order of the grid index above
     grid_points: Mapping[str, tuple[dict[str, Any], ...]] = field(default_factory=dict, repr=False, compare=False)
+    # per ACT variant and radius: its CCE minus the paired baseline's (AT), with a paired bootstrap interval
+    differences: tuple[ACTDifference, ...] = field(default_factory=tuple)
 
     def row(self, method: str, radius: float) -> ACTRow:
         for r in self.rows:
             if r.method == method and abs(r.radius - radius) < 1e-12:
                 return r
         raise KeyError((method, radius))
+
+    def difference(self, method: str, radius: float) -> ACTDifference | None:
+        """The paired CCE difference of ``method`` against the paired baseline at ``radius`` (None: not computed)."""
+        return next((d for d in self.differences if d.method == method and abs(d.radius - radius) < 1e-12), None)
 
     @property
     def baseline(self) -> str:
@@ -145,14 +173,31 @@ class ACTComparison:
             return ("inconclusive", False, f"r = {radius:g} is beyond the largest radius the draw budget certifies "
                     f"({self.max_radius:.3g} at n = {self.config.get('n')}, alpha = {self.config.get('alpha')})")
         if a.cce is None or b.cce is None:
-            who = method if a.cce is None else base
-            return "inconclusive", False, f"{who} has no selected model with a CCE at r = {radius:g}"
+            return "inconclusive", False, self._unselected(method if a.cce is None else base, radius)
         ia, ib = _interval_pair(a.cce_ci_low, a.cce_ci_high), _interval_pair(b.cce_ci_low, b.cce_ci_high)
         if ia is None or ib is None:
             return "inconclusive", False, "a CCE interval is missing (the bootstrap could not place it)"
         if not (ia[1] < ib[0] or ib[1] < ia[0]):
             return "inconclusive", False, "the CCE intervals overlap"
         return ("lower" if a.cce < b.cce else "higher"), True, "the CCE intervals are disjoint"
+
+    def _unselected(self, method: str, radius: float) -> str:
+        """Why ``method`` has no CCE at ``radius``: nothing certified, or no model within the CA band (with the
+        numbers that put it outside)."""
+        text = f"{method} has no selected model with a CCE at r = {radius:g}"
+        at_r = [m for m in self.models if abs(m.radius - radius) < 1e-12]
+        own = [m for m in at_r if m.method == method]
+        margin = self.config.get("selection_margin")
+        if not own or margin is None:
+            return text
+        if all(m.cce is None for m in own):
+            return text + " (it certifies no input there)"
+        seed = own[0].seed  # the band is per seed: the first seed's numbers
+        best = max((m for m in at_r if m.seed == seed), key=lambda m: m.certified_accuracy)
+        mine = max(m.certified_accuracy for m in own if m.seed == seed)
+        return (text + f": its best CA {100 * mine:.2f} % is below the band's {100 * (best.certified_accuracy - margin):.2f}"
+                f" % ({best.method}'s {100 * best.certified_accuracy:.2f} % − {100 * margin:g} %"
+                + (f", seed {seed})" if len(self.seeds) > 1 else ")"))
 
     def comparisons(self, baseline: str | None = None) -> list[tuple[str, float, str, bool, str]]:
         """``(method, radius, verdict, conclusive, reason)`` for every method but the baseline at every radius."""
@@ -190,4 +235,5 @@ class ACTComparison:
         return {"sigma": self.sigma, "epsilon": self.epsilon, "seeds": list(self.seeds),
                 "methods": list(self.methods), "rows": [r.to_dict() for r in self.rows], "config": dict(self.config),
                 "models": [m.to_dict() for m in self.models], "max_radius": self.max_radius,
-                "weights": [w.to_dict() for w in self.weights]}
+                "weights": [w.to_dict() for w in self.weights],
+                "differences": [d.to_dict() for d in self.differences]}

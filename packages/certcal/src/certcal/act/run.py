@@ -23,7 +23,7 @@ from ..confidence import confidence_bounds
 from ..smoothing import CertifyResult, certify, max_certifiable_radius
 from ..training import adversarial_calibration_training
 from . import selection
-from .config import ACT_GRID_KEYS, USES, ACTComparisonConfig
+from .config import ACT_GRID_KEYS, ACT_VARIANTS, USES, ACTComparisonConfig
 from .result import ACTComparison, ACTWeights
 
 __all__ = ["act_comparison", "weight_change"]
@@ -80,6 +80,7 @@ class _Fine:
                 num_noise=c.num_noise, attack_steps=int(params.get("attack_steps", c.attack_steps)),
                 attack_step_factor=float(params.get("attack_step_factor", c.attack_step_factor)),
                 lr=float(params.get("lr", c.lr)), n_bins=c.n_bins, warmup_epochs=c.warmup_epochs, admm=admm,
+                optimizer=c.optimizer, momentum=c.momentum, weight_decay=c.weight_decay,  # type: ignore[arg-type]
                 seed=seed).model
 
         return fine_tuned(self.store, f"{self.unit_name(method, params, seed)}.pt", train, self.model)
@@ -126,6 +127,14 @@ def _per_radius(cert: CertifyResult, y: np.ndarray, cfg: ACTComparisonConfig,
                                                      n_bins=cfg.n_bins).value)
         per_r.append(d)
     return per_r
+
+
+def _optimiser_key(cfg: ACTComparisonConfig) -> dict[str, Any]:
+    """The optimiser's settings in a checkpoint key; empty for the former fixed one (Adam, weight decay 1e-4), so
+    the keys of earlier runs stay valid."""
+    if cfg.optimizer == "adam" and cfg.weight_decay == 1e-4:
+        return {}
+    return {"optimizer": cfg.optimizer, "momentum": cfg.momentum, "weight_decay": cfg.weight_decay}
 
 
 _OLD_NAMES = {"epsilon": "eps"}
@@ -194,7 +203,7 @@ def act_comparison(
         fine.tag = fingerprint({"sigma": cfg.sigma, "epsilon": cfg.eps, "epochs": cfg.epochs,
                                 "batch_size": cfg.batch_size, "num_noise": cfg.num_noise, "n0": cfg.n0, "n": cfg.n,
                                 "alpha": cfg.alpha, "n_bins": cfg.n_bins, "warmup_epochs": cfg.warmup_epochs,
-                                "admm": asdict(cfg.admm)}, x_train, yt, x_test, yte, model)
+                                "admm": asdict(cfg.admm), **_optimiser_key(cfg)}, x_train, yt, x_test, yte, model)
     units: dict[selection.Key, list[dict[str, Any]]] = {}
     certs: dict[selection.Key, CertifyResult] = {}
     for method in cfg.methods:
@@ -210,13 +219,19 @@ def act_comparison(
     ceiling = max_certifiable_radius(sigma=cfg.sigma, n=cfg.n, alpha=cfg.alpha)
     rows = selection.rows(units, chosen, points, cfg.seeds, radii, n_test, ceiling=ceiling, n_bins=cfg.n_bins,
                           n_boot=cfg.n_boot)
-    summary = {"epochs": cfg.epochs, "batch_size": cfg.batch_size, "num_noise": cfg.num_noise,
+    base = cfg.paired_baseline
+    diffs = [] if base is None or base not in cfg.methods else selection.differences(
+        units, chosen, [m for m in cfg.methods if m in ACT_VARIANTS], cfg.seeds, radii, baseline=base,
+        n_bins=cfg.n_bins, n_boot=cfg.n_boot)
+    summary = {"optimizer": cfg.optimizer, "momentum": cfg.momentum, "weight_decay": cfg.weight_decay,
+               "epochs": cfg.epochs, "batch_size": cfg.batch_size, "num_noise": cfg.num_noise,
                "attack_steps": cfg.attack_steps, "attack_step_factor": cfg.attack_step_factor, "lr": cfg.lr,
                "grid": {k: list(v) for k, v in cfg.grid.items()}, "selection_margin": cfg.selection_margin,
                "warmup_epochs": cfg.warmup_epochs, "n0": cfg.n0, "n": cfg.n, "alpha": cfg.alpha,
                "n_bins": cfg.n_bins, "bound": cfg.bound, "n_boot": cfg.n_boot, "radii": [float(r) for r in radii],
-               "n_test": n_test, "n_train": int(yt.shape[0])}
+               "n_test": n_test, "n_train": int(yt.shape[0]), "paired_baseline": base}
     return ACTComparison(sigma=float(cfg.sigma), epsilon=float(cfg.eps), seeds=cfg.seeds, methods=cfg.methods,
                          rows=tuple(rows), config=summary, models=tuple(model_rows), max_radius=ceiling,
                          weights=tuple(fine.weights), certificates=certs,
-                         grid_points={m: tuple(dict(p) for p in points[m]) for m in cfg.methods})
+                         grid_points={m: tuple(dict(p) for p in points[m]) for m in cfg.methods},
+                         differences=tuple(diffs))

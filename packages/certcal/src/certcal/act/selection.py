@@ -15,9 +15,10 @@ import numpy as np
 
 from .._intervals import boot, ci, proportion
 from ..cce import certified_brier_score, certified_calibration_error
-from .result import ACTModel, ACTRow
+from .paired import CertifiedSet, paired_cce_difference
+from .result import ACTDifference, ACTModel, ACTRow
 
-__all__ = ["Key", "Units", "rows", "select"]
+__all__ = ["Key", "Units", "differences", "rows", "select"]
 
 #: (method, grid index, seed)
 Key = tuple[str, int, int]
@@ -79,6 +80,37 @@ def rows(units: Units, chosen: Chosen, points: Mapping[str, Sequence[dict[str, A
                 selected=tuple(None if c[0] is None else dict(points[m][c[0]]) for c in sel),
                 certifiable=bool(r <= ceiling)))
     return out
+
+
+def differences(units: Units, chosen: Chosen, methods: Sequence[str], seeds: Sequence[int], radii: np.ndarray, *,
+                baseline: str, n_bins: int, n_boot: int, seed: int = 12345) -> list[ACTDifference]:
+    """Per method of ``methods`` and radius: its CCE minus ``baseline``'s, both the CCE-selected models, as the
+    mean over the seeds in which both had one, with a paired bootstrap interval over the shared test inputs
+    (:func:`.paired.paired_cce_difference`)."""
+    out = []
+    for m in methods:
+        for j, r in enumerate(radii):
+            both = [s for s in seeds if chosen[(m, s, j)][0] is not None and chosen[(baseline, s, j)][0] is not None]
+            if not both:
+                out.append(ACTDifference(m, baseline, float(r), None, None, None, 0, n_boot,
+                                         f"no seed in which both {m} and {baseline} have a selected model"))
+                continue
+            a, b = ([_certified(units[(k, _index(chosen[(k, s, j)][0]), s)][j]) for s in both] for k in (m, baseline))
+            est, iv = paired_cce_difference(a, b, n_bins=n_bins, n_boot=n_boot, seed=seed)
+            out.append(ACTDifference(m, baseline, float(r), est, None if iv is None else iv.low,
+                                     None if iv is None else iv.high, len(both), n_boot,
+                                     "" if iv is not None else "the paired bootstrap could not place an interval "
+                                     "(a resample left a model nothing certified, or BCa excluded the estimate)"))
+    return out
+
+
+def _index(gi: int | None) -> int:
+    assert gi is not None  # only seeds where a model was selected reach here
+    return gi
+
+
+def _certified(d: dict[str, Any]) -> CertifiedSet:
+    return CertifiedSet(d["lower"], d["upper"], d["correct"], d["mask"])
 
 
 def _interval(units: Units, values: list[float | None], keys: list[Key], j: int, metric: str, *, n_bins: int,

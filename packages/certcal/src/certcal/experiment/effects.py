@@ -40,13 +40,18 @@ def _first(metrics: Mapping[str, Metric], pattern: str) -> Metric | None:
 
 def measure_effects(metrics: Mapping[str, Metric]) -> dict[str, Measurement]:
     """``(measured, low, high)`` of each effect from the result's metrics (``None``: that part was not run). The
-    radius growth is the first σ's (the run's order); the ACT comparison is at r = 0.5."""
+    radius growth is the first σ's (the run's order); the ACT comparison is at r = 0.5, with the paired bootstrap
+    interval of the difference where the run computed it (``act.paired``), else the conservative interval of two
+    unpaired ones."""
+    paired = metrics.get("act_acce_act_minus_smoothadv_r_0p5_cce_diff")
+    act = (from_metric(paired) if paired is not None and paired.interval is not None else
+           difference(from_metric(metrics.get("act_acce_act_r_0p5_cce_exact")),
+                      from_metric(metrics.get("act_smoothadv_r_0p5_cce_exact"))))
     return {
         "beta_ace_raises_ece": from_metric(_strongest(metrics, r"ace_.+_linf_ece_increase")),
         "cbs_grows_with_radius": from_metric(_first(metrics, r"fixed_sigma_.+_cbs_increase")),
         "cce_grows_with_radius": from_metric(_first(metrics, r"fixed_sigma_.+_cce_increase")),
-        "acce_act_lowers_cce": difference(from_metric(metrics.get("act_acce_act_r_0p5_cce_exact")),
-                                          from_metric(metrics.get("act_smoothadv_r_0p5_cce_exact"))),
+        "acce_act_lowers_cce": act,
     }
 
 

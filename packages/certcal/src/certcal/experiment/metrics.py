@@ -21,6 +21,7 @@ def _iv(value: float | None, ci: tuple[float, float] | None, method: str,
 
 
 BCA = "bootstrap BCa over the inputs"
+PAIRED = "paired bootstrap BCa over the shared test inputs (both models on each resample)"
 CP = "Clopper-Pearson"
 
 
@@ -143,6 +144,12 @@ def _act(m: dict[str, Metric], comp: ACTComparison) -> None:
                                                        "fine-tune from the start", "weight units")
         m[f"act_{method}_mean_weight_change"] = _metric(mn, f"mean |Δw| of the {ACT_LABELS.get(method, method)} "
                                                         "fine-tune that moved most", "weight units")
+    for d in comp.differences:
+        where = (f"{ACT_LABELS.get(d.method, d.method)} − {ACT_LABELS.get(d.baseline, d.baseline)}, "
+                 f"r={d.radius:g}")
+        m[f"act_{d.method}_minus_{d.baseline}_r_{tag(d.radius)}_cce_diff"] = _metric(
+            d.difference, f"ACT CCE difference, paired ({where})", "fraction",
+            _iv(d.difference, _pair(d.low, d.high), PAIRED, (-1.0, 1.0)), d.reason)
     m["act_conclusive_comparisons"] = _metric(sum(ok for *_, ok, _ in comp.comparisons()),
                                               "ACT comparisons with the start model the intervals decide", "count")
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..confidence import confidence_bounds
+from .inputs import check_split
 from .run import Computed, tag
 
 __all__ = ["records"]
@@ -58,13 +59,17 @@ def records(c: Computed) -> dict[str, list[dict[str, Any]]]:
     comp = c.act
     if comp is not None:
         act_rows = []
+        n_act = max((cert.prediction.shape[0] for cert in comp.certificates.values()), default=0)
+        y_act = y if n_act <= len(y) else check_split("data.test", test, n_act)[1]  # ACT beyond the sweep's inputs
         for (method, gi, seed), cert in comp.certificates.items():
             params = comp.grid_points[method][gi]
             conf = cert.scores.mean(1) if cert.scores is not None else np.full(cert.prediction.shape, np.nan)
             for i in range(cert.prediction.shape[0]):
-                act_rows.append({"id": test.id_of(i), "input": f"test[{i}]", "label": test.name_of(int(y[i])),
-                                 "method": method, "lr": params.get("lr"), "seed": seed,
-                                 "prediction": name(int(cert.prediction[i])), "correct": bool(cert.prediction[i] == y[i]),
+                act_rows.append({"id": test.id_of(i), "input": f"test[{i}]", "label": test.name_of(int(y_act[i])),
+                                 "method": method, "lr": params.get("lr"),
+                                 "attack_step_factor": params.get("attack_step_factor"), "seed": seed,
+                                 "prediction": name(int(cert.prediction[i])),
+                                 "correct": bool(cert.prediction[i] == y_act[i]),
                                  "confidence": float(conf[i]), "certified_radius": float(cert.radius[i])})
         out["act"] = act_rows
     return out

@@ -184,7 +184,7 @@ def act_start(p: Prepared, smoothing: dict[float, torch.nn.Module]) -> torch.nn.
         start, xa, ya, method="smoothadv", sigma=act.sigma, eps=act.epsilon, epochs=act.start_epochs,
         batch_size=act.batch_size, num_noise=act.num_noise, attack_steps=act.attack_steps,
         attack_step_factor=act.attack_step_factor, lr=act.lr, warmup_epochs=act.warmup_epochs,
-        seed=p.seed, progress=p.progress).model, start)
+        optimizer=act.optimizer, momentum=act.momentum, seed=p.seed, progress=p.progress).model, start)
 
 
 def act_train(p: Prepared) -> tuple[torch.Tensor, np.ndarray]:
@@ -199,16 +199,23 @@ def act(p: Prepared, smoothing: dict[float, torch.nn.Module]) -> ACTComparison:
     start = act_start(p, smoothing)
     xa, ya = act_train(p)
     ka = a.test_samples or int(p.x.shape[0])
-    bar = _Progress(p.progress, len(a.methods) * max(1, len(a.lr_grid)) * max(1, len(a.seeds)))
+    # ACT may certify more test images than the σ sweep (paper App. J.1: 500): the first ka of the test split
+    x_te, y_te = (p.x[:ka], p.y[:ka]) if ka <= p.x.shape[0] else check_split("data.test", p.data.test, ka)
+    grid: dict[str, list[float]] = {"lr": list(a.lr_grid or (a.lr,))}
+    if a.step_factor_grid:
+        grid["attack_step_factor"] = list(a.step_factor_grid)
+    n_points = len(grid["lr"]) * len(grid.get("attack_step_factor", [1]))
+    bar = _Progress(p.progress, sum(1 if m == "none" else n_points for m in a.methods) * max(1, len(a.seeds)))
     try:
         settings = ACTComparisonConfig(
             methods=a.methods, seeds=a.seeds or (p.seed,), sigma=a.sigma, eps=a.epsilon, radii=cal.radii,
             epochs=a.epochs, batch_size=a.batch_size, num_noise=a.num_noise, attack_steps=a.attack_steps,
-            attack_step_factor=a.attack_step_factor, lr=a.lr, grid={"lr": list(a.lr_grid or (a.lr,))},
+            attack_step_factor=a.attack_step_factor, lr=a.lr, grid=grid, optimizer=a.optimizer, momentum=a.momentum,
+            paired_baseline="smoothadv" if a.paired else None,
             selection_margin=a.selection_margin, n0=c.n0, n=c.n, alpha=c.alpha, certify_batch_size=c.batch_size,
             n_bins=cal.n_bins, bound=cal.bound, n_boot=cal.n_boot, warmup_epochs=a.warmup_epochs,
             admm=ADMMConfig(lr_a=a.admm_lr_a))
-        return act_comparison(start, xa, ya, p.x[:ka], p.y[:ka], config=settings, store=p.store, progress=bar)
+        return act_comparison(start, xa, ya, x_te, y_te, config=settings, store=p.store, progress=bar)
     finally:
         bar.close()
 

@@ -129,7 +129,8 @@ def act_tables(c: Computed, comp: ACTComparison) -> list[Table]:
     moves = "; ".join(f"{ACT_LABELS.get(m, m)} max {mx:.2g}, mean {mn:.2g}" for m, (mx, mn) in moved.items())
     n_train, n_test = comp.config["n_train"], comp.config["n_test"]
     title = (f"Adversarial calibration training at σ={comp.sigma:g}, ε={comp.epsilon:g} ({cfg.act.epochs} fine-tuning "
-             f"epoch(s) on {n_train} train images, lr grid {comp.config['grid']['lr']}, seeds {list(comp.seeds)}, "
+             f"epoch(s) on {n_train} train images, lr grid {comp.config['grid']['lr']}{_factors(comp)}, "
+             f"seeds {list(comp.seeds)}, "
              f"{n_test} test inputs; selection: models within {100 * cfg.act.selection_margin:g} % of the best CA, "
              f"lowest CCE / CBS): CA, CBS, CCE exact (%). Largest certifiable radius with n = {comp.config['n']} "
              f"draws: {comp.max_radius:.3g}. Weight change |Δw| from the start: {moves or 'none fine-tuned'}")
@@ -148,7 +149,21 @@ def act_tables(c: Computed, comp: ACTComparison) -> list[Table]:
     paper = Table("act_paper", ref["title"] + " — for comparison, not reproduced here",
                   ("method", "radius", "CA range low", "CA range high", "ACCE", "CBS"), tuple(tuple(r) for r in prow),
                   {"ACCE": "%", "CBS": "%"})
-    return [act, weights, paper]
+    drows = tuple((ACT_LABELS.get(d.method, d.method), ACT_LABELS.get(d.baseline, d.baseline), d.radius,
+                   pct(d.difference), pct(d.low), pct(d.high), d.n_seeds, d.reason) for d in comp.differences)
+    paired = [] if not comp.differences else [Table(
+        "act_paired", f"CCE difference of each ACT variant against AT (percentage points), with a paired 95 % BCa "
+        f"bootstrap interval: both models' exact CCE on the same {comp.config['n_boot']} resamples of the "
+        f"{n_test} shared test inputs (negative: ACT lowers the CCE)",
+        ("method", "baseline", "radius", "CCE difference", "CCE difference_ci_low", "CCE difference_ci_high",
+         "seeds", "why"), drows, {"CCE difference": "pp"}, {"CCE difference": (-100.0, 100.0)})]
+    return [act, *paired, weights, paper]
+
+
+def _factors(comp: ACTComparison) -> str:
+    """The attack step factors of the grid, when it varies them (App. I.3), for the ACT table's title."""
+    f = comp.config["grid"].get("attack_step_factor")
+    return "" if not f else f" x attack step factor {f}, {comp.config['optimizer'].upper()}"
 
 
 def movement(comp: ACTComparison) -> dict[str, tuple[float, float]]:
