@@ -110,13 +110,9 @@ def cw_l2(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, c: float = 1.0,
     batch_size = check_int("batch_size", batch_size, ge=1)
     x = as_input(model, x)
     y = y.to(x.device)
-    was_training = model.training
-    model.eval()
-    try:
-        out = [_cw_batch(model, x[i:i + batch_size].detach(), y[i:i + batch_size], c=c, kappa=float(kappa),
-                         steps=steps, lr=lr, search=binary_search_steps) for i in range(0, x.shape[0], batch_size)]
-    finally:
-        model.train(was_training)
+    # the wrapped model runs every forward in eval mode and gives the caller's flags back (logits_model)
+    out = [_cw_batch(model, x[i:i + batch_size].detach(), y[i:i + batch_size], c=c, kappa=float(kappa), steps=steps,
+                     lr=lr, search=binary_search_steps) for i in range(0, x.shape[0], batch_size)]
     return torch.cat(out)
 
 

@@ -180,8 +180,8 @@ class URejectronConfig:
         doc="the perturbations URejectron's discriminator is trained on and scored against: 'pgd' (transfer PGD, "
             "Fig. 1a) and 'gmsa' (GMSA-AVG) in the L∞ game; 'cw' (Carlini-Wagner L2 on the classifier, Fig. 1b) and "
             "'corruption' (a common corruption of the clean points, Fig. 1c), unbounded in L∞ as in the paper")
-    cw_steps: Int = param(20, ge=1, unit="Adam steps", paper="A.6 (100)", doc="CW-L2 steps per value of c")
-    cw_search_steps: Int = param(3, ge=1, unit="values of c", paper="A.6 (1: c fixed)",
+    cw_steps: Int = param(50, ge=1, unit="Adam steps", paper="A.6 (100)", doc="CW-L2 steps per value of c")
+    cw_search_steps: Int = param(1, ge=1, unit="values of c", paper="A.6 (1: c fixed)",
                                  doc="CW-L2's binary search over c per point (1: c fixed at cw_c)")
     cw_c: Float = param(1.0, gt=0, unit="", paper="A.6 (c = 1)", doc="CW-L2's (initial) trade-off constant c")
     cw_lr: Float = param(0.01, gt=0, unit="Adam learning rate", paper="A.6 (0.01)", doc="CW-L2's learning rate")
@@ -284,7 +284,7 @@ PAPER = Config(
     dann=DANNConfig(points=10000, train_points=0, epochs=100, lr=1e-3, alpha_max=0.1, width=32, T=9),
     tadv=TADVConfig(points=10000, train_points=0, epochs=100, adv_steps=40, hidden=256, T=9),  # A.5: LeNet, not an MLP
     # A.6 plays GTSRB with a ResNet-18; CW-L2 with c = 1, κ = 0, lr 0.01, 100 steps; brightness at severity 1
-    urejectron=URejectronConfig(points=1000, train_points=0, epochs=10, T=9, cw_steps=100, cw_search_steps=1),
+    urejectron=URejectronConfig(points=1000, train_points=0, epochs=10, T=9, cw_steps=100),
 )
 
 #: issue 26's CPU-sized benchmark: RMC at >= 100 points per base, one point per round in independent games of 10
@@ -300,7 +300,7 @@ PAPER_CPU = Config(
                     aa_iterations=0, aa_restarts=0),
     dann=DANNConfig(points=500, train_points=2000, epochs=20, T=6),
     tadv=TADVConfig(points=500, train_points=2000, epochs=10, adv_steps=7, T=4),
-    urejectron=URejectronConfig(points=500, train_points=2000, epochs=5, T=4, cw_steps=100, cw_search_steps=1),
+    urejectron=URejectronConfig(points=500, train_points=2000, epochs=5, T=4, cw_steps=100),
 )
 
 #: robustsuite audit: the transductive-gain check of the user's model alone (no table of the paper): 100 points at
