@@ -205,6 +205,12 @@ def test_presets_and_config_errors():
     cpu = E.preset("paper-cpu")
     assert cpu.rmc.points >= 100 and cpu.rmc.batch_size == 1 and cpu.dent.batch_size == 128
     assert cpu.dent.base == "bn-every-conv" and cpu.dent.aa_attacks == () and E.shard_count(cpu) > 1
+    assert cpu.dent.points >= 500 and cpu.dent.aa and cpu.dent.aa_iterations == cpu.dent.aa_restarts == 0
+    # URejectron at A.6's settings: CW-L2 with c = 1 fixed, 100 steps of 0.01; brightness at severity 1
+    u = cpu.urejectron
+    assert u.points >= 500 and set(u.attacks) == {"pgd", "gmsa", "cw", "corruption"}
+    assert (u.cw_steps, u.cw_search_steps, u.cw_c, u.cw_lr) == (100, 1, 1.0, 0.01)
+    assert (u.corruption, u.corruption_severity) == ("brightness", 1)
     demo = E.preset("demo")
     assert demo.threat.eps == demo.threat.at_model_eps == 0.1 and demo.rmc.lr == 2e-4 and demo.rmc.batch_size == 1
     assert demo.dent.points >= 128 and demo.dent.batch_size == 128 and demo.dent.base == "bn-every-conv"

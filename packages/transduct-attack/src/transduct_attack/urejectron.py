@@ -22,7 +22,7 @@ from robustsuite_common.checks import check_images, check_int
 from robustsuite_common.contract import renamed
 
 from ._validate import check_generator, check_labels, check_positive, logits_model
-from .networks import SmallCNN, build
+from .networks import SmallCNN, image_factory
 from .threat_model import Adaptation, TransductiveDefense
 
 __all__ = ["URejectron", "RejectionCurve", "rejection_curve", "perturbed_rejection_curve"]
@@ -55,13 +55,8 @@ class URejectron(TransductiveDefense):
             raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
         self.threshold = float(threshold)
         self._classifier = model
-        if make_discriminator is None:
-            c, h = train_x.shape[1], tuple(train_x.shape[-2:])
-
-            def default_discriminator(g: torch.Generator) -> nn.Module:
-                return build(lambda: SmallCNN(in_channels=c, n_classes=2, image_size=h, batch_norm=False), g,
-                             device=train_x.device)
-            make_discriminator = default_discriminator
+        if make_discriminator is None:  # h: two logits, no BatchNorm
+            make_discriminator = image_factory(SmallCNN, train_x, n_classes=2, batch_norm=False)
         self.make_discriminator = make_discriminator
 
     @property
