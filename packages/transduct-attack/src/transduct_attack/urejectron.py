@@ -234,7 +234,9 @@ def perturbed_rejection_curve(perturb: Callable[[torch.Tensor, torch.Tensor, tor
     if x_adv.shape != x.shape or float(x_adv.min()) < 0.0 or float(x_adv.max()) > 1.0:
         raise ValueError(f"perturb must return images of shape {tuple(x.shape)} in [0, 1]")
     adaptation = defense.adapt(x_adv, state=None, generator=_generator(defender_seeds.spawn(1)[0], x.device))
+    scorer = adaptation.scorer
+    if scorer is None:  # URejectron always scores
+        raise RuntimeError("URejectron's adaptation carries no scorer")
     with torch.no_grad():
         pred = adaptation.model(x_adv).argmax(1)
-    return _curve(name, taus, pred.cpu(), y.cpu(), adaptation.scorer(x_adv).cpu(),
-                  adaptation.scorer(x).cpu())
+    return _curve(name, taus, pred.cpu(), y.cpu(), scorer(x_adv).cpu(), scorer(x).cpu())

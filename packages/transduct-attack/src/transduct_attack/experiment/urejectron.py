@@ -89,16 +89,17 @@ def urejectron_figure(model: nn.Module, x_train: torch.Tensor, x_test: torch.Ten
     names = tuple(attacks)
     if not names or len(set(names)) != len(names) or not set(names) <= set(FIGURE_ATTACKS):
         raise ValueError(f"attacks must be distinct keys of {FIGURE_ATTACKS}, got {attacks!r}")
-    cw = dict(steps=check_int("cw_steps", cw_steps, ge=1), binary_search_steps=check_int(
-        "cw_search_steps", cw_search_steps, ge=1), c=float(cw_c), lr=float(cw_lr))
-    corrupt_with = dict(kind=check_choice("corruption", corruption, CORRUPTIONS),
-                        severity=check_int("severity", severity, ge=1, le=5))
+    cw_steps = check_int("cw_steps", cw_steps, ge=1)
+    cw_search_steps = check_int("cw_search_steps", cw_search_steps, ge=1)
+    kind = check_choice("corruption", corruption, CORRUPTIONS)
+    severity = check_int("severity", severity, ge=1, le=5)
     curves = {} if curves is None else curves
     urej = URejectron(model, x_train, epochs=epochs, threshold=float(tau))
     games = {"pgd": lambda: TransferPGD(solver=PGD(steps=pgd_steps)),
              "gmsa-avg": lambda: GMSA(mode="avg", T=T, solver=PGD(steps=pgd_steps))}
-    outside = {"cw": lambda x, y, g: cw_l2(model, x, y, **cw),
-               "corruption": lambda x, y, g: corrupt(x, generator=g, **corrupt_with)}
+    outside = {"cw": lambda x, y, g: cw_l2(model, x, y, c=float(cw_c), steps=cw_steps, lr=float(cw_lr),
+                                           binary_search_steps=cw_search_steps),
+               "corruption": lambda x, y, g: corrupt(x, kind=kind, severity=severity, generator=g)}
     for name in names:
         if name in curves:
             continue
@@ -143,7 +144,7 @@ def urejectron(out: Out, cfg, models, xtr, xte, yte, *, store, progress, fp) -> 
                       RejectionCurve.from_dict)
     fig1 = urejectron_figure(models.standard, xtr[:m], xte, yte, eps=eps, n=n, epochs=u.epochs, thresholds=taus,
                              tau=tau, T=u.T, pgd_steps=cfg.attack.pgd_steps, seed=seed,
-                             attacks=[{"gmsa": "gmsa-avg"}.get(a, a) for a in u.attacks], cw_steps=u.cw_steps,
+                             attacks=["gmsa-avg" if a == "gmsa" else a for a in u.attacks], cw_steps=u.cw_steps,
                              cw_search_steps=u.cw_search_steps, cw_c=u.cw_c, cw_lr=u.cw_lr, corruption=u.corruption,
                              severity=u.corruption_severity, curves=memo)
     curves, label = dict(zip(fig1.names, fig1.curves, strict=True)), _labels(u)
