@@ -6,7 +6,9 @@ from robustsuite_common.testing import modules_imported_by, public_names_problem
 EXPECTED = [
     "__version__", "ThreatModel", "TransductiveDefense", "Adaptation", "AttackResult", "RoundScore", "GameResult", "RoundRecord",
     "play_game", "merge_games", "score_round", "repeat_game", "SeededResult", "label_order", "StaticDefense", "RMC", "DENT", "DANN", "TADV", "URejectron", "RejectionCurve", "rejection_curve",
+    "perturbed_rejection_curve",
     "Attack", "NoAttack", "TransferPGD", "TransferAutoAttack", "AdaptiveAutoAttack", "FPA", "GMSA", "attack_suite", "PGD", "PGDEnsemble",
+    "cw_l2", "corrupt",
     "robust_accuracy", "RobustAccuracy", "ROBUST_ATTACKS",
     "cross_entropy", "cw_untargeted", "cw_targeted", "max_wrong_probability", "train_classifier",
     "draw_points", "defense_table", "game_keys", "DefenseTable", "TableCell", "SeedSummary", "Comparison", "MODEL_SPACE_ATTACKS",

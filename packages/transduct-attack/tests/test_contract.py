@@ -110,6 +110,11 @@ CATALOGUE = {
     "transductive_gain_check": (lambda m, x, y: ta.transductive_gain_check(
         ta.DENT(m, steps=1), x, y, eps=0.05, T=1, pgd_steps=1, n_untargeted=1, n_targeted=0, base_attack="pgd",
         n_boot=100), "x", "y"),
+    "cw_l2": (lambda m, x, y: ta.cw_l2(m, x, y, steps=2, binary_search_steps=2), "x", "y"),
+    "corrupt": (lambda m, x, y: ta.corrupt(x, kind="contrast", severity=2), "x", None),
+    "perturbed_rejection_curve": (lambda m, x, y: ta.perturbed_rejection_curve(
+        lambda a, b, g: ta.cw_l2(m, a, b, steps=1), ta.URejectron(m, _train()[0], epochs=1), x, y, thresholds=[0.5],
+        name="cw"), "x", "y"),
     "urejectron_figure": (lambda m, x, y: ta.urejectron_figure(m, _train()[0], x, y, eps=0.05, n=2, epochs=1,
                                                                thresholds=[0.5], T=0, pgd_steps=1), "x_test", "y_test"),
 }

@@ -27,7 +27,8 @@ SMALL = {"robustness": {"autoattack": False}, "attack": {"pgd_steps": 2},
          "tadv": {"points": 12, "train_points": 150, "epochs": 1, "adv_steps": 1, "T": 1},
          "dent": {"points": 8, "batch_size": 4, "train_points": 150, "base_epochs": 1, "base_adv_steps": 1, "T": 0,
                   "aa": False},
-         "urejectron": {"points": 12, "train_points": 150, "epochs": 1, "T": 1, "thresholds": [0.3, 0.5, 0.7]}}
+         "urejectron": {"points": 12, "train_points": 300, "epochs": 6, "T": 1, "thresholds": [0.3, 0.5, 0.7],
+                        "tau": 0.7, "corruption_severity": 3, "cw_steps": 100, "cw_search_steps": 3}}
 
 
 @pytest.fixture(scope="module")
@@ -83,10 +84,9 @@ def test_paper_effects_are_paired_on_the_same_points_with_the_rules_verdicts(res
     assert len(table.rows) >= 3
     assert recheck_paper_effects(table, effects_spec(), measure_effects(res.metrics)) == []
     verdicts = dict(zip((e.key for e in effects_spec()), table.column("verdict"), strict=True))
-    # not tested: URejectron under CW / corruptions (never run), and DENT-AA where this small config does not play it
+    # not tested: only DENT-AA where this small config does not play it
     dent_aa = any(r["attack"].startswith("DENT-AA") for r in res.records.get("dent", ()))
-    assert {k for k, v in verdicts.items() if v == "not tested"} == (
-        {"urejectron_fails_cw_corruptions"} | (set() if dent_aa else {"dent_aa_overstates_dent"}))
+    assert {k for k, v in verdicts.items() if v == "not tested"} == (set() if dent_aa else {"dent_aa_overstates_dent"})
     # TADV against the static AT model (standard AutoAttack; white-box PGD here, where AutoAttack is off):
     # recomputed from the records, on the same points
     _, sel_a, sels_b = COMPARISONS["tadv_improves_on_at"]
@@ -101,6 +101,40 @@ def test_paper_effects_are_paired_on_the_same_points_with_the_rules_verdicts(res
     assert res.value("effect_tadv_improves_on_at_mcnemar_p") == pytest.approx(test.p_value)
     assert m.value == pytest.approx(res.value("tadv_gmsa_avg") - next(
         r["accuracy"] for r in res.rows("tadv") if r["attack"] == "PGD (white-box)"))
+
+
+def test_urejectron_effects_recomputed_from_the_records(result):
+    """Figure 1(b, c)'s effects, recomputed from the per-sample records at τ: under CW-L2 the points misclassified
+    and accepted minus the clean points misclassified and accepted; under the corruption the corrupted points
+    rejected minus the clean points rejected, both paired (McNemar, paired bootstrap) over the same points."""
+    from robustsuite_common.intervals import mcnemar
+
+    res, _, cfg = result
+    rs = res.records["urejectron"]
+    log_tau = math.log(cfg.urejectron.tau)
+    cw = [r for r in rs if r["attack"].startswith("CW-L2")]
+    cor = [r for r in rs if r["attack"].startswith("corruption (brightness, severity 3)")]
+    assert len(cw) == len(cor) == cfg.urejectron.points
+    assert [r["id"] for r in cw] == [r["id"] for r in cor]  # the same points
+    expected = {
+        "urejectron_cw_slips_through": mcnemar(
+            [not r["correct"] and r["adv_log_p_test"] < log_tau for r in cw],
+            [r["prediction"] != r["label"] and r["clean_log_p_test"] < log_tau for r in cw], seed=cfg.seed),
+        "urejectron_rejects_corruptions": mcnemar([r["adv_rejected"] for r in cor], [r["rejected"] for r in cor],
+                                                  seed=cfg.seed),
+    }
+    for key, test in expected.items():
+        assert test.only_a > test.only_b, key  # both effects are there on these points (so a swapped mask shows)
+        m = res.metric(f"effect_{key}")
+        assert (m.value, m.interval.low, m.interval.high) == pytest.approx(
+            (test.difference.estimate, test.difference.low, test.difference.high)), key
+        assert res.value(f"effect_{key}_mcnemar_p") == pytest.approx(test.p_value)
+    # the table's perturbed rejection rate is the records' share of rejected perturbed points at each τ
+    for row in res.rows("urejectron"):
+        same = [r for r in rs if r["attack"] == row["attack"]]
+        got = sum(r["adv_log_p_test"] >= math.log(row["tau"]) for r in same) / len(same)
+        assert got == pytest.approx(row["perturbed_rejection_rate"])
+        assert row["perturbed_rejection_rate_ci_low"] <= got <= row["perturbed_rejection_rate_ci_high"]
 
 
 def test_records_carry_the_users_ids_and_label_names_and_recompute_every_cell(result, digits):
@@ -169,6 +203,12 @@ def test_presets_and_config_errors():
     cpu = E.preset("paper-cpu")
     assert cpu.rmc.points >= 100 and cpu.rmc.batch_size == 1 and cpu.dent.batch_size == 128
     assert cpu.dent.base == "bn-every-conv" and cpu.dent.aa_attacks == () and E.shard_count(cpu) > 1
+    assert cpu.dent.points >= 500 and cpu.dent.aa and cpu.dent.aa_iterations == cpu.dent.aa_restarts == 0
+    # URejectron at A.6's settings: CW-L2 with c = 1 fixed, 100 steps of 0.01; brightness at severity 1
+    u = cpu.urejectron
+    assert u.points >= 500 and set(u.attacks) == {"pgd", "gmsa", "cw", "corruption"}
+    assert (u.cw_steps, u.cw_search_steps, u.cw_c, u.cw_lr) == (100, 1, 1.0, 0.01)
+    assert (u.corruption, u.corruption_severity) == ("brightness", 1)
     demo = E.preset("demo")
     assert demo.threat.eps == demo.threat.at_model_eps == 0.1 and demo.rmc.lr == 2e-4 and demo.rmc.batch_size == 1
     assert demo.dent.points >= 128 and demo.dent.batch_size == 128 and demo.dent.base == "bn-every-conv"

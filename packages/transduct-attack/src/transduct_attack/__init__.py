@@ -20,6 +20,7 @@ from .experiment.urejectron import URejectronFigure, urejectron_figure
 from .game import GameResult, RoundRecord, merge_games, play_game
 from .losses import cross_entropy, cw_targeted, cw_untargeted, max_wrong_probability
 from .model_space import FPA, GMSA, attack_suite
+from .perturbations import corrupt, cw_l2
 from .pgd import PGD, PGDEnsemble
 from .referee import RoundScore, score_round
 from .repeats import SeededResult, draw_points, repeat_game
@@ -38,7 +39,7 @@ from .tables import (
 from .tadv import TADV
 from .threat_model import Adaptation, AttackResult, ThreatModel, TransductiveDefense, label_order
 from .training import train_classifier
-from .urejectron import RejectionCurve, URejectron, rejection_curve
+from .urejectron import RejectionCurve, URejectron, perturbed_rejection_curve, rejection_curve
 
 __version__ = _version("transduct-attack")
 __all__ = [
@@ -66,6 +67,7 @@ __all__ = [
     "URejectron",
     "RejectionCurve",
     "rejection_curve",
+    "perturbed_rejection_curve",
     # attacks
     "Attack",
     "NoAttack",
@@ -77,6 +79,9 @@ __all__ = [
     "attack_suite",
     "PGD",
     "PGDEnsemble",
+    # Figure 1(b, c): perturbations outside the L∞ game (A.6)
+    "cw_l2",
+    "corrupt",
     # a static model's own robustness (AutoAttack by default, issue 27)
     "robust_accuracy",
     "RobustAccuracy",

@@ -26,7 +26,7 @@ from torch import nn
 from robustsuite_common.checks import check_choice, check_images, check_int
 
 from ._validate import check_generator, check_labels, check_positive, logits_model
-from .networks import DomainAdversarialNet, build
+from .networks import DomainAdversarialNet, image_factory
 from .threat_model import Adaptation, TransductiveDefense
 
 __all__ = ["DANN", "dann_alpha"]
@@ -77,13 +77,7 @@ class DANN(TransductiveDefense):
         self.lr_milestones = milestones
         self.lr_gamma = check_positive("lr_gamma", lr_gamma)
         if make_network is None:
-            c, h = train_x.shape[1], tuple(train_x.shape[-2:])
-            k = int(self.train_y.max()) + 1
-
-            def default_network(g: torch.Generator) -> DomainAdversarialNet:
-                return build(lambda: DomainAdversarialNet(in_channels=c, n_classes=k, image_size=h), g,
-                             device=train_x.device)
-            make_network = default_network
+            make_network = image_factory(DomainAdversarialNet, train_x, n_classes=int(self.train_y.max()) + 1)
         self.make_network = make_network
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import torch
 from torch import nn
@@ -80,6 +80,13 @@ def build(factory: Callable[[], M], generator: torch.Generator, device: torch.de
     module = module.to_empty(device=device)
     reset_parameters(module, generator)  # in place
     return module
+
+
+def image_factory(network: Callable[..., M], like: torch.Tensor, **kwargs: Any) -> Callable[[torch.Generator], M]:
+    """``generator -> network(in_channels=C, image_size=(H, W), **kwargs)`` for images shaped like ``like``, built
+    with :func:`build` on ``like``'s device (the default model factory of the retraining defenses)."""
+    c, h = like.shape[1], tuple(like.shape[-2:])
+    return lambda g: build(lambda: network(in_channels=c, image_size=h, **kwargs), g, device=like.device)
 
 
 class SmallCNN(nn.Module):

@@ -14,7 +14,7 @@ Aggregates over the model set (Algorithm 2):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import torch
 from torch import nn
@@ -103,6 +103,20 @@ def _check_models(models: Sequence[nn.Module] | nn.Module) -> list[nn.Module]:
     return [logits_model("models", m) for m in models]
 
 
+def _check_run(models: Sequence[nn.Module] | nn.Module, x: torch.Tensor, y: Any, *, eps: float,
+               generator: torch.Generator, aggregate: str) -> tuple[list[nn.Module], torch.Tensor, torch.Tensor, float,
+                                                                    str]:
+    """A solver's arguments checked: the model set, x as the first model's input, y on its device, eps, aggregate."""
+    models = _check_models(models)
+    check_images("x", x)
+    y = check_labels("y", y, x.shape[0], device=x.device, model=models[0], x=x)
+    x = as_input(models[0], x)
+    y = y.to(x.device)
+    eps = check_eps(eps)
+    check_generator(generator)
+    return models, x, y, eps, check_choice("aggregate", aggregate, AGGREGATES)
+
+
 class PGD:
     """L-infinity PGD (Madry et al., 2018) on the aggregated loss of a model set.
 
@@ -133,14 +147,7 @@ class PGD:
             eps: float, generator: torch.Generator, aggregate: str = "avg", steps_scale: int = 1,
             target: torch.Tensor | None = None, loss: str | None = None) -> torch.Tensor:
         """Return x' in the eps-ball of ``x`` (clipped to [0, 1]) maximising the aggregated loss."""
-        models = _check_models(models)
-        check_images("x", x)
-        y = check_labels("y", y, x.shape[0], device=x.device, model=models[0], x=x)
-        x = as_input(models[0], x)
-        y = y.to(x.device)
-        eps = check_eps(eps)
-        check_generator(generator)
-        aggregate = check_choice("aggregate", aggregate, AGGREGATES)
+        models, x, y, eps, aggregate = _check_run(models, x, y, eps=eps, generator=generator, aggregate=aggregate)
         steps = self.steps * check_int("steps_scale", steps_scale, ge=1)
         name = self.loss if loss is None else check_choice("loss", loss, _losses.ATTACK_LOSSES)
         if name == "cw-targeted":
@@ -209,14 +216,7 @@ class PGDEnsemble:
     def run(self, models: Sequence[nn.Module] | nn.Module, x: torch.Tensor, y: torch.Tensor, *,
             eps: float, generator: torch.Generator, aggregate: str = "avg", steps_scale: int = 1) -> torch.Tensor:
         """Run all subroutines and keep, per sample, the candidate with the largest selection loss."""
-        models = _check_models(models)
-        check_images("x", x)
-        y = check_labels("y", y, x.shape[0], device=x.device, model=models[0], x=x)
-        x = as_input(models[0], x)
-        y = y.to(x.device)
-        eps = check_eps(eps)
-        check_generator(generator)
-        aggregate = check_choice("aggregate", aggregate, AGGREGATES)
+        models, x, y, eps, aggregate = _check_run(models, x, y, eps=eps, generator=generator, aggregate=aggregate)
         with torch.no_grad():
             # the whole batch: a DENT-adapted model is position-aware and only accepts the batch it adapted on
             k = models[0](x).shape[1]

@@ -18,7 +18,7 @@ from torch import nn
 from robustsuite_common.checks import check_images, check_int
 
 from ._validate import check_eps, check_generator, check_labels, logits_model
-from .networks import SmallCNN, build
+from .networks import SmallCNN, image_factory
 from .threat_model import Adaptation, TransductiveDefense
 from .training import train_classifier
 
@@ -55,12 +55,7 @@ class TADV(TransductiveDefense):
             raise ValueError(f"clean_fraction must be in [0, 1], got {clean_fraction!r}")
         self.clean_fraction = clean_fraction
         if make_model is None:
-            c, h = train_x.shape[1], tuple(train_x.shape[-2:])
-            k = int(self.train_y.max()) + 1
-
-            def default_model(g: torch.Generator) -> nn.Module:
-                return build(lambda: SmallCNN(in_channels=c, n_classes=k, image_size=h), g, device=train_x.device)
-            make_model = default_model
+            make_model = image_factory(SmallCNN, train_x, n_classes=int(self.train_y.max()) + 1)
         self.make_model = make_model
 
     @property

@@ -21,11 +21,11 @@ from torch import nn
 from robustsuite_common.checks import check_images, check_int
 from robustsuite_common.contract import renamed
 
-from ._validate import check_generator, check_positive, logits_model
-from .networks import SmallCNN, build
+from ._validate import check_generator, check_labels, check_positive, logits_model
+from .networks import SmallCNN, image_factory
 from .threat_model import Adaptation, TransductiveDefense
 
-__all__ = ["URejectron", "RejectionCurve", "rejection_curve"]
+__all__ = ["URejectron", "RejectionCurve", "rejection_curve", "perturbed_rejection_curve"]
 
 
 class URejectron(TransductiveDefense):
@@ -55,13 +55,8 @@ class URejectron(TransductiveDefense):
             raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
         self.threshold = float(threshold)
         self._classifier = model
-        if make_discriminator is None:
-            c, h = train_x.shape[1], tuple(train_x.shape[-2:])
-
-            def default_discriminator(g: torch.Generator) -> nn.Module:
-                return build(lambda: SmallCNN(in_channels=c, n_classes=2, image_size=h, batch_norm=False), g,
-                             device=train_x.device)
-            make_discriminator = default_discriminator
+        if make_discriminator is None:  # h: two logits, no BatchNorm
+            make_discriminator = image_factory(SmallCNN, train_x, n_classes=2, batch_norm=False)
         self.make_discriminator = make_discriminator
 
     @property
@@ -132,6 +127,13 @@ class RejectionCurve:
         pred, lab, adv = (np.asarray(v) for v in (self.predictions, self.labels, self.adv_log_p_test))
         return ((pred != lab) & (adv < math.log(float(tau)))).astype(np.float64)
 
+    def rejected_at(self, tau: float, *, perturbed: bool = True) -> np.ndarray:
+        """Per point (test-stream order): 1.0 where the discriminator rejects the perturbed point x' (or, with
+        ``perturbed=False``, the clean x) at ``tau`` (log P(test | ·) >= log τ), else 0.0: the summands of a
+        rejection rate (rej_U(S) of Eq. 1 on the clean points)."""
+        scores = np.asarray(self.adv_log_p_test if perturbed else self.clean_log_p_test)
+        return (scores >= math.log(float(tau))).astype(np.float64)
+
     def to_dict(self) -> dict[str, Any]:
         return {"attack": self.attack, "n": self.n, "thresholds": list(self.thresholds),
                 "error_accepted": list(self.error_accepted), "error_ci": [list(c) for c in self.error_ci],
@@ -156,32 +158,34 @@ def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.
     """Play ``attack`` against ``defense`` (one round per ``batch_size`` points, all points by default) and sweep
     URejectron's threshold τ over the discriminators it trained: the τ sweep of Figure 1. The attack (GMSA
     included) simulates Γ with the defense's own threshold; the sweep then re-reads the same discriminators."""
-    from robustsuite_common.intervals import proportion
-
     from .game import play_game
 
-    if not isinstance(defense, URejectron):
-        raise TypeError(f"defense must be a URejectron, got {type(defense).__name__}")
-    taus = [float(t) for t in thresholds]
-    if not taus or not all(0.0 < t < 1.0 for t in taus):
-        raise ValueError(f"thresholds must be a non-empty sequence of values in (0, 1), got {thresholds!r}")
+    taus = _check_sweep(defense, thresholds)
     records: list = []
     play_game(attack, defense, x, y, eps=eps, batch_size=x.shape[0] if batch_size is None else batch_size,
               seed=seed, observer=records.append)
-    wrong, s_adv, s_clean, preds, order, labels = [], [], [], [], [], []
+    s_adv, s_clean, preds, order, labels = [], [], [], [], []
     for r in records:
         with torch.no_grad():
             pred = r.adaptation.model(r.x_adv).argmax(1)
         preds.append(pred.cpu())
-        wrong.append(pred.ne(r.y).cpu())
         s_adv.append(r.adaptation.scorer(r.x_adv).cpu())
         s_clean.append(r.adaptation.scorer(r.x_clean).cpu())
         order.append(r.indices.cpu())
         labels.append(r.y.cpu())
-    wrong_t, adv_t, clean_t = torch.cat(wrong), torch.cat(s_adv), torch.cat(s_clean)
+    inv = torch.empty(sum(int(o.shape[0]) for o in order), dtype=torch.int64)  # back to the test stream's order
+    inv[torch.cat(order)] = torch.arange(inv.shape[0])
+    return _curve(getattr(attack, "name", type(attack).__name__), taus, torch.cat(preds)[inv], torch.cat(labels)[inv],
+                  torch.cat(s_adv)[inv], torch.cat(s_clean)[inv])
+
+
+def _curve(name: str, taus: list[float], pred: torch.Tensor, labels: torch.Tensor, adv_t: torch.Tensor,
+           clean_t: torch.Tensor) -> RejectionCurve:
+    """The :class:`RejectionCurve` of per-point predictions on x', labels and discriminator scores (stream order)."""
+    from robustsuite_common.intervals import proportion
+
+    wrong_t = pred.ne(labels)
     n = int(wrong_t.shape[0])
-    inv = torch.empty(n, dtype=torch.int64)  # back to the test stream's order
-    inv[torch.cat(order)] = torch.arange(n)
     err, err_ci, rej, rej_ci = [], [], [], []
     for t in taus:
         log_t = math.log(t)
@@ -191,10 +195,48 @@ def rejection_curve(attack: Any, defense: URejectron, x: torch.Tensor, y: torch.
         err_ci.append(proportion(k_err, n).ci)
         rej.append(k_rej / n)
         rej_ci.append(proportion(k_rej, n).ci)
-    return RejectionCurve(attack=getattr(attack, "name", type(attack).__name__), thresholds=tuple(taus),
-                          error_accepted=tuple(err), error_ci=tuple(err_ci), rejection_rate=tuple(rej),
-                          rejection_ci=tuple(rej_ci), n=n,
-                          predictions=tuple(int(v) for v in torch.cat(preds)[inv].tolist()),
-                          adv_log_p_test=tuple(float(v) for v in adv_t[inv].double().tolist()),
-                          clean_log_p_test=tuple(float(v) for v in clean_t[inv].double().tolist()),
-                          labels=tuple(int(v) for v in torch.cat(labels)[inv].tolist()))
+    return RejectionCurve(attack=name, thresholds=tuple(taus), error_accepted=tuple(err), error_ci=tuple(err_ci),
+                          rejection_rate=tuple(rej), rejection_ci=tuple(rej_ci), n=n,
+                          predictions=tuple(int(v) for v in pred.tolist()),
+                          adv_log_p_test=tuple(float(v) for v in adv_t.double().tolist()),
+                          clean_log_p_test=tuple(float(v) for v in clean_t.double().tolist()),
+                          labels=tuple(int(v) for v in labels.tolist()))
+
+
+def _check_sweep(defense: Any, thresholds: Sequence[float]) -> list[float]:
+    if not isinstance(defense, URejectron):
+        raise TypeError(f"defense must be a URejectron, got {type(defense).__name__}")
+    taus = [float(t) for t in thresholds]
+    if not taus or not all(0.0 < t < 1.0 for t in taus):
+        raise ValueError(f"thresholds must be a non-empty sequence of values in (0, 1), got {thresholds!r}")
+    return taus
+
+
+def perturbed_rejection_curve(perturb: Callable[[torch.Tensor, torch.Tensor, torch.Generator], torch.Tensor],
+                              defense: URejectron, x: torch.Tensor, y: torch.Tensor, *, thresholds: Sequence[float],
+                              name: str, seed: int = 0) -> RejectionCurve:
+    """The τ sweep of Figure 1(b, c) for a perturbation outside the L∞ game: ``perturb(x, y, generator)`` (e.g.
+    :func:`~transduct_attack.perturbations.cw_l2` on the fixed classifier, or a corruption) makes x' of all the
+    points in one batch, URejectron trains its discriminator on x' (with private randomness drawn from ``seed`` as
+    :func:`~transduct_attack.game.play_game` draws the first round's) and the sweep reads it on x' and on x.
+
+    Paper: Figure 1(b) (CW adversarial examples) and 1(c) (corrupted "normal" examples), appendix A.6."""
+    from .game import _generator
+
+    taus = _check_sweep(defense, thresholds)
+    check_images("x", x)
+    y = check_labels("y", y, x.shape[0], device=x.device, model=defense.base_model, x=x)
+    if not callable(perturb):
+        raise TypeError("perturb must be callable (x, y, generator) -> x'")
+    x = x.detach()
+    attacker_seeds, defender_seeds = np.random.SeedSequence(check_int("seed", seed, ge=0)).spawn(2)
+    x_adv = perturb(x, y, _generator(attacker_seeds.spawn(1)[0], x.device)).detach()
+    if x_adv.shape != x.shape or float(x_adv.min()) < 0.0 or float(x_adv.max()) > 1.0:
+        raise ValueError(f"perturb must return images of shape {tuple(x.shape)} in [0, 1]")
+    adaptation = defense.adapt(x_adv, state=None, generator=_generator(defender_seeds.spawn(1)[0], x.device))
+    scorer = adaptation.scorer
+    if scorer is None:  # URejectron always scores
+        raise RuntimeError("URejectron's adaptation carries no scorer")
+    with torch.no_grad():
+        pred = adaptation.model(x_adv).argmax(1)
+    return _curve(name, taus, pred.cpu(), y.cpu(), scorer(x_adv).cpu(), scorer(x).cpu())

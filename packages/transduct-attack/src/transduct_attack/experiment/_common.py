@@ -18,7 +18,8 @@ from robustsuite_common.intervals import Interval
 #: the attacks of every defense row, in table order (transfer PGD, then the model-space attacks)
 ATTACKS = ("pgd", "fpa", "gmsa-avg", "gmsa-min")
 LABEL = {"dent-aa": "DENT-AA (AutoAttack through DENT)", "aa": "AA (transfer)", "none": "clean",
-         "pgd": "PGD (transfer)", "fpa": "FPA", "gmsa-avg": "GMSA-AVG", "gmsa-min": "GMSA-MIN"}
+         "pgd": "PGD (transfer)", "fpa": "FPA", "gmsa-avg": "GMSA-AVG", "gmsa-min": "GMSA-MIN",
+         "cw": "CW-L2 (transfer)"}
 STATIC_LABEL = {"none": "clean", "pgd": "PGD (white-box)", "aa": "AA (white-box)",
                 "autoattack": "AutoAttack (white-box, standard)"}
 COLUMNS = ("defense", "attack", "accuracy", "accuracy_ci_low", "accuracy_ci_high", "paper (MNIST)")

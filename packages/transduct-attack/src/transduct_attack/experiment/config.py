@@ -20,6 +20,12 @@ TABLES = ("rmc", "dann", "tadv", "dent", "rmc_seeds", "urejectron")
 Table = Literal["rmc", "dann", "tadv", "dent", "rmc_seeds", "urejectron"]
 
 
+def _check_ensemble(group: str, untargeted: int, targeted: int) -> None:
+    """A.3's PGD ensemble needs at least one subroutine."""
+    if untargeted == 0 and targeted == 0:
+        raise ValueError(f"{group}: the PGD ensemble needs solver_untargeted or solver_targeted > 0")
+
+
 @config
 class ThreatConfig:
     """The threat model and its budgets (§4, §5)."""
@@ -133,8 +139,7 @@ class DENTConfig:
                              doc="restarts of the AA rows (0: AutoAttack's own)")
 
     def __post_init__(self) -> None:
-        if self.solver_untargeted == 0 and self.solver_targeted == 0:
-            raise ValueError("dent: the PGD ensemble needs solver_untargeted or solver_targeted > 0")
+        _check_ensemble("dent", self.solver_untargeted, self.solver_targeted)
 
 
 @config
@@ -175,10 +180,27 @@ class URejectronConfig:
                        doc="the threshold the attacks simulate and the summary reads")
     thresholds: tuple[Float, ...] = param((0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95), min_length=1,
                                           unit="probability", paper="Figure 1", doc="the τ sweep")
+    attacks: tuple[Literal["pgd", "gmsa", "cw", "corruption"], ...] = param(
+        ("pgd", "gmsa", "cw", "corruption"), min_length=1, unit="", paper="Figure 1 (a: PGD, b: CW, c: corruption); §5",
+        doc="the perturbations URejectron's discriminator is trained on and scored against: 'pgd' (transfer PGD, "
+            "Fig. 1a) and 'gmsa' (GMSA-AVG) in the L∞ game; 'cw' (Carlini-Wagner L2 on the classifier, Fig. 1b) and "
+            "'corruption' (a common corruption of the clean points, Fig. 1c), unbounded in L∞ as in the paper")
+    cw_steps: Int = param(50, ge=1, unit="Adam steps", paper="A.6 (100)", doc="CW-L2 steps per value of c")
+    cw_search_steps: Int = param(1, ge=1, unit="values of c", paper="A.6 (1: c fixed)",
+                                 doc="CW-L2's binary search over c per point (1: c fixed at cw_c)")
+    cw_c: Float = param(1.0, gt=0, unit="", paper="A.6 (c = 1)", doc="CW-L2's (initial) trade-off constant c")
+    cw_lr: Float = param(0.01, gt=0, unit="Adam learning rate", paper="A.6 (0.01)", doc="CW-L2's learning rate")
+    corruption: Literal["brightness", "gaussian_noise", "gaussian_blur", "contrast"] = param(
+        "brightness", unit="", paper="A.6 (brightness)",
+        doc="the common corruption (Hendrycks & Dietterich, 2019) of the 'corruption' perturbation")
+    corruption_severity: Int = param(1, ge=1, le=5, unit="severity level", paper="A.6 (1)",
+                                     doc="the corruption's severity (1-5, ImageNet-C's parameters)")
 
     def __post_init__(self) -> None:
         if not all(0 < t < 1 for t in self.thresholds):
             raise ValueError(f"urejectron.thresholds must lie in (0, 1), got {self.thresholds}")
+        if len(set(self.attacks)) != len(self.attacks):
+            raise ValueError(f"urejectron.attacks must not repeat an attack, got {self.attacks}")
 
 
 @config
@@ -205,8 +227,7 @@ class AuditConfig:
                                                    doc="the non-adaptive attack whose gain is checked")
 
     def __post_init__(self) -> None:
-        if self.solver_untargeted == 0 and self.solver_targeted == 0:
-            raise ValueError("audit: the PGD ensemble needs solver_untargeted or solver_targeted > 0")
+        _check_ensemble("audit", self.solver_untargeted, self.solver_targeted)
 
 
 @config
@@ -266,23 +287,26 @@ PAPER = Config(
                     aa_iterations=0, aa_restarts=0),
     dann=DANNConfig(points=10000, train_points=0, epochs=100, lr=1e-3, alpha_max=0.1, width=32, T=9),
     tadv=TADVConfig(points=10000, train_points=0, epochs=100, adv_steps=40, hidden=256, T=9),  # A.5: LeNet, not an MLP
-    urejectron=URejectronConfig(points=1000, train_points=0, epochs=10, T=9),  # A.6 plays GTSRB with a ResNet-18
+    # A.6 plays GTSRB with a ResNet-18; CW-L2 with c = 1, κ = 0, lr 0.01, 100 steps; brightness at severity 1
+    urejectron=URejectronConfig(points=1000, train_points=0, epochs=10, T=9, cw_steps=100),
 )
 
 #: issue 26's CPU-sized benchmark: RMC at >= 100 points per base, one point per round in independent games of 10
-#: points (one shard each), DENT-AA with the full standard AutoAttack; see the README for its estimated CPU time
+#: points (one shard each), DENT-AA with the full standard AutoAttack on 512 points (4 batches of 128, issue 35),
+#: URejectron under PGD, GMSA-AVG, CW-L2 and brightness at the paper's A.6 settings; see the README for its
+#: estimated CPU time
 PAPER_CPU = Config(
     threat=ThreatConfig(eps=0.1, at_eps=0.1, at_model_eps=0.1),
     attack=AttackConfig(pgd_steps=20),
     rmc=RMCConfig(points=100, batch_size=1, points_per_game=10, train_points=5000, aug_steps=20, k=128, lr=2e-4,
                   max_epochs=5, patience=2, stop_rule="authors", val_split="nearest", train_batchnorm=True,
                   calibration_k=128, T=3, seeds=(0, 1, 2)),
-    dent=DENTConfig(points=128, batch_size=128, base="bn-every-conv", base_width=16, train_points=5000, base_epochs=5,
+    dent=DENTConfig(points=512, batch_size=128, base="bn-every-conv", base_width=16, train_points=5000, base_epochs=5,
                     base_adv_steps=7, T=2, solver_untargeted=2, solver_targeted=3, aa=True, aa_attacks=(),
                     aa_iterations=0, aa_restarts=0),
     dann=DANNConfig(points=500, train_points=2000, epochs=20, T=6),
     tadv=TADVConfig(points=500, train_points=2000, epochs=10, adv_steps=7, T=4),
-    urejectron=URejectronConfig(points=500, train_points=2000, epochs=5, T=4),
+    urejectron=URejectronConfig(points=500, train_points=2000, epochs=5, T=4, cw_steps=100),
 )
 
 #: robustsuite audit: the transductive-gain check of the user's model alone (no table of the paper): 100 points at

@@ -5,7 +5,9 @@
 :func:`effect_metrics` computes the comparisons from the per-sample records (one row per defense, attack, point and
 seed, with ``correct``): McNemar's exact test and the paired bootstrap interval of the accuracy difference on the
 points both conditions played (same row id, same seed). They become metrics ``effect_<key>`` (the difference) and
-``effect_<key>_mcnemar_p``, from which :func:`paper_effects` builds the table."""
+``effect_<key>_mcnemar_p``, from which :func:`paper_effects` builds the table. URejectron's two effects (Figure
+1b/c: CW points accepted and misclassified, corrupted points rejected, each against the clean points under the same
+discriminator) are paired over the same points too, by :mod:`.urejectron`, which records the same two metrics."""
 
 from __future__ import annotations
 

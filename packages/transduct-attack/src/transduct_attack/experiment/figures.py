@@ -68,20 +68,25 @@ def bars(result: ExperimentResult) -> Figure | None:
 
 
 def urejectron_curves(result: ExperimentResult) -> Figure:
-    """Figure 1: error on accepted perturbed points and clean rejection rate against τ, with their bands."""
+    """Figure 1: per attack (PGD, GMSA-AVG, CW-L2, a corruption), the error on accepted perturbed points with its
+    band, the rejection rate of clean points and (where recorded) of the perturbed points, against τ."""
     plt = _pyplot()
     rows = result.tables["urejectron"].records()
-    fig, ax = plt.subplots(figsize=(6.5, 3.2))
-    for attack, color in zip(dict.fromkeys(r["attack"] for r in rows), ("tab:blue", "tab:red"), strict=False):
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    colors = ("tab:blue", "tab:red", "tab:green", "tab:purple", "tab:orange", "tab:brown")
+    for attack, color in zip(dict.fromkeys(r["attack"] for r in rows), colors, strict=False):
         rs = [r for r in rows if r["attack"] == attack]
         t = [_num(r["tau"]) for r in rs]
         ax.plot(t, [_num(r["error_accepted"]) for r in rs], "-o", color=color, ms=3, label=f"error, {attack}")
         ax.fill_between(t, [_num(r["error_accepted_ci_low"]) for r in rs],
                         [_num(r["error_accepted_ci_high"]) for r in rs], color=color, alpha=0.15)
-        ax.plot(t, [_num(r["rejection_rate"]) for r in rs], "--", color=color, label=f"rejection, {attack}")
+        ax.plot(t, [_num(r["rejection_rate"]) for r in rs], "--", color=color, label=f"clean rejection, {attack}")
+        if "perturbed_rejection_rate" in rs[0]:
+            ax.plot(t, [_num(r["perturbed_rejection_rate"]) for r in rs], ":", color=color,
+                    label=f"perturbed rejection, {attack}")
     ax.set_xlabel("threshold τ (accept if P(test | x) < τ)")
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=7)
-    return Figure("urejectron_threshold", "URejectron: error on accepted perturbed points and rejection rate of "
-                  "clean points against τ (the paper's Figure 1), under the transfer attack and GMSA-AVG, with 95% "
-                  "Clopper-Pearson bands", fig)
+    ax.legend(fontsize=5, ncol=2)
+    return Figure("urejectron_threshold", "URejectron: error on accepted perturbed points and rejection rates of "
+                  "clean and perturbed points against τ (the paper's Figure 1: a, transfer PGD and GMSA-AVG; b, "
+                  "CW-L2; c, an image corruption), with 95% Clopper-Pearson bands on the error", fig)
