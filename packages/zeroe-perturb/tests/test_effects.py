@@ -38,3 +38,20 @@ def test_no_defense_table_or_no_shared_cells_means_not_tested():
     only_one_one = [("1-1", "visual", "visual", 0.8, 0.5, 0.7, 0.2), ("1-1", "intrude", "intrude", 0.8, 0.5, 0.7, 0.2)]
     assert defense_metrics(_table(only_one_one), seed=0) == {}
     assert paper_effects({}).records()[-1]["verdict"] == "not tested"
+
+
+def test_loo_against_cross_pairs_each_held_out_cell_with_the_mean_of_the_other_attackers_models():
+    """Table 3's second step: leave-one-out − 1-1 (α, β ≠ α), the off-diagonal models averaged per tested cell."""
+    cross = {("intrude", "visual"): 0.05, ("truncate", "visual"): 0.01, ("visual", "intrude"): 0.12,
+             ("truncate", "intrude"): 0.02}
+    rows = [("1-1", a, b, 0.8, 0.5, 0.5 + d, d) for (a, b), d in cross.items()]
+    rows += [("1-1", a, a, 0.8, 0.5, 0.9, 0.4) for a in ("visual", "intrude")]  # the diagonal is not averaged in
+    rows += [("1-1", "intrude", "visual", 0.0, 1.0, 0.99, -0.01)]  # p = 0 is not an attacked cell
+    rows += [("LOO", f"loo-{a}", a, 0.8, 0.5, 0.5 + d, d) for a, d in (("visual", 0.1), ("intrude", 0.2))]
+    got = defense_metrics(_table(rows), seed=0)
+    m = got["defense_loo_minus_one_one_off"]
+    want = [0.1 - (0.05 + 0.01) / 2, 0.2 - (0.12 + 0.02) / 2]
+    assert m.value == pytest.approx(sum(want) / 2, abs=1e-12)
+    assert m.interval.low <= m.value <= m.interval.high and "2 attacked cells" in m.label
+    # the first step pairs the same cells with the diagonal
+    assert got["defense_one_one_minus_loo"].value == pytest.approx(((0.4 - 0.1) + (0.4 - 0.2)) / 2, abs=1e-12)

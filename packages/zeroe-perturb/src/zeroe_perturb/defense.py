@@ -199,6 +199,17 @@ def _score_defended(clf: TextClassifier, key: str, tests: Sequence[str], texts, 
     return out
 
 
+def _train_and_score(model, tokenizer, train_texts, ytr, train_attacks, key, tests, test_texts, yte, levels, fn,
+                     s0, config, seed, clean_copies, progress, batch_size) -> dict[tuple[str, str, float], float]:
+    """One defended model (§4.3): fine-tuned on ``train_texts`` attacked by ``train_attacks`` (an equal mix of
+    attackers and levels), scored under each of ``tests`` at every level, its cells keyed by ``key``."""
+    adv, y_adv = adversarial_training_set(train_texts, ytr, train_attacks, levels=levels, seed=seed,
+                                          clean_copies=clean_copies)
+    m = fine_tune(model, tokenizer, adv, y_adv, config=config, seed=seed, progress=progress)
+    dclf = HFTextClassifier(m, tokenizer, max_length=config.max_length, batch_size=batch_size)
+    return _score_defended(dclf, key, tests, test_texts, yte, levels, fn, s0, seed, batch_size)
+
+
 def _prepare(model, tokenizer, train_texts, train_labels, test_texts, test_labels, levels, metric, config,
              seed, clean_model, progress, batch_size):
     ytr = _check_data(train_texts, train_labels)
@@ -233,12 +244,9 @@ def one_one_defense(model, tokenizer, train_texts: Sequence[str], train_labels: 
                     batch_size=batch_size)
     defended: dict[tuple[str, str, float], float] = {}
     for a in train_attacks:
-        adv, y_adv = adversarial_training_set(train_texts, ytr, [a], levels=levels, seed=seed,
-                                              clean_copies=clean_copies)
-        m = fine_tune(model, tokenizer, adv, y_adv, config=config, seed=seed, progress=progress)
-        dclf = HFTextClassifier(m, tokenizer, max_length=config.max_length, batch_size=batch_size)
-        defended.update(_score_defended(dclf, a, test_attacks, test_texts, yte, levels, fn, base.clean_score,
-                                        seed, batch_size))
+        defended.update(_train_and_score(model, tokenizer, train_texts, ytr, [a], a, test_attacks, test_texts, yte,
+                                         levels, fn, base.clean_score, config, seed, clean_copies, progress,
+                                         batch_size))
     baseline = {(s.attack, s.p): s.relative for s in base.scores}
     return DefenseResult("1-1", name, base.clean_score, levels, baseline, defended, config)
 
@@ -263,11 +271,8 @@ def leave_one_out_defense(model, tokenizer, train_texts: Sequence[str], train_la
     defended: dict[tuple[str, str, float], float] = {}
     for b in held_out:
         rest = [a for a in attacks if a != b]
-        adv, y_adv = adversarial_training_set(train_texts, ytr, rest, levels=levels, seed=seed,
-                                              clean_copies=clean_copies)
-        m = fine_tune(model, tokenizer, adv, y_adv, config=config, seed=seed, progress=progress)
-        dclf = HFTextClassifier(m, tokenizer, max_length=config.max_length, batch_size=batch_size)
-        defended.update(_score_defended(dclf, f"loo-{b}", [b], test_texts, yte, levels, fn, base.clean_score,
-                                        seed, batch_size))
+        defended.update(_train_and_score(model, tokenizer, train_texts, ytr, rest, f"loo-{b}", [b], test_texts, yte,
+                                         levels, fn, base.clean_score, config, seed, clean_copies, progress,
+                                         batch_size))
     baseline = {(s.attack, s.p): s.relative for s in base.scores}
     return DefenseResult("leave-one-out", name, base.clean_score, levels, baseline, defended, config)

@@ -256,7 +256,7 @@ PAPER = Config(
 )
 
 # A CPU-sized run of the headline tables (Tables 1-3, 11 with ddi-at, Table 4, Fig. 1, the vision check): about
-# 0.35 CPU-hours on the demo's models, estimated linearly from small runs of each piece (tools/bench/bench_iortemp.py
+# 0.35 CPU-hours (before DDi-AT moved to App. C's full schedule, below) on the demo's models, estimated linearly from small runs of each piece (tools/bench/bench_iortemp.py
 # --paper-cpu; README, "paper-cpu"); not run at full size here.
 # Calibration is exact (bounded Brent on log T, checked against a grid in tests/test_calibration.py): the paper's
 # plain GD from T = 1 (lr 0.01, 5000 iterations) stalls far below the optimum on the ↑conf system (T_cal 30 where
@@ -264,7 +264,13 @@ PAPER = Config(
 PAPER_CPU = Config(
     systems=SystemsConfig(calibration="exact", search=SearchConfig(max_evaluations=8)),
     text=TextConfig(n_test=500, n_val=250),
-    ddi_at=DDiATConfig(enabled=True, train_size=800, epochs=5, lr=1e-3, batch_size=8),
+    # DDi-AT at App. C's settings (issue 35): lr 1e-5, batch 8, 5 epochs, M = K = 3, every training text of the
+    # shipped task (14,000): 8,750 steps at 0.20 CPU-s each, about 29 CPU-minutes (timed: 500 steps in 99 CPU-s).
+    # On this small model it does not reach the paper's 99.97 % confidence: 500 such steps moved the mean clean
+    # confidence from 92.73 % to 93.01 % (about 96.5 % after 8,750 steps if the log-odds keep that pace); lr 1e-3
+    # on distinct texts reached 95.7 % (500 steps) and 95.0 % (750 steps), and the former 800 texts x 5 epochs at
+    # lr 1e-3 98.74 %, so no CPU-sized setting measured here reaches it (README, "paper-cpu").
+    ddi_at=DDiATConfig(enabled=True, train_size=14000, epochs=5, lr=1e-5, batch_size=8),
     vision=VisionConfig(n=500, steps=20),
 )
 

@@ -13,7 +13,8 @@ EXPERIMENT = "uncspan.experiment"
 
 @config
 class Compared:
-    spec: Str = param(doc="a model ranked with `model`", unit="model spec")
+    spec: Str = param(doc="a model ranked with `model` (in `compare`) or a Table V model (in `osr_models`)",
+                      unit="model spec")
     adversarially_trained: Bool | None = param(None, doc="declared adversarial training (never guessed from the name)")
 
 
@@ -24,8 +25,10 @@ class Inputs:
     compare: tuple[Compared | Str, ...] = param((Compared("builtin:fashion-cnn-at", True),), unit="model specs",
                                                 doc="models ranked with it: {spec, adversarially_trained} tables")
     dataset: Str = param("builtin:fashion-mnist", doc="test images of the ranked models", unit="dataset spec")
-    osr_models: tuple[Str, ...] = param(("builtin:fashion-osr-cnn", "builtin:fashion-osr-cnn-at"),
-                                        doc="Table V models (undefended and adversarially trained)", unit="model specs")
+    osr_models: tuple[Compared | Str, ...] = param(
+        ("builtin:fashion-osr-cnn", "builtin:fashion-osr-cnn-at"), unit="model specs",
+        doc="Table V models (undefended and adversarially trained): specs or {spec, adversarially_trained} tables; a "
+            "shipped model given as a spec is declared by its build recipe (its PGD-AT ε), any other is undeclared")
     osr_dataset: Str = param("builtin:fashion-mnist-osr", unit="dataset spec", doc="Table V's in-distribution test "
                              "split; its extras['open_set'] are the open set unless config.ood.open_set_classes")
     ood_dataset: Str = param("extras:ood", unit="dataset spec", doc="'extras:ood' (osr_dataset's) or any dataset "
@@ -42,6 +45,19 @@ def check_classes(specs: Inputs, cfg, n_classes: int) -> None:
         raise ConfigError(f"[methods.uncspan] model {specs.model} has {n_classes} classes: the robust-accuracy column's "
                           f"AutoAttack ({lb.autoattack_version!r}) needs at least 4; set "
                           "config.leaderboard.robust_attack = \"pgd\"")
+
+
+def osr_declared(entry: Compared | str) -> tuple[str, bool | None]:
+    """``(spec, adversarially_trained)`` of a Table V entry: a table's own declaration; for a bare ``builtin:`` spec
+    the shipped model's build recipe (adversarially trained iff its recipe's ε > 0); ``None`` otherwise."""
+    if not isinstance(entry, str):
+        return entry.spec, entry.adversarially_trained
+    if not entry.startswith("builtin:"):
+        return entry, None
+    from ..zoo.shipped import adversarial_eps, record
+
+    name = entry.split(":", 1)[1]
+    return entry, None if record(name) is None else adversarial_eps(name) is not None
 
 
 def _vision(ctx, spec: str, field: str):
@@ -67,7 +83,9 @@ def inputs(ctx, specs: Inputs, cfg):
     ood = osr.extras.get("ood") if specs.ood_dataset == "extras:ood" else \
         _vision(ctx, specs.ood_dataset, "ood_dataset").test
     open_set = None if cfg.ood.open_set_classes else osr.extras.get("open_set")
+    osr_flags = dict(osr_declared(e) for e in specs.osr_models)
+    flags = {**osr_flags, **{s: f for s, f in entries.items() if f is not None}}
     models = Models(ranked={s: ctx.model(s) for s in entries},
-                    adversarially_trained={s: f for s, f in entries.items() if f is not None},
-                    osr={s: ctx.model(s) for s in specs.osr_models})
+                    adversarially_trained={s: f for s, f in flags.items() if f is not None},
+                    osr={s: ctx.model(s) for s in osr_flags})
     return models, Data(test=ds.test, osr=osr.test, ood=ood, open_set=open_set).named(ds.classes, osr.classes)

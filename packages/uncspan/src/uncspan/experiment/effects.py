@@ -16,7 +16,7 @@ from robustsuite_common.effects import (
 )
 from robustsuite_common.experiment import Metric, Table
 
-__all__ = ["paper_effects", "measure_effects", "effects_spec"]
+__all__ = ["paper_effects", "measure_effects", "effects_spec", "osr_model"]
 
 
 def effects_spec() -> tuple[Effect, ...]:
@@ -32,14 +32,30 @@ def _at_mus(metrics: Mapping[str, Metric]) -> Metric | None:
     return metrics.get(key[len("mus_diff_"):].split("_minus_")[0] + "_mus_mean")
 
 
+def osr_model(metrics: Mapping[str, Metric], *, adversarially_trained: bool) -> str | None:
+    """The metric prefix (slug) of the first Table V model declared adversarially trained (``True``) or undefended
+    (``False``) in ``models.adversarially_trained`` (``<slug>_osr_adversarially_trained``), else ``None``."""
+    tail = "_osr_adversarially_trained"
+    return next((k[: -len(tail)] for k, m in metrics.items() if k.endswith(tail) and m.value is adversarially_trained),
+                None)
+
+
+def _osr(metrics: Mapping[str, Metric], model: str | None, suffix: str, *, shift: float = 0.0) -> Measurement:
+    return None if model is None else from_metric(metrics.get(f"{model}_{suffix}"), shift=shift)
+
+
 def measure_effects(metrics: Mapping[str, Metric]) -> dict[str, Measurement]:
-    """``(measured, low, high)`` of each effect from the result's metrics (``None``: that part was not run)."""
+    """``(measured, low, high)`` of each effect from the result's metrics (``None``: that part was not run). The
+    Table V rows read the open-set model declared adversarially trained (the paper's C9 is), the complete-break row
+    the one declared undefended (§V-C); an undeclared open-set model is read by neither."""
+    at, std = osr_model(metrics, adversarially_trained=True), osr_model(metrics, adversarially_trained=False)
     return {
         "at_shrinks_span": from_metric(find_metric(metrics, r"mus_diff_.+_minus_.+")),
         "at_span_stays_open": from_metric(_at_mus(metrics)),
-        "osr_degrades": from_metric(find_metric(metrics, r".+_open_set_auroc_change")),
-        "osr_no_complete_break": from_metric(find_metric(metrics, r".+_open_set_auroc_max_eps"), shift=-0.5),
-        "ood_degrades": from_metric(find_metric(metrics, r".+_ood_auroc_change")),
+        "osr_degrades": _osr(metrics, at, "open_set_auroc_change"),
+        "osr_no_complete_break": _osr(metrics, at, "open_set_auroc_max_eps", shift=-0.5),
+        "ood_degrades": _osr(metrics, at, "ood_auroc_change"),
+        "osr_undefended_breaks": _osr(metrics, std, "open_set_auroc_max_eps", shift=-0.5),
     }
 
 

@@ -22,9 +22,11 @@ class Models:
     ``"logits"`` and ``ModelOutput`` accepted; each comes back exactly as it was given).
 
     ``ranked``: name -> model, ranked together in Table IV on ``Data.test`` (in the given order before sorting by
-    MUS). ``adversarially_trained``: name -> whether that model was adversarially trained (declared, never guessed
-    from a name; absent or ``None``: not stated, left out of the AT-vs-standard comparison). ``osr``: name -> model
-    of Table V, trained on the known classes of ``Data.osr`` (a model with more outputs is restricted to them)."""
+    MUS). ``adversarially_trained``: name (of a ranked or an ``osr`` model) -> whether that model was adversarially
+    trained (declared, never guessed from a name; absent or ``None``: not stated, left out of the AT-vs-standard
+    comparison and of the Table V effects, which read the adversarially trained open-set model as the paper's C9).
+    ``osr``: name -> model of Table V, trained on the known classes of ``Data.osr`` (a model with more outputs is
+    restricted to them)."""
 
     ranked: Mapping[str, nn.Module]
     adversarially_trained: Mapping[str, bool | None] = field(default_factory=dict)
@@ -41,8 +43,9 @@ class Models:
                     raise TypeError(f"models.{group} must be keyed by model names (non-empty strings), got {name!r}")
                 check_model(f"models.{group}[{name!r}]", m)
         flags = self.adversarially_trained
-        if not isinstance(flags, Mapping) or not set(flags) <= set(self.ranked):
-            raise ValueError("models.adversarially_trained must map names of models.ranked to true, false or None")
+        if not isinstance(flags, Mapping) or not set(flags) <= set(self.ranked) | set(self.osr):
+            raise ValueError("models.adversarially_trained must map names of models.ranked or models.osr to true, "
+                             "false or None")
         for name, v in flags.items():
             if v is not None and not isinstance(v, bool):
                 raise TypeError(f"models.adversarially_trained[{name!r}] must be true, false or None, got {v!r}")

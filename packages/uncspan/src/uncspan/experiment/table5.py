@@ -110,6 +110,10 @@ def table5(run: RunState, t5: Table5Inputs) -> list[str]:
         what = {"attack": run.attack_key, "ood": to_dict(cfg.ood), "auroc_n_boot": cfg.metrics.auroc_n_boot,
                 "data": fingerprint(xin, labels(t5.inliers))}
         for name, m in t5.models.items():
+            declared = run.models.adversarially_trained.get(name)
+            if declared is not None:
+                run.metrics[f"{slug(name)}_osr_adversarially_trained"] = Metric(
+                    declared, f"{name} (a Table V model) was adversarially trained, as declared", "")
             for kind, out in t5.outliers.items():
                 res = run.ood(name, m, xin, out.x, kind, what)
                 ood_rows += [(name, kind, *row) for row in res.table()]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 from robustsuite_common.effects import (
     Effect,
     Measurement,
@@ -54,16 +56,19 @@ def effect_metrics(measures: Sequence[TaskMeasure], config: Config) -> dict[str,
 
 
 def defense_metrics(tables: Mapping[str, Table], *, seed: int) -> dict[str, Metric]:
-    """``defense_one_one_minus_loo``: Δ (Eq. 2) of the 1-1 (α, α) model (trained and tested on the same attacker)
-    minus Δ of the leave-one-out model that never saw that attacker, paired over the attacked cells (tested
-    attacker, p > 0) both defenses measured, with a paired bootstrap over those cells; absent without the
-    ``defense`` table (``defense.enabled`` off) or without cells both defenses share."""
+    """Table 3's ordering as two paired differences of Δ (Eq. 2) over the attacked cells (tested attacker, p > 0):
+    ``defense_one_one_minus_loo``, the 1-1 (α, α) model (trained and tested on the same attacker) minus the
+    leave-one-out model that never saw that attacker; ``defense_loo_minus_one_one_off``, leave-one-out minus the
+    mean of the 1-1 (α, β) models trained on another attacker α ≠ β. Each with a paired bootstrap over the cells both
+    defenses measured; absent without the ``defense`` table (``defense.enabled`` off) or with fewer than two such
+    cells."""
     from robustsuite_common.intervals import paired_difference
 
     t = tables.get("defense")
     if t is None:
         return {}
     diag: dict[tuple[str, float], float] = {}
+    off: dict[tuple[str, float], list[float]] = {}
     loo: dict[tuple[str, float], float] = {}
     for r in t.records():
         if r["p"] is None or float(r["p"]) <= 0 or r["Δ"] is None:
@@ -71,15 +76,22 @@ def defense_metrics(tables: Mapping[str, Table], *, seed: int) -> dict[str, Metr
         cell = (str(r["tested on"]), float(r["p"]))
         if r["defense"] == "1-1" and r["trained on"] == r["tested on"]:
             diag[cell] = float(r["Δ"])
+        elif r["defense"] == "1-1":
+            off.setdefault(cell, []).append(float(r["Δ"]))
         elif r["defense"] == "LOO":
             loo[cell] = float(r["Δ"])
-    shared = sorted(set(diag) & set(loo))
-    if len(shared) < 2:
-        return {}
-    iv = paired_difference([diag[c] for c in shared], [loo[c] for c in shared], seed=seed, bounds=(-2.0, 2.0))
-    return {"defense_one_one_minus_loo": Metric.of(
-        iv, f"mean Δ of 1-1 (α, α) − leave-one-out over the {len(shared)} attacked cells both measured (paired "
-            "bootstrap over the cells)", "s(p)/s(0)")}
+    out: dict[str, Metric] = {}
+    pairs = (("defense_one_one_minus_loo", diag, loo, "1-1 (α, α) − leave-one-out"),
+             ("defense_loo_minus_one_one_off", loo, {c: float(np.mean(v)) for c, v in off.items()},
+              "leave-one-out − 1-1 (α, β) (mean over the training attackers α ≠ β)"))
+    for name, a, b, what in pairs:
+        shared = sorted(set(a) & set(b))
+        if len(shared) < 2:
+            continue
+        iv = paired_difference([a[c] for c in shared], [b[c] for c in shared], seed=seed, bounds=(-2.0, 2.0))
+        out[name] = Metric.of(iv, f"mean Δ of {what} over the {len(shared)} attacked cells both measured (paired "
+                                  "bootstrap over the cells)", "s(p)/s(0)")
+    return out
 
 
 def ranking_tc(measures: Sequence[TaskMeasure], config: Config) -> Table | None:
