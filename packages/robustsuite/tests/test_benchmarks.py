@@ -31,7 +31,7 @@ def test_the_demo_file_is_every_method_with_its_demo_settings_and_names_every_mo
     demo = run_mod.demo_config()
     assert list(demo["methods"]) == list(runners.available())
     settings = {m: {"config": t["config"]} if "config" in t else {} for m, t in demo["methods"].items()}
-    assert set(settings["overview"]["config"]) == {"robust_accuracy", "eps"}
+    assert set(settings["overview"]["config"]) == {"robust_accuracy", "eps", "autoattack_n"}
     lenses = {m for m in settings if m not in ("overview", "transduct_attack")}  # transduct's check needs --adaptive
     assert all(settings[m]["config"]["audit"]["enabled"] for m in lenses)
     defaults = {"seed": 0, "device": "cpu", "methods": {m: settings[m] for m in runners.available()}}
