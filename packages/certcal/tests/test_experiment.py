@@ -50,7 +50,7 @@ def test_presets_demo_is_the_former_runner_defaults_and_paper_cpu_meets_issue_26
               "certify.batch_size": 450, "test_samples": 150, "calibration.radii": (0.0, 0.125, 0.25, 0.375, 0.5),
               "calibration.bound": "cdf", "calibration.n_bins": 15, "calibration.n_boot": 200, "acce.steps": 500,
               "acce.grid": False, "ace.eps_linf": 0.1, "ace.eps_l2": 0.5, "ace.steps": 10, "act.enabled": True,
-              "act.methods": ("none", "smoothadv", "acce_act"), "act.sigma": 0.25, "act.epsilon": 0.5,
+              "act.methods": ("none", "smoothadv", "acce_act"), "act.sigma": 0.25, "act.eps": 0.5,
               "act.epochs": 1, "act.train_samples": 256, "act.test_samples": 100, "act.admm_lr_a": 1e-3,
               "act.batch_size": 128, "act.num_noise": 2, "act.attack_steps": 2, "act.attack_step_factor": 1.0,
               "act.lr": 2e-4, "act.lr_grid": (), "act.selection_margin": 0.03, "act.warmup_epochs": 1,
@@ -280,3 +280,10 @@ def test_act_paired_differences_reach_the_table_metrics_and_paper_effects(inputs
     y = data.test.y[:40].numpy()
     assert all(r["label"] == NAMES[y[int(r["input"][5:-1])]] for r in act)
     assert {r["attack_step_factor"] for r in act if r["method"] != "none"} == {1.0, 2.0}
+
+
+def test_the_old_config_key_act_epsilon_reads_as_act_eps_with_a_warning():
+    """Issue 34: ``act.epsilon`` is ``act.eps``; a TOML or ``--set`` with the old key still works one release."""
+    with pytest.warns(DeprecationWarning, match="'epsilon' is deprecated; use 'eps'"):
+        cfg = override(experiment.preset("demo"), {"act.epsilon": 0.25})
+    assert cfg.act.eps == 0.25 and cfg == override(experiment.preset("demo"), {"act.eps": 0.25})

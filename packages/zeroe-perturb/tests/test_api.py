@@ -166,3 +166,13 @@ def test_old_keywords_keep_working_one_release_with_a_deprecation_warning():
         res = zp.evaluate(classifier=clf, texts=["good day", "bad day"], labels=[0, 1], attacks=["truncate"],
                           levels=[0.5])
     assert res == zp.evaluate(clf, ["good day", "bad day"], [0, 1], attacks=["truncate"], levels=[0.5])
+
+
+def test_the_old_config_key_n_resamples_reads_as_n_boot_with_a_warning():
+    """Issue 34: ``seeds.n_resamples`` is ``seeds.n_boot``; a TOML or ``--set`` with the old key still works."""
+    from robustsuite_common.config import override
+    from zeroe_perturb import experiment as ex
+
+    with pytest.warns(DeprecationWarning, match="'n_resamples' is deprecated; use 'n_boot'"):
+        cfg = override(ex.preset("demo"), {"seeds.n_resamples": 300})
+    assert cfg.seeds.n_boot == 300 and cfg == override(ex.preset("demo"), {"seeds.n_boot": 300})

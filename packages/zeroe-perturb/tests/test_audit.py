@@ -130,7 +130,7 @@ def test_labels_beyond_the_models_classes_are_refused_after_the_clean_pass():
 
 def test_audit_preset_gives_the_functions_check_in_result_checks(shipped):
     clf, sp = shipped
-    cfg = override(ex.preset("audit"), {"classification.n": None, "seeds.n_resamples": 500})
+    cfg = override(ex.preset("audit"), {"classification.n": None, "seeds.n_boot": 500})
     assert cfg.attack.attacks == HUMAN_READABLE_ATTACKS and cfg.attack.levels == (0.3,) and cfg.audit.enabled
     assert not (cfg.pairs.enabled or cfg.multilabel.enabled or cfg.tagging.enabled or cfg.defense.enabled)
     res = ex.run(ex.Models(classifier=clf), ex.Data(classification=sp), cfg, progress=False)
@@ -149,7 +149,7 @@ def test_the_audit_reads_accuracy_when_the_tables_use_auroc(toy):
     majority-class share (not AUROC's 0.5), and equals the function's."""
     models, data = toy(n=60)
     cfg = override(ex.preset("audit"), {"classification.n": None, "classification.metric": "auroc",
-                                        "seeds.n_resamples": 300, "attack.attacks": ["truncate", "visual"]})
+                                        "seeds.n_boot": 300, "attack.attacks": ["truncate", "visual"]})
     res = ex.run(ex.Models(classifier=models.classifier), ex.Data(classification=data.classification), cfg,
                  progress=False)
     sp = data.classification

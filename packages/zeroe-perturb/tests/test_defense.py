@@ -118,7 +118,7 @@ def test_the_experiments_defense_part_measures_the_paper_effects_row(tiny_bert, 
     attacks = ["disemvowel", "truncate", "visual"]
     cfg = override(ex.preset("paper-cpu"), {
         "classification.n": 60, "attack.attacks": attacks, "attack.levels": [0.5, 0.8], "seeds.n_seeds": 1,
-        "seeds.n_resamples": 200, "pairs.enabled": False, "multilabel.enabled": False, "tagging.enabled": False,
+        "seeds.n_boot": 200, "pairs.enabled": False, "multilabel.enabled": False, "tagging.enabled": False,
         "defense.n_train": 200, "defense.epochs": 1, "defense.lr": 3e-3, "defense.max_length": 48,
         "defense.one_one": attacks, "defense.leave_one_out": attacks})
     models = ex.Models(classifier=HFTextClassifier(clean_model, tok, max_length=48))

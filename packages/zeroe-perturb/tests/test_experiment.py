@@ -21,7 +21,7 @@ from zeroe_perturb.tasks import evaluate_pairs, evaluate_tagging
 
 ATT = ("intrude", "truncate", "visual", "disemvowel", "segment")
 SMALL = {"classification.n": 40, "pairs.n": 30, "multilabel.n": 30, "tagging.n": 30, "attack.attacks": list(ATT),
-         "attack.levels": [0.2, 0.8], "seeds.n_seeds": 2, "seeds.n_resamples": 300}
+         "attack.levels": [0.2, 0.8], "seeds.n_seeds": 2, "seeds.n_boot": 300}
 
 
 POSITIVE = {"good", "great", "wonderful", "excellent", "brilliant", "lovely", "enjoyable", "charming", "beautiful",
@@ -49,7 +49,7 @@ def _run(toy, cfg=None, store=None, **kw):
 def test_demo_preset_is_the_former_runner_defaults():
     d = to_dict(ex.preset("demo"))
     assert d["attack"] == {"attacks": list(zp.ATTACKS), "levels": [0.2, 0.5, 0.8]}
-    assert d["seeds"] == {"n_seeds": 3, "level": 0.95, "n_resamples": 2000}
+    assert d["seeds"] == {"n_seeds": 3, "level": 0.95, "n_boot": 2000}
     assert d["classification"] == {"n": 200, "metric": "accuracy", "paper_task": "TC"}
     assert (d["pairs"], d["multilabel"], d["tagging"]) == (
         {"enabled": True, "n": 200, "targets": ["hypothesis", "both"]}, {"enabled": True, "n": 200, "metric": "auroc"},

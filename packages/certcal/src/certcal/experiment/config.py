@@ -135,13 +135,15 @@ class ACEConfig:
 class ACTConfig:
     """Adversarial calibration training against SmoothAdv (paper §4, §5.3, Table 2 / 7, App. F, I.3, J.1)."""
 
+    RENAMED = {"epsilon": "eps"}  # the project's vocabulary (issue 34); the old key works one release
+
     enabled: Bool = param(True, unit="", doc="run the ACT comparison")
     methods: tuple[ACTMethod, ...] = param(("none", "smoothadv", "acce_act"), min_length=1, unit="choice",
                                            doc="rows: 'none' is the start model itself (the paper's pre-trained row)",
                                            paper="Table 2 / 7")
     sigma: Float = param(0.25, gt=0, unit="L2 norm", doc="σ of the smoothing model that is fine-tuned")
-    epsilon: Float = param(0.5, ge=0, unit="L2 radius", doc="attack radius ε of the inner maximisation",
-                           paper="App. I.3 (the checkpoint's)")
+    eps: Float = param(0.5, ge=0, unit="L2 radius", doc="attack radius ε of the inner maximisation",
+                       paper="App. I.3 (the checkpoint's)")
     start: Literal["noise", "smoothadv"] = param(
         "noise", unit="choice", doc="start model: the σ noise model as is, or that model fine-tuned with SmoothAdv "
         "first (the paper fine-tunes SmoothAdv models)", paper="§5.3")
@@ -237,7 +239,7 @@ PRESETS: dict[str, Config] = {
         calibration=CalibrationConfig(radii=(0.05, 0.1, 0.2, 0.5, 1.0), bound="cdf", n_bins=15, n_boot=1000),
         acce=ACCEConfig(steps=3000, grid=True),                              # App. G.3, I.1
         ace=ACEConfig(norms=("linf",), eps_linf=8 / 255, steps=100),        # Table 1 (CIFAR-10), App. B.2
-        act=ACTConfig(methods=("none", "smoothadv", "brier_act", "acce_act"), sigma=0.25, epsilon=0.5,
+        act=ACTConfig(methods=("none", "smoothadv", "brier_act", "acce_act"), sigma=0.25, eps=0.5,
                       start="smoothadv", start_epochs=10, epochs=10, train_samples=0, test_samples=500,
                       batch_size=256, num_noise=2, attack_steps=2, warmup_epochs=3, optimizer="sgd",
                       lr=1e-2, lr_grid=(1e-3, 1e-2), step_factor_grid=(1.0, 5.0), paired=True)),  # grid lost: ours
@@ -258,7 +260,7 @@ PRESETS: dict[str, Config] = {
         calibration=CalibrationConfig(radii=(0.0, 0.25, 0.5, 0.75, 1.0), bound="cdf", n_bins=15, n_boot=500),
         acce=ACCEConfig(steps=1000, grid=False),
         ace=ACEConfig(steps=50),
-        act=ACTConfig(methods=("none", "smoothadv", "brier_act", "acce_act"), sigma=0.5, epsilon=0.5,
+        act=ACTConfig(methods=("none", "smoothadv", "brier_act", "acce_act"), sigma=0.5, eps=0.5,
                       start="smoothadv", start_epochs=10, epochs=10, train_samples=5000, test_samples=500,
                       batch_size=256, num_noise=2, attack_steps=2, warmup_epochs=3, optimizer="sgd", momentum=0.9,
                       lr=1e-2, lr_grid=(1e-3, 1e-2), step_factor_grid=(1.0, 5.0), paired=True)),

@@ -181,7 +181,7 @@ def act_start(p: Prepared, smoothing: dict[float, torch.nn.Module]) -> torch.nn.
     key = (f"act-start-smoothadv-{config_hash(act, p.seed)}-"
            f"{fingerprint(start, xa, torch.as_tensor(ya))}.pt")
     return fine_tuned(p.store, key, lambda: adversarial_calibration_training(
-        start, xa, ya, method="smoothadv", sigma=act.sigma, eps=act.epsilon, epochs=act.start_epochs,
+        start, xa, ya, method="smoothadv", sigma=act.sigma, eps=act.eps, epochs=act.start_epochs,
         batch_size=act.batch_size, num_noise=act.num_noise, attack_steps=act.attack_steps,
         attack_step_factor=act.attack_step_factor, lr=act.lr, warmup_epochs=act.warmup_epochs,
         optimizer=act.optimizer, momentum=act.momentum, seed=p.seed, progress=p.progress).model, start)
@@ -208,7 +208,7 @@ def act(p: Prepared, smoothing: dict[float, torch.nn.Module]) -> ACTComparison:
     bar = _Progress(p.progress, sum(1 if m == "none" else n_points for m in a.methods) * max(1, len(a.seeds)))
     try:
         settings = ACTComparisonConfig(
-            methods=a.methods, seeds=a.seeds or (p.seed,), sigma=a.sigma, eps=a.epsilon, radii=cal.radii,
+            methods=a.methods, seeds=a.seeds or (p.seed,), sigma=a.sigma, eps=a.eps, radii=cal.radii,
             epochs=a.epochs, batch_size=a.batch_size, num_noise=a.num_noise, attack_steps=a.attack_steps,
             attack_step_factor=a.attack_step_factor, lr=a.lr, grid=grid, optimizer=a.optimizer, momentum=a.momentum,
             paired_baseline="smoothadv" if a.paired else None,

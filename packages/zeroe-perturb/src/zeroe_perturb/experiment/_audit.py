@@ -38,5 +38,5 @@ def audit_checks(task: Task | None, clean: Mapping[str, Any] | None, cells: Mapp
                       for x, s in columns], axis=1)
     chance = float(np.bincount(y).max() / len(y))  # accuracy's chance (task.chance is 0.5 when the metric is AUROC)
     return (noise_check_from(right, noisy, [x for x, _ in columns], chance, level=a.level, max_drop=a.max_drop,
-                             confidence=config.seeds.level, n_boot=config.seeds.n_resamples, seed=config.seed,
+                             confidence=config.seeds.level, n_boot=config.seeds.n_boot, seed=config.seed,
                              evidence=EVIDENCE),)

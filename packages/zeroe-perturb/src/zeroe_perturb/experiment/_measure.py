@@ -105,7 +105,7 @@ def measure(task: Task, clean_out: dict, cell_outs: dict[tuple[str, float, int],
     """The task's numbers (see the module docstring); ``cell_outs`` maps (attack, p, seed) to the cell's outputs."""
     n = task.n
     s = config.seeds
-    boot: dict[str, Any] = {"seed": config.seed, "level": s.level, "n_resamples": s.n_resamples}
+    boot: dict[str, Any] = {"seed": config.seed, "level": s.level, "n_resamples": s.n_boot}
     levels, high = config.attack.levels, config.attack.high
     clean = scorer(task, clean_out)
     cell_sc: dict[tuple[str, float, int], Scorer] = {k: scorer(task, v) for k, v in cell_outs.items()}
@@ -237,7 +237,7 @@ def _with_ranking_agreement(m: TaskMeasure, clean: Scorer, cell_sc: dict, config
     if not np.isfinite(value):
         return m
     s = config.seeds
-    ci = item_interval(tau, m.task.n, seed=config.seed, level=s.level, n_resamples=s.n_resamples, bounds=(-1.0, 1.0))
+    ci = item_interval(tau, m.task.n, seed=config.seed, level=s.level, n_resamples=s.n_boot, bounds=(-1.0, 1.0))
     return replace(m, tau=value, tau_ci=ci, tau_attackers=common)
 
 

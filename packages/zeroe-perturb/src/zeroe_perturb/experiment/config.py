@@ -50,8 +50,10 @@ class SeedsConfig:
     n_seeds: Int = param(3, ge=1, le=100, unit="seeds", paper="§4.2 (the paper reports one draw)",
                          doc="attack seeds: the run seed, +1, …")
     level: Float = param(0.95, gt=0, lt=1, unit="probability", doc="confidence level of every interval")
-    n_resamples: Int = param(2000, ge=100, le=1_000_000, unit="resamples",
-                             doc="bootstrap resamples of the items (BCa intervals)")
+    n_boot: Int = param(2000, ge=100, le=1_000_000, unit="resamples",
+                        doc="bootstrap resamples of the items (BCa intervals)")
+
+    RENAMED = {"n_resamples": "n_boot"}  # the project's vocabulary (issue 34); the old key works one release
 
 
 @config
