@@ -230,3 +230,56 @@ def test_ray_runs_shards_as_tasks_and_matches_one_local_process(tmp_path, local_
     assert [u["status"] for u in three["units"]] == ["done", "done"]
     assert len(list((tmp_path / "ray" / "work").rglob("cert-*.shard-*-of-3.npz"))) == 3  # one sigma x 3 shards
     assert report_content(three)["sections"] == report_content(one)["sections"]
+
+
+def test_workers_take_the_costliest_unit_first_shards_before_their_merge_and_no_more_than_n_at_once(tmp_path,
+                                                                                                  monkeypatch):
+    """--workers hands tasks to the pool one per idle worker, in costliest_first order; a sharded unit's shards go
+    before the task that merges them, which goes next once they are done; a unit is reported started once. (The
+    pool is replaced by one that records the submissions and the tasks in flight, so nothing is computed.)"""
+    import concurrent.futures
+    import tomllib
+    from concurrent.futures import Future
+
+    from robustsuite.run.config import RunConfig
+    from robustsuite.run.executors import ProcessExecutor
+
+    cfg = RunConfig.parse(tomllib.loads(CERTCAL_TINY + "shards = 2\nnoise_stream = \"per_input\"\n[methods.certcal.resources]\ncpu_seconds = 80\n" + """
+[methods.overview]
+targets = [["builtin:digits-cnn", "builtin:digits"], ["builtin:digits-cnn-at", "builtin:digits"]]
+resources = { cpu_seconds = 5 }
+[methods.uncspan]
+model = "builtin:digits-cnn"
+dataset = "builtin:digits"
+resources = { cpu_seconds = 20 }
+"""))
+    jobs = run_mod.plan(cfg)
+    order, in_flight, widest = [], [], [0]
+
+    class Pool:  # tasks stay in flight until the executor waits; then the oldest one finishes
+        def submit(self, fn, job, *args):
+            f: Future = Future()
+            order.append(job)
+            in_flight.append((f, job))
+            widest[0] = max(widest[0], len(in_flight))
+            return f
+
+    def wait(futures, return_when):
+        f, job = in_flight.pop(0)
+        f.set_result("done" if "--shard" in job else ({"id": job}, "done"))
+        return {f}, set(futures) - {f}
+
+    monkeypatch.setattr(concurrent.futures, "wait", wait)
+
+    executor = ProcessExecutor.__new__(ProcessExecutor)
+    executor._workers, executor._pool = 2, Pool()
+    started = []
+    out = list(executor.compute(jobs, tmp_path, config=cfg, device="cpu", progress=False, cache={},
+                                on_start=lambda u: started.append(u.id)))
+    ids = {u.method: u.id for u in jobs}
+    overview = [u.id for u in jobs if u.method == "overview"]
+    # shard 0 ends first and frees a worker for uncspan; once shard 1 ends too, the merge goes before the overview
+    assert order == [f"{ids['certcal']} --shard 0", f"{ids['certcal']} --shard 1", ids["uncspan"], ids["certcal"],
+                     *overview]
+    assert started == [ids["certcal"], ids["uncspan"], *overview]
+    assert sorted(k for k, _, _ in out) == list(range(len(jobs))) and widest[0] == 2
