@@ -179,6 +179,28 @@ def test_a_store_resumes_without_replaying_a_game(setup, result, monkeypatch):
     assert calls == [] and again.to_dict() == res.to_dict()
 
 
+def test_shards_by_base_and_table_give_the_runs_result(setup, result, monkeypatch):
+    """Without rmc.points_per_game a sharded run splits by RMC base and by table (and the audit): every shard
+    played into a store, run() replays no game and gives the result of a run that plays them itself."""
+    from transduct_attack import tables
+
+    res, _, cfg = result
+    models, data = setup
+    later = [t for t in ("dann", "tadv", "dent", "urejectron") if t in cfg.tables]
+    count = E.shard_count(cfg)
+    assert count == 2 + len(later) + cfg.audit.enabled  # two RMC bases, each later table, the audit
+    store = MemoryStore()
+    for i in range(count):
+        E.run_shard(models, data, cfg, i, count, store=store, progress=False)
+    calls: list[int] = []
+    real = tables.play_game
+    monkeypatch.setattr(tables, "play_game", lambda *a, **k: calls.append(1) or real(*a, **k))
+    assert E.run(models, data, cfg, store=store, progress=False).to_dict() == res.to_dict()
+    assert calls == []
+    assert E.shard_count(from_dict(E.Config, {"tables": ["dent"], "audit": {"enabled": False}},
+                                   base=E.preset("demo"))) == 1
+
+
 def test_sharded_games_give_the_runs_numbers(setup):
     """With rmc.points_per_game the RMC games are units of work: shards played into a store, then run, give the
     same tables as a run that plays them itself."""

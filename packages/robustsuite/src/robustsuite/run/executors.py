@@ -299,6 +299,14 @@ def cpu_logged(job: str, run_dir: str, fn: Callable[..., Any], *args: Any) -> An
             f.write(line)
 
 
+def _warm() -> None:
+    """A new worker's first task: the imports every unit needs (torch and the unit worker), done while the driver
+    plans and checks the inputs."""
+    import torch  # noqa: F401
+
+    from . import worker  # noqa: F401
+
+
 class ProcessExecutor(_Executor):
     """``--workers N``: the units, and the shards of sharded units (before the unit that merges them), in N spawned
     processes with one torch thread each (``ROBUSTSUITE_THREADS``), through the functions of the Ray tasks: the
@@ -317,6 +325,8 @@ class ProcessExecutor(_Executor):
         self._workers = workers
         self._pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=use_threads,
                                          initargs=(requested_threads(),))
+        for _ in range(workers):  # start the workers now: their imports overlap the driver's input checks
+            self._pool.submit(_warm)
 
     resolve_device = LocalExecutor.resolve_device
 

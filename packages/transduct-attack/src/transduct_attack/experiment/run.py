@@ -1,5 +1,5 @@
 """The experiment's run: every game of the selected tables (:func:`run`), or one shard of the RMC games
-(:func:`shard_count`, :func:`run_shard`) that a later :func:`run` collects from the store."""
+or table (:func:`shard_count`, :func:`run_shard`) that a later :func:`run` collects from the store."""
 
 from __future__ import annotations
 
@@ -19,36 +19,80 @@ __all__ = ["EXECUTION_FIELDS", "shard_count", "run_shard", "run"]
 EXECUTION_FIELDS: tuple[str, ...] = ()
 
 
+#: the tables computed after RMC's, in this order, each by one function of its module (its cells checkpointed)
+_LATER = ("dann", "tadv", "dent", "urejectron")
+
+
+def _tasks(config: Config) -> list[tuple[str, list]]:
+    """The units of work a sharded run shares out, costliest first: RMC's games (one task per game with
+    ``rmc.points_per_game``, else one per base, so each base's D' is built once), then one per other table, then the
+    audit's games."""
+    tasks: list[tuple[str, list]] = []
+    if {"rmc", "rmc_seeds"} & set(config.tables):
+        games = rmc.rmc_games(config)
+        if config.rmc.points_per_game:
+            tasks += [("rmc", [g]) for g in games]
+        else:
+            tasks += [("rmc", [g for g in games if g[0] == role]) for role in dict.fromkeys(r for r, _ in games)]
+    tasks += [(name, []) for name in _LATER if name in config.tables]
+    return tasks + ([("audit", [])] if config.audit.enabled else [])
+
+
 def shard_count(config: Config) -> int:
-    """How many shards the config's work splits into: with ``rmc.points_per_game`` set, one per RMC game (each
-    independent game of each base, seed and attack, and each static row); else 1 (no sharding)."""
+    """How many shards the config's work splits into: one per RMC game (with ``rmc.points_per_game``) or per RMC
+    base, one per other table and one for the audit; 1 when that is a single task (no sharding)."""
     if not isinstance(config, Config):
         raise TypeError(f"config must be a Config, got {type(config).__name__}")
-    if not config.rmc.points_per_game or not {"rmc", "rmc_seeds"} & set(config.tables):
-        return 1
-    return len(rmc.rmc_games(config))
+    return max(1, len(_tasks(config)))
 
 
 def run_shard(models: Models, data: Data, config: Config, index: int, count: int, *, store: Store | None,
               progress: bool = True) -> None:
-    """Play shard ``index`` of ``count`` (the RMC games ``i`` with ``i % count == index``) into ``store``;
-    :func:`run` then finds them there and computes only what is missing."""
+    """Compute shard ``index`` of ``count`` (the tasks ``i`` with ``i % count == index``, see :func:`shard_count`)
+    into ``store``; :func:`run` then finds their games there and computes only what is missing."""
     from robustsuite_common.checks import check_int
-    from robustsuite_common.models import evaluating
+    from robustsuite_common.models import evaluating, model_device
 
     check_inputs(models, data, config)
     count = check_int("count", count, ge=1)
     index = check_int("index", index, ge=0, le=count - 1)
     if store is None:
         raise ValueError("store must be given: a shard's games are kept there for run() to collect")
-    games = rmc.rmc_games(config) if shard_count(config) > 1 else []
-    mine = [g for i, g in enumerate(games) if i % count == index]
+    mine = [t for i, t in enumerate(_tasks(config) if shard_count(config) > 1 else []) if i % count == index]
     if not mine:
         return
     with evaluating(models.standard), evaluating(models.adversarial):
         xtr, ytr, xte, yte, data_fp, model_fp = prepared(models, data)
-        rmc.rmc_shard(config, models, xtr, ytr, xte, yte, mine, store=store, progress=progress,
-                       key=lambda role: rmc.rmc_key(config, (data_fp, model_fp[role])))
+        scratch = Out(data.test, model_device(models.standard))  # the cells go to the store; run() builds the tables
+        for name, games in mine:
+            if name == "rmc":
+                rmc.rmc_shard(config, models, xtr, ytr, xte, yte, games, store=store, progress=progress,
+                               key=lambda role: rmc.rmc_key(config, (data_fp, model_fp[role])))
+            else:
+                _play(name, scratch, config, models, xtr, ytr, xte, yte, store=store, progress=progress,
+                      paper=paper_values(), fps=(data_fp, model_fp))
+
+
+def _play(name: str, out: Out, cfg: Config, models: Models, xtr, ytr, xte, yte, *, store, progress: bool, paper,
+          fps) -> tuple:
+    """Compute table ``name`` of :data:`_LATER` (or the ``audit``, whose checks it returns) into ``out``."""
+    data_fp, model_fp = fps
+    kw = {"store": store, "progress": progress, "paper": paper}
+    if name == "dann":
+        retraining.dann(out, cfg, models, xtr, ytr, xte, yte, **kw, fp=(data_fp, model_fp["standard"]))
+    elif name == "tadv":
+        retraining.tadv(out, cfg, xtr, ytr, xte, yte, **kw, fp=data_fp)
+    elif name == "dent":
+        dent.dent(out, cfg, xtr, ytr, xte, yte, **kw, fp=data_fp)
+    elif name == "urejectron":
+        urejectron.urejectron(out, cfg, models, xtr, xte, yte, store=store, progress=progress,
+                               fp=(data_fp, model_fp["standard"]))
+    elif name == "audit":
+        return audit.audit(out, cfg, models, xte, yte, store=store, progress=progress,
+                           fp=(data_fp, model_fp["adversarial"]))
+    else:
+        raise ValueError(f"unknown table {name!r}")
+    return ()
 
 
 def run(models: Models, data: Data, config: Config, *, store: Store | None = None, progress: bool = True) -> Result:
@@ -72,17 +116,9 @@ def run(models: Models, data: Data, config: Config, *, store: Store | None = Non
         if "rmc" in cfg.tables or "rmc_seeds" in cfg.tables:
             rmc.rmc_tables(out, cfg, models, xtr, ytr, xte, yte, **kw,
                             key=lambda role: rmc.rmc_key(cfg, (data_fp, model_fp[role])))
-        if "dann" in cfg.tables:
-            retraining.dann(out, cfg, models, xtr, ytr, xte, yte, **kw, fp=(data_fp, model_fp["standard"]))
-        if "tadv" in cfg.tables:
-            retraining.tadv(out, cfg, xtr, ytr, xte, yte, **kw, fp=data_fp)
-        if "dent" in cfg.tables:
-            dent.dent(out, cfg, xtr, ytr, xte, yte, **kw, fp=data_fp)
-        if "urejectron" in cfg.tables:
-            urejectron.urejectron(out, cfg, models, xtr, xte, yte, store=store, progress=progress,
-                                   fp=(data_fp, model_fp["standard"]))
-        checks = audit.audit(out, cfg, models, xte, yte, store=store, progress=progress,
-                              fp=(data_fp, model_fp["adversarial"])) if cfg.audit.enabled else ()
+        checks: tuple = ()
+        for name in (*(t for t in _LATER if t in cfg.tables), *(["audit"] if cfg.audit.enabled else [])):
+            checks = _play(name, out, cfg, models, xtr, ytr, xte, yte, **kw, fps=(data_fp, model_fp)) or checks
     if cfg.tables:  # the paper's tables ran (not the audit preset alone)
         out.metrics.update(effect_metrics(out.records, seed=cfg.rmc.seeds[0]))
         out.tables["paper_effects"] = paper_effects(out.metrics)
