@@ -6,7 +6,11 @@ process's peak RSS over its level after imports and warm-up; CUDA: torch.cuda.ma
 same run, plus the entropy reached by PGD and APGD (quality at equal cost), and by the strongest under-confidence
 setting (Eq. 11 + entropy objectives, one random restart each, per-sample best: 4 runs, so about 4x the floor).
 
-    uv run python tools/bench/bench_uncspan.py            # small: 64 CIFAR-sized inputs, 30 steps (~1 min)
+The ratios are of CPU seconds (one torch thread: what the attack demands of the machine, which another process's load
+barely moves), the median over ``--repeats`` rounds, each round running every kind once in a rotated order so that
+a change of load spreads over all of them; the wall-clock ratio is printed beside it.
+
+    uv run python tools/bench/bench_uncspan.py            # small: 64 CIFAR-sized inputs, 30 steps (~3 min)
     uv run python tools/bench/bench_uncspan.py --paper    # paper's attack length: 150 steps, 256 inputs
 """
 
@@ -16,6 +20,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -58,7 +63,7 @@ def measure(kind: str, n: int, steps: int, width: int, device: str) -> dict:
     torch.autograd.grad(F.log_softmax(model(xa), -1).mean(), xa)
     del xa
     rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out: dict = {"kind": kind}
     if kind == "floor":
         # the same number of forward+backward passes as the attack (steps + 1 with gradient), bare
@@ -82,7 +87,7 @@ def measure(kind: str, n: int, steps: int, width: int, device: str) -> dict:
     else:
         # growth of the process's peak RSS over its level after imports, model and warm-up
         out["peak_mem_mb"] = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 - rss0, 1e-3)
-    out["seconds"] = time.perf_counter() - t0
+    out["seconds"], out["cpu_seconds"] = time.perf_counter() - t0, time.process_time() - c0
     return out
 
 
@@ -93,6 +98,7 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=None)
     ap.add_argument("--width", type=int, default=None)
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--repeats", type=int, default=3, help="rounds; each kind's median is reported")
     ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     n = a.n or (256 if a.paper else 64)
@@ -102,20 +108,25 @@ def main() -> None:
         print(json.dumps(measure(a.measure, n, steps, width, a.device)))
         return
     kinds = ["floor", "over-pgd", "under-pgd", "over-apgd", "under-apgd", "strongest-pgd"]
-    res = {}
-    for k in kinds:
-        cmd = [sys.executable, __file__, "--measure", k, "--n", str(n), "--steps", str(steps), "--width", str(width),
-               "--device", a.device]
-        res[k] = json.loads(subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1])
+    runs: dict[str, list[dict]] = {k: [] for k in kinds}
+    for r in range(a.repeats):
+        for k in kinds[r % len(kinds):] + kinds[:r % len(kinds)]:
+            cmd = [sys.executable, __file__, "--measure", k, "--n", str(n), "--steps", str(steps), "--width",
+                   str(width), "--device", a.device]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.strip().splitlines()[-1]
+            runs[k].append(json.loads(out))
+    res = {k: {f: statistics.median(r[f] for r in v) for f in v[0] if f != "kind"} for k, v in runs.items()}
     floor = res["floor"]
-    print(f"uncspan attack benchmark: {n} inputs 3x32x32, CNN width {width}, {steps} steps, device {a.device}")
-    print(f"floor: {steps + 1} bare forward+backward passes = {floor['seconds']:.3f} s, peak {floor['peak_mem_mb']:.0f} MB")
-    print(f"{'attack':<12}{'seconds':>9}{'time/floor':>12}{'peak MB':>9}{'mem/floor':>11}{'mean H':>9}")
+    print(f"uncspan attack benchmark: {n} inputs 3x32x32, CNN width {width}, {steps} steps, device {a.device}, "
+          f"median of {a.repeats} rounds")
+    print(f"floor: {steps + 1} bare forward+backward passes = {floor['cpu_seconds']:.3f} CPU-s "
+          f"({floor['seconds']:.3f} s wall), peak {floor['peak_mem_mb']:.0f} MB")
+    print(f"{'attack':<14}{'CPU-s':>8}{'cpu/floor':>11}{'wall/floor':>12}{'peak MB':>9}{'mem/floor':>11}{'mean H':>9}")
     for k in kinds[1:]:
         r = res[k]
-        print(f"{k:<12}{r['seconds']:>9.3f}{r['seconds'] / floor['seconds']:>12.2f}{r['peak_mem_mb']:>9.0f}"
+        print(f"{k:<14}{r['cpu_seconds']:>8.3f}{r['cpu_seconds'] / floor['cpu_seconds']:>11.2f}"
+              f"{r['seconds'] / floor['seconds']:>12.2f}{r['peak_mem_mb']:>9.0f}"
               f"{r['peak_mem_mb'] / floor['peak_mem_mb']:>11.2f}{r['mean_entropy']:>9.4f}")
-
 
 if __name__ == "__main__":
     main()

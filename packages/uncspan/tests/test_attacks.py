@@ -123,7 +123,8 @@ def test_constraints_and_input_not_mutated(std_model, digits, norm):
     x = xte[:30].clone()
     before = x.clone()
     eps = 0.1 if norm == "Linf" else 0.5
-    for attack in (OverConfidenceAttack(steps=10, random_start=True), UnderConfidenceAttack(steps=10, optimizer="apgd", random_start=True)):
+    for attack in (OverConfidenceAttack(steps=10, random_start=True), UnderConfidenceAttack(steps=10, optimizer="apgd", random_start=True),
+                   UnderConfidenceAttack(steps=5, restarts=1, objective=("cross_entropy", "entropy"))):
         res = attack(std_model, x, eps, norm=norm, seed=0)
         assert torch.equal(x, before)
         delta = (res.x_adv - x).flatten(1)

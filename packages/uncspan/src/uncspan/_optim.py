@@ -27,6 +27,7 @@ class _Outcome:
     score_best: torch.Tensor
     loss_best: torch.Tensor
     step_best: torch.Tensor
+    logits_best: torch.Tensor
 
 
 def _flat_norm(t: torch.Tensor) -> torch.Tensor:
@@ -62,38 +63,41 @@ def apgd_checkpoints(steps: int) -> list[int]:
 
 class _Search:
     """The state of one minimisation: the model and objectives, and per sample the best iterate so far (lowest
-    ``score_fn``; iterate 0 is the clean input)."""
+    ``score_fn``, with its logits; iterate 0 is the clean input, whose logits the caller passes)."""
 
-    def __init__(self, model: nn.Module, x0: torch.Tensor, loss_fn: LossFn, score_fn: LossFn) -> None:
+    def __init__(self, model: nn.Module, x0: torch.Tensor, logits0: torch.Tensor, loss_fn: LossFn,
+                 score_fn: LossFn) -> None:
         self.model, self.loss_fn, self.score_fn = model, loss_fn, score_fn
-        with torch.no_grad():
-            loss0, score0, _ = self.evaluate(x0, need_grad=False)
-        self.x_best, self.score_best, self.loss_best = x0.clone(), score0.clone(), loss0.clone()
-        self.step_best = torch.zeros_like(score0, dtype=torch.long)
+        logits0 = logits0.detach()
+        self.x_best, self.logits_best = x0.detach().clone(), logits0.clone()
+        self.score_best, self.loss_best = score_fn(logits0).detach(), loss_fn(logits0).detach()
+        self.step_best = torch.zeros_like(self.score_best, dtype=torch.long)
+        self._shape = (-1,) + (1,) * (x0.dim() - 1)
 
-    def evaluate(self, x: torch.Tensor, need_grad: bool = True) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """Per-sample loss and score at ``x``, and the input gradient of the loss when ``need_grad``."""
+    def evaluate(self, x: torch.Tensor, need_grad: bool = True
+                 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+        """Per-sample loss, score and logits at ``x``, and the input gradient of the loss when ``need_grad``."""
         x = x.detach().requires_grad_(need_grad)
         with torch.enable_grad() if need_grad else torch.no_grad():
             logits = self.model(x)
             loss = self.loss_fn(logits)
             score = self.score_fn(logits).detach()
             grad = torch.autograd.grad(loss.sum(), x)[0].detach() if need_grad else None
-        return loss.detach(), score, grad
+        return loss.detach(), score, logits.detach(), grad
 
     def step(self, x: torch.Tensor, k: int, need_grad: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Evaluate iterate ``k`` at ``x``, keep it where its score is the best so far; its loss and gradient."""
-        loss, score, grad = self.evaluate(x, need_grad)
+        loss, score, logits, grad = self.evaluate(x, need_grad)
         better = score < self.score_best
-        if better.any():
-            self.x_best[better] = x[better]
-            self.score_best[better] = score[better]
-            self.loss_best[better] = loss[better]
-            self.step_best[better] = k
+        self.x_best = torch.where(better.view(self._shape), x.detach(), self.x_best)
+        self.logits_best = torch.where(better[:, None], logits, self.logits_best)
+        self.score_best = torch.where(better, score, self.score_best)
+        self.loss_best = torch.where(better, loss, self.loss_best)
+        self.step_best = torch.where(better, k, self.step_best)
         return loss, grad
 
     def outcome(self) -> _Outcome:
-        return _Outcome(self.x_best, self.score_best, self.loss_best, self.step_best)
+        return _Outcome(self.x_best, self.score_best, self.loss_best, self.step_best, self.logits_best)
 
 
 def minimise(
@@ -109,13 +113,16 @@ def minimise(
     optimizer: str,
     momentum: float,
     start: torch.Tensor,
+    logits0: torch.Tensor,
 ) -> _Outcome:
-    """Minimise ``loss_fn(model(x))`` over the ball; keep per sample the iterate with the lowest ``score_fn``.
+    """Minimise ``loss_fn(model(x))`` over the ball; keep per sample the iterate with the lowest ``score_fn``
+    (and its logits, so that no pass is repeated to read them).
 
     ``eps`` and ``step_size`` have shape (B, 1, ...). Iterate 0 is the clean input ``x0`` (never worse
-    than doing nothing); iterate 1 is ``start`` (``x0`` or a random start).
+    than doing nothing), whose logits ``logits0`` the caller computed; iterate 1 is ``start`` (``x0`` or a random
+    start).
     """
-    search = _Search(model, x0, loss_fn, score_fn)
+    search = _Search(model, x0, logits0, loss_fn, score_fn)
     x = start.detach().clone()
     loss, grad = search.step(x, 1)
     assert grad is not None
@@ -176,8 +183,8 @@ def _apgd(search: _Search, x: torch.Tensor, loss: torch.Tensor, grad: torch.Tens
         loss_prev = loss
         improved = loss < f_best
         f_best = torch.where(improved, loss, f_best)
-        x_fbest[improved] = x[improved]
-        g_fbest[improved] = grad[improved]
+        x_fbest = torch.where(improved.view(shape), x, x_fbest)
+        g_fbest = torch.where(improved.view(shape), grad, g_fbest)
         if (k + 1) in checkpoints:
             span = k + 1 - last_ckpt
             cond1 = n_improved < rho * span

@@ -236,20 +236,20 @@ class UncertaintyAttack:
                     loss_fn=lambda z, t=target, o=self.objectives[k]: self._loss(z, t, o),
                     score_fn=lambda z, t=target: self._score(z, t),
                     steps=self.steps, step_size=sb, optimizer=self.optimizer, momentum=self.momentum,
-                    start=start,
+                    start=start, logits0=logits_clean,
                 )
                 obj_idx = torch.full_like(out.step_best, k)
                 rst_idx = torch.full_like(out.step_best, r)
                 if not best:
-                    best = [out.x_best, out.score_best, out.loss_best, out.step_best, obj_idx, rst_idx]
+                    best = [out.x_best, out.score_best, out.loss_best, out.step_best, obj_idx, rst_idx,
+                            out.logits_best]
                     continue
                 better = out.score_best < best[1]  # strictly better: ties keep the earlier run
                 best[0] = torch.where(better.view(shape), out.x_best, best[0])
+                best[6] = torch.where(better[:, None], out.logits_best, best[6])
                 for j, v in enumerate((out.score_best, out.loss_best, out.step_best, obj_idx, rst_idx), start=1):
                     best[j] = torch.where(better, v, best[j])
-            with torch.no_grad():
-                lc = logits_clean.double()
-                la = model(best[0]).double()
+            lc, la = logits_clean.double(), best[6].double()  # la: the logits of the kept iterate, as evaluated
             pc, pa = F.softmax(lc, -1), F.softmax(la, -1)
             for key, v in (("entropy_clean", entropy_from_logits(lc)), ("entropy_adv", entropy_from_logits(la)),
                            ("loss", best[2].double()), ("best_step", best[3]), ("pred_clean", lc.argmax(-1)),
