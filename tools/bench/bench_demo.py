@@ -7,6 +7,10 @@ rusage); the per-unit seconds come from its report.json. The load average before
 "quiet" run on a machine others are using is not quiet, and the record says so (``--note``). The default
 benchmark is timed as `robustsuite demo` (one worker process per core); others as `robustsuite run NAME`.
 
+The environment is timed as installed: on a machine that sets PYTHONDONTWRITEBYTECODE, byte-compile it once first
+(`uv sync --compile-bytecode`, what pip does at install), or every worker process recompiles torch and transformers;
+the record says whether the environment was compiled (``machine.bytecode``).
+
     uv run python tools/bench/bench_demo.py --json docs/benchmarks/demo/bench_demo.json --note "..."
     uv run python tools/bench/bench_demo.py --benchmark demo-full --only quiet
     uv run python tools/bench/bench_demo.py --methods uncspan,certcal   # a subset of the demo's sections
@@ -34,6 +38,17 @@ QUIET_TARGET_S, RATIO_TARGET = 300.0, 2.5
 def _burner() -> subprocess.Popen:
     """One other CPU-bound process: a pure-Python busy loop (one core)."""
     return subprocess.Popen([sys.executable, "-c", "while True:\n    pass"])
+
+
+def _bytecode() -> str:
+    """Whether torch's modules were byte-compiled (at install or by an earlier import), and whether Python may write
+    bytecode here."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    cached = spec is not None and spec.cached is not None and Path(spec.cached).is_file()
+    writes = "PYTHONDONTWRITEBYTECODE set" if os.environ.get("PYTHONDONTWRITEBYTECODE") else "Python writes bytecode"
+    return f"{'compiled' if cached else 'not compiled'} ({writes})"
 
 
 def _git(*args: str) -> str:
@@ -96,7 +111,8 @@ def main() -> None:
                                                         else f"the `{a.benchmark}` benchmark"),
         "command": shlex.join(["uv", "run", "python", "tools/bench/bench_demo.py", *sys.argv[1:]]),
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-                    "threads": os.environ.get("ROBUSTSUITE_THREADS", "1 (default)"), "note": a.note},
+                    "threads": os.environ.get("ROBUSTSUITE_THREADS", "1 (default)"), "note": a.note,
+                    "bytecode": _bytecode()},
         "commit": _git("rev-parse", "HEAD"), "dirty": bool(_git("status", "--porcelain", "--untracked-files=no")),
         "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
         "timings": timings,

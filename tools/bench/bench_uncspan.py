@@ -99,6 +99,8 @@ def main() -> None:
     ap.add_argument("--width", type=int, default=None)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--repeats", type=int, default=3, help="rounds; each kind's median is reported")
+    ap.add_argument("--json", default=None, help="write the record here (e.g. docs/benchmarks/demo/bench_uncspan.json)")
+    ap.add_argument("--note", default="", help="what else ran on the machine (recorded as is)")
     ap.add_argument("--measure", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     n = a.n or (256 if a.paper else 64)
@@ -127,6 +129,29 @@ def main() -> None:
         print(f"{k:<14}{r['cpu_seconds']:>8.3f}{r['cpu_seconds'] / floor['cpu_seconds']:>11.2f}"
               f"{r['seconds'] / floor['seconds']:>12.2f}{r['peak_mem_mb']:>9.0f}"
               f"{r['peak_mem_mb'] / floor['peak_mem_mb']:>11.2f}{r['mean_entropy']:>9.4f}")
+    if a.json:
+        import platform
+
+        git = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        record = {
+            "what": "uncspan's attacks against the floor: the same number of bare forward+backward passes (gradient "
+                    "w.r.t. the input) on the same model and batch, each measured in a fresh subprocess; CPU-second "
+                    f"ratios, median of {a.repeats} rotated rounds",
+            "command": " ".join(["uv run python tools/bench/bench_uncspan.py", *sys.argv[1:]]),
+            "commit": git, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "machine": {"cpus": os.cpu_count(), "platform": platform.platform(), "note": a.note},
+            "setting": {"n": n, "steps": steps, "width": width, "device": a.device, "repeats": a.repeats},
+            "target": "cpu/floor <= 1.1 for each single attack (strongest-pgd is 4 runs)",
+            "floor": {"passes": steps + 1, **{k: round(v, 4) for k, v in floor.items()}},
+            "figures": {k: {"cpu_seconds": round(res[k]["cpu_seconds"], 4), "wall_seconds": round(res[k]["seconds"], 4),
+                            "cpu_over_floor": round(res[k]["cpu_seconds"] / floor["cpu_seconds"], 3),
+                            "wall_over_floor": round(res[k]["seconds"] / floor["seconds"], 3),
+                            "peak_mb": round(res[k]["peak_mem_mb"], 1), "mean_entropy": round(res[k]["mean_entropy"], 4)}
+                        for k in kinds[1:]},
+        }
+        with open(a.json, "w", encoding="utf-8") as f:
+            f.write(json.dumps(record, indent=2) + "\n")
+        print(f"wrote {a.json}")
 
 if __name__ == "__main__":
     main()

@@ -45,6 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MANIFEST = ROOT / "packages/robustsuite/src/robustsuite/resources/manifest.json"
 DEFAULT_REPORT = ROOT / "docs/demo/report.json"  # where the integrator commits the demo report
 PAPER_CPU_REPORT = ROOT / "docs/benchmarks/paper-cpu/report.json"  # the recorded paper-cpu benchmark (issue 26)
+BENCH = ROOT / "docs/benchmarks/demo"  # the first run's timings (tools/bench/bench_demo.py, bench_uncspan.py)
 MARKER = re.compile(r"<!-- numbers:(?P<name>[A-Za-z0-9_.-]+) -->\n(?P<body>.*?)<!-- /numbers:(?P=name) -->",
                     re.S)
 OPEN = re.compile(r"<!-- numbers:([A-Za-z0-9_.-]+) -->")
@@ -309,11 +310,47 @@ class Sentence:
         return FIELD.sub(sub, self.template)
 
 
+@dataclass(frozen=True)
+class DemoTimes:
+    """The cold demo's wall and CPU seconds, quiet and busy, with their ratio and targets (bench_demo.py's record)."""
+
+    source = "bench-demo"
+
+    def render(self, rec: dict) -> str:
+        t, goal = rec["timings"], rec["targets"]
+        rows = [[m, f"{t[m]['wall_s']:.0f} s", f"{t[m]['cpu_s']:.0f} CPU-s", f"{t[m]['load_average_before'][0]:.1f}"]
+                for m in ("quiet", "busy") if m in t]
+        ratio = (f"busy/quiet {rec['busy_over_quiet']:.2f} (target ≤ {goal['busy_over_quiet_max']:g}); "
+                 if "busy_over_quiet" in rec else "")
+        return (markdown_table(["machine", "wall", "CPU", "load average before"], rows) +
+                f"\n\n*{ratio}quiet target ≤ {goal['quiet_wall_s_max']:.0f} s. Record "
+                f"`docs/benchmarks/demo/bench_demo.json`: `{rec['command']}` at commit `{rec['commit'][:7]}`, "
+                f"{rec['date']}, {rec['machine']['cpus']} CPUs.*")
+
+
+@dataclass(frozen=True)
+class AttackFloor:
+    """uncspan's attacks against the same number of bare forward+backward passes (bench_uncspan.py's record)."""
+
+    source = "bench-uncspan"
+
+    def render(self, rec: dict) -> str:
+        f = rec["floor"]
+        rows = [[k, f"{v['cpu_seconds']:.3f}", f"{v['cpu_over_floor']:.2f}", f"{v['wall_over_floor']:.2f}"]
+                for k, v in rec["figures"].items()]
+        return (markdown_table(["attack", "CPU-s", "CPU / floor", "wall / floor"], rows) +
+                f"\n\n*Floor: {f['passes']} forward+backward passes, {f['cpu_seconds']:.3f} CPU-s; target: "
+                f"{rec['target']}. Record `docs/benchmarks/demo/bench_uncspan.json`: `{rec['command']}` at commit "
+                f"`{rec['commit'][:7]}`, {rec['date']}.*")
+
+
 # --- the one mapping: README block name -> numbers ------------------------------------------------
 
 SHIPPED = ("fashion-cnn", "fashion-cnn-at", "fashion-cnn-noise-0.25", "fashion-cnn-noise-0.5", "fashion-osr-cnn",
            "fashion-osr-cnn-at", "wordnet-roberta")
-TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence] = {
+TABLES: dict[str, ManifestTable | ReportTable | ReportMetrics | Sentence | DemoTimes | AttackFloor] = {
+    "bench-demo": DemoTimes(),
+    "bench-uncspan": AttackFloor(),
     "builtin-models": ManifestTable(SHIPPED),
     "builtin-small-models": ManifestTable(("digits-cnn", "digits-cnn-at", "digits-osr-cnn", "text-tiny")),
     # the committed demo report (docs/demo/report.json), one block per headline table of the root README
@@ -514,7 +551,9 @@ def make_sources(report: Path = DEFAULT_REPORT, manifest: Path = MANIFEST) -> di
 
     return {"manifest": lazy("manifest", manifest, "build manifest"), "report": lazy("report", report, "demo report"),
             "paper-cpu": lazy("paper-cpu", PAPER_CPU_REPORT, "paper-cpu benchmark report"),
-            "report-meta": meta(DEFAULT_REPORT), "paper-cpu-meta": meta(PAPER_CPU_REPORT)}
+            "report-meta": meta(DEFAULT_REPORT), "paper-cpu-meta": meta(PAPER_CPU_REPORT),
+            "bench-demo": lazy("bench-demo", BENCH / "bench_demo.json", "demo timing record"),
+            "bench-uncspan": lazy("bench-uncspan", BENCH / "bench_uncspan.json", "uncspan attack timing record")}
 
 
 # --- the prose check: every "x [lo, hi]" outside generated blocks is a recorded interval -------------
