@@ -20,12 +20,20 @@ def ece_loop(z, c, n_bins):
     return total / len(z)
 
 
-def draw_intervals(draw: Any, n: int, interval: Callable[[Any], tuple[float, float]]) -> tuple[np.ndarray, ...]:
-    """``n`` samples, each an interval ``(lower, upper) = interval(draw)`` and then a 0/1 label."""
-    lo, up, c = [], [], []
-    for _ in range(n):
-        a, b = interval(draw)
-        lo.append(a)
-        up.append(b)
-        c.append(draw(st.integers(0, 1)))
-    return np.array(lo), np.array(up), np.array(c)
+def interval_instances(*, n: tuple[int, int], n_bins: tuple[int, int],
+                       interval: Callable[[Any, int], tuple[float, float]]) -> st.SearchStrategy:
+    """Instances ``(lower, upper, correct, n_bins)``: ``n_bins`` and the number of samples drawn from their
+    ranges, each sample an interval ``(lower, upper) = interval(draw, n_bins)`` and then a 0/1 label."""
+
+    @st.composite
+    def instances(draw: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+        bins = draw(st.integers(*n_bins))
+        lo, up, c = [], [], []
+        for _ in range(draw(st.integers(*n))):
+            a, b = interval(draw, bins)
+            lo.append(a)
+            up.append(b)
+            c.append(draw(st.integers(0, 1)))
+        return np.array(lo), np.array(up), np.array(c), bins
+
+    return instances()

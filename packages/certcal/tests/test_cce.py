@@ -2,7 +2,7 @@ import itertools
 
 import numpy as np
 import pytest
-from _certcal_refs import draw_intervals
+from _certcal_refs import interval_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -42,20 +42,16 @@ def brute_force(lo, up, c, n_bins):
     return best
 
 
-@st.composite
-def tiny_instances(draw):
-    n = draw(st.integers(1, 5))
-    n_bins = draw(st.integers(1, 4))
+def any_interval(d, n_bins):
+    a, b = d(st.floats(0, 1)), d(st.floats(0, 1))
+    return min(a, b), max(a, b)
 
-    def interval(d):
-        a, b = d(st.floats(0, 1)), d(st.floats(0, 1))
-        return min(a, b), max(a, b)
 
-    return (*draw_intervals(draw, n, interval), n_bins)
+tiny_instances = interval_instances(n=(1, 5), n_bins=(1, 4), interval=any_interval)
 
 
 @settings(max_examples=80, deadline=None)
-@given(tiny_instances())
+@given(tiny_instances)
 def test_exact_equals_brute_force(inst):
     lo, up, c, n_bins = inst
     res = certified_calibration_error(lo, up, c, n_bins=n_bins)
@@ -122,7 +118,7 @@ def test_full_width_bounds_closed_form():
 
 
 @settings(max_examples=40, deadline=None)
-@given(tiny_instances())
+@given(tiny_instances)
 def test_cbs_is_the_maximum_brier_over_the_box(inst):
     lo, up, c, _ = inst
     cbs = certified_brier_score(lo, up, c)

@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
-from _certcal_refs import draw_intervals
+from _certcal_refs import interval_instances
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,24 +86,17 @@ def true_ece_brute_force(lo, up, c, n_bins):
     return max(expected_calibration_error(np.array(zs), c, n_bins=n_bins) for zs in itertools.product(*cands))
 
 
-@st.composite
-def edge_instances(draw):
-    n_bins = draw(st.integers(2, 5))
-    n = draw(st.integers(1, 4))
-
-    def interval(d):
-        if d(st.booleans()):  # zero width, on an edge
-            v = d(st.integers(0, n_bins)) / n_bins
-            return v, v
-        a = d(st.integers(0, n_bins)) / n_bins
-        b = d(st.one_of(st.floats(0, 1), st.integers(0, n_bins).map(lambda k, m=n_bins: k / m)))
-        return min(a, b), max(a, b)
-
-    return (*draw_intervals(draw, n, interval), n_bins)
+def edge_interval(d, n_bins):
+    if d(st.booleans()):  # zero width, on an edge
+        v = d(st.integers(0, n_bins)) / n_bins
+        return v, v
+    a = d(st.integers(0, n_bins)) / n_bins
+    b = d(st.one_of(st.floats(0, 1), st.integers(0, n_bins).map(lambda k, m=n_bins: k / m)))
+    return min(a, b), max(a, b)
 
 
 @settings(max_examples=80, deadline=None)
-@given(edge_instances())
+@given(interval_instances(n=(1, 4), n_bins=(2, 5), interval=edge_interval))
 def test_cce_on_edge_instances_equals_brute_force(inst):
     lo, up, c, n_bins = inst
     res = certified_calibration_error(lo, up, c, n_bins=n_bins)

@@ -305,8 +305,8 @@ DATA = {
         (lambda: iortemp.EmbeddingNeighbours("ab", np.eye(2)), TypeError, "words"),
         (lambda: iortemp.EmbeddingNeighbours(["a", "b"], np.full((2, 2), np.nan)), ValueError, "vectors"),
         (lambda: iortemp.EmbeddingNeighbours(["a", "b"], np.eye(3)), ValueError, "vectors")]),
-    "call_attack": (lambda: iortemp.call_attack(lambda v, x, y: x, None, ["a"], [0]), [
-        (lambda: iortemp.call_attack(3, None, ["a"], [0]), TypeError, "attack")]),
+    "call_attack": (lambda: iortemp.call_attack(None, ["a"], [0], lambda v, x, y: x), [
+        (lambda: iortemp.call_attack(None, ["a"], [0], 3), TypeError, "attack")]),
     "search_temperature": (lambda: iortemp.search_temperature(lambda t: abs(math.log10(t)), max_evaluations=3), [
         (lambda: iortemp.search_temperature(lambda t: 0.0, init_temperature=0), ValueError, "init_temperature"),
         (lambda: iortemp.search_temperature(lambda t: 0.0, log10_bounds=(-30, 30)), ValueError, "log10_bounds")]),

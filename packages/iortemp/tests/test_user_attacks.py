@@ -105,3 +105,31 @@ def test_hf_classifier_and_training_with_distilbert(tmp_path, corpus_maker):
                                      ddi_m=2)
         res = iortemp.train_classifier(model, tok, x, y, method=method, config=cfg, seed=0)
         assert res.steps == 2 and np.isfinite(res.epoch_losses).all()
+
+
+def _seeded_flip(model, texts, labels, *, seed=0):
+    """Flips the texts the seed picks and records the model it was handed (the first argument)."""
+    picked = np.random.default_rng(seed).random(len(texts)) < 0.5
+    adv = [str(int(t) + N) if p else t for t, p in zip(texts, picked, strict=True)]
+    return iortemp.AttackOutput(adv, picked, np.zeros(len(texts), bool), np.zeros(len(texts), np.int64),
+                                extra={"model": model})
+
+
+def test_call_attack_takes_the_data_first_and_the_attack_last():
+    out = iortemp.call_attack(MODEL, TEXTS, LABELS, _seeded_flip, seed=3)
+    assert out.extra["model"] is MODEL
+    want = np.random.default_rng(3).random(N) < 0.5  # the seed reached the attack
+    assert out.success.tolist() == want.tolist() and 0 < want.sum() < N
+    assert out.adversarial == [str(int(t) + N) if w else t for t, w in zip(TEXTS, want, strict=True)]
+
+
+def test_call_attack_former_order_and_victim_warn_and_give_the_same_result():
+    new = iortemp.call_attack(MODEL, TEXTS, LABELS, _seeded_flip, seed=3)
+    with pytest.warns(DeprecationWarning, match=r"call_attack\(attack, model, inputs, labels\)") as rec:
+        old = iortemp.call_attack(_seeded_flip, MODEL, TEXTS, LABELS, seed=3)
+    assert rec[0].filename == __file__  # the warning points at the caller's line
+    with pytest.warns(DeprecationWarning, match="victim"):
+        named = iortemp.call_attack(victim=MODEL, inputs=TEXTS, labels=LABELS, attack=_seeded_flip, seed=3)
+    for got in (old, named):
+        assert got.extra["model"] is MODEL
+        assert (got.adversarial, got.success.tolist()) == (new.adversarial, new.success.tolist())

@@ -233,3 +233,23 @@ def test_urejectron_threshold_sweep_matches_games_at_each_threshold(digits, mlp_
         assert lo <= v <= hi
     with pytest.raises(ValueError, match="thresholds"):
         rejection_curve(attack, URejectron(mlp_std, xtr[:300]), x, y, eps=0.3, thresholds=(0.0, 0.5))
+
+
+# --- the base model every Γ exposes -----------------------------------------------------------------
+
+def test_base_model_is_the_model_each_defense_was_built_on(digits, mlp_std):
+    from transduct_attack import StaticDefense
+    from transduct_attack.threat_model import Adaptation, TransductiveDefense
+
+    xtr, ytr, _, _ = digits
+    built = [StaticDefense(mlp_std), URejectron(mlp_std, xtr[:20]),
+             TADV(xtr[:20], ytr[:20], base_model=mlp_std, eps=0.1, epochs=1)]
+    for d in built:  # the model itself, or the logits wrapper around it
+        assert getattr(d.base_model, "inner", d.base_model) is mlp_std, type(d).__name__
+
+    class Forgetful(TransductiveDefense):  # neither sets self._base nor overrides base_model
+        def adapt(self, x, *, state, generator):
+            return Adaptation(model=None)
+
+    with pytest.raises(NotImplementedError, match="Forgetful must set self._base"):
+        _ = Forgetful().base_model

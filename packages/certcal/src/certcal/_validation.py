@@ -24,8 +24,8 @@ from robustsuite_common.checks import (
 from robustsuite_common.checks import check_images as _check_images
 from robustsuite_common.models import (
     OUTPUT_FORMS,
-    as_model_input,
     logits_from,
+    output_classes,
 )
 
 __all__ = ["as_binary", "as_float64", "as_unit_interval", "check_bounds", "check_images",
@@ -107,19 +107,11 @@ def model_logits(out: Any, n: int, outputs: str = "logits", *, first: bool = Tru
 
 
 def num_classes(model: torch.nn.Module, x: torch.Tensor, outputs: str = "logits") -> int:
-    """The number of classes ``model`` returns, read from one forward pass on ``x[:2]`` in eval mode (the
-    caller holds :func:`evaluating`). Refuses fewer than two classes, non-finite logits and (with two inputs)
-    outputs that look like probabilities when ``outputs="logits"``."""
-    with torch.no_grad():
-        xb = as_model_input(model, x[:2])
-        logits = model_logits(model(xb), int(xb.shape[0]), outputs)
-    k = int(logits.shape[1])
-    if k < 2:
-        raise ValueError(f"model must return logits for at least 2 classes, got {k}: a smoothed classifier (and "
-                         "its certified radius) needs a runner-up class")
-    if not bool(torch.isfinite(logits).all()):
-        raise ValueError("model returned non-finite logits (NaN or inf) on x[:2]: nothing can be computed from them")
-    return k
+    """The number of classes ``model`` returns, read from one forward pass on ``x[:2]``
+    (:func:`robustsuite_common.models.output_classes`). Refuses fewer than two classes (a smoothed classifier and
+    its certified radius need a runner-up class), non-finite logits and (with two inputs) outputs that look like
+    probabilities when ``outputs="logits"``."""
+    return output_classes(model, x, outputs=outputs, rows=2)
 
 
 def check_labelled_images(model: Any, x: Any, y: Any, *, x_name: str = "x", y_name: str = "y") -> torch.Tensor:

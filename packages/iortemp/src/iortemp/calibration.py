@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -50,13 +50,7 @@ class TemperatureFit:
     n: int
 
     def to_dict(self) -> dict:
-        return {
-            "temperature": self.temperature,
-            "separable": self.separable,
-            "nll": self.nll,
-            "unbounded_temperature": self.unbounded_temperature,
-            "n": self.n,
-        }
+        return asdict(self)
 
 
 def fit_temperature(logits, labels, *, method: str = "exact", alpha: float = 0.05, **kwargs) -> TemperatureFit:

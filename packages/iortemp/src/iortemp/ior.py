@@ -14,7 +14,7 @@ interval of the per-input difference, never two independent binomial intervals.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -90,11 +90,7 @@ class SweepPoint:
     adversarial_accuracy: float
 
     def to_dict(self) -> dict:
-        return {
-            "temperature": self.temperature,
-            "mean_confidence": self.mean_confidence,
-            "adversarial_accuracy": self.adversarial_accuracy,
-        }
+        return asdict(self)
 
 
 def _check_temperatures(temperatures: Sequence[float]) -> list[float]:

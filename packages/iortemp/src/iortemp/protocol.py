@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Mapping
+import warnings
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,12 +31,21 @@ __all__ = ["AdversarialEvaluation", "call_attack", "evaluate_attack", "predict",
 
 
 @renamed(victim="model")
-def call_attack(attack, model, inputs, labels, *, seed: int = 0, progress: bool = False) -> Any:
-    """Call a user attack ``attack(model, inputs, labels[, seed=...][, progress=...])``.
+def call_attack(model: Any, inputs: Any, labels: Any, attack: Callable[..., Any], *, seed: int = 0,
+                progress: bool = False) -> Any:
+    """Run a user attack on ``model``: ``attack(model, inputs, labels[, seed=...][, progress=...])``. The data come
+    first and the attack last, as :func:`evaluate_attack` and :func:`optimize_temperature` take them (every attack
+    of the §5.1 protocol is called through here).
 
     ``seed`` and ``progress`` are passed only when the callable accepts them (by name or ``**kwargs``), so
-    a plain function ``def atk(model, x, y)`` works as well as this package's attack classes.
+    a plain function ``def atk(model, x, y)`` works as well as this package's attack classes. The former order
+    ``call_attack(attack, model, inputs, labels)`` (and ``victim=`` for ``model``) still works for one release, with
+    a ``DeprecationWarning``: it is told apart by its last argument, labels, which are never callable.
     """
+    if callable(model) and not callable(attack):  # the former order (attack, model, inputs, labels)
+        warnings.warn("call_attack(attack, model, inputs, labels) is deprecated; use call_attack(model, inputs, "
+                      "labels, attack)", DeprecationWarning, stacklevel=3)
+        model, inputs, labels, attack = inputs, labels, attack, model
     if not callable(attack):
         raise TypeError("attack must be callable as attack(model, inputs, labels[, seed=...][, progress=...])")
     try:
@@ -179,7 +189,7 @@ def evaluate_attack(
         victim = source_model if source_model is not None else model
         if temperature != 1.0:
             victim = TemperatureScaled(victim, temperature=temperature)
-        out = call_attack(attack, victim, inputs, y, seed=seed, progress=progress)
+        out = call_attack(victim, inputs, y, attack, seed=seed, progress=progress)
         clean_logits = logits64(model, inputs)
         adv_logits = logits64(model, out.adversarial)
     correct_clean = clean_logits.argmax(1) == y

@@ -199,7 +199,7 @@ def adversarial_augmentation(
     """
     texts = check_texts("texts", texts)
     y = check_labels("labels", labels, length=len(texts))
-    out = call_attack(attack, model, texts, y, seed=seed, progress=progress)
+    out = call_attack(model, texts, y, attack, seed=seed, progress=progress)
     keep = np.flatnonzero(out.success)
     aug_texts = list(texts) + [out.adversarial[i] for i in keep]
     return aug_texts, np.concatenate([y, y[keep]])

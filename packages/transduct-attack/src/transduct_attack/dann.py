@@ -80,10 +80,6 @@ class DANN(TransductiveDefense):
             make_network = image_factory(DomainAdversarialNet, train_x, n_classes=int(self.train_y.max()) + 1)
         self.make_network = make_network
 
-    @property
-    def base_model(self) -> nn.Module:
-        return self._base
-
     def make_optimizer(self, net: nn.Module) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler]:
         """The optimiser and the per-epoch learning-rate schedule (MultiStepLR over ``lr_milestones``)."""
         if self.optimizer == "sgd":

@@ -119,10 +119,6 @@ class DENT(TransductiveDefense):
         self.beta3 = float(beta3)
         self._base = base_model
 
-    @property
-    def base_model(self) -> nn.Module:
-        return self._base
-
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
         """Adapt per-sample BN affines on ``x`` (deterministic: DENT draws no randomness)."""
         check_images("x", x)

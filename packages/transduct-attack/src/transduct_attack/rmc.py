@@ -95,10 +95,6 @@ class RMC(TransductiveDefense):
         self._initial: nn.Module = self._base
         self._seed = check_seed("seed", seed)
 
-    @property
-    def base_model(self) -> nn.Module:
-        return self._base
-
     def initial_state(self) -> nn.Module:
         """The warmed-up model after :meth:`warm_up`, else the base model (public knowledge)."""
         return self._initial

@@ -21,12 +21,8 @@ class StaticDefense(TransductiveDefense):
     name = "static"
 
     def __init__(self, model: nn.Module) -> None:
-        self._model = logits_model("model", model)
-
-    @property
-    def base_model(self) -> nn.Module:
-        return self._model
+        self._base = logits_model("model", model)
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
         check_images("x", x)
-        return Adaptation(model=self._model)
+        return Adaptation(model=self._base)

@@ -58,10 +58,6 @@ class TADV(TransductiveDefense):
             make_model = image_factory(SmallCNN, train_x, n_classes=int(self.train_y.max()) + 1)
         self.make_model = make_model
 
-    @property
-    def base_model(self) -> nn.Module:
-        return self._base
-
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
         check_images("x", x)
         check_generator(generator)

@@ -84,10 +84,17 @@ class TransductiveDefense(ABC):
     #: short name used in tables
     name: str = "Γ"
 
+    #: the base model; a subclass sets it in ``__init__`` (or overrides :attr:`base_model`)
+    _base: nn.Module
+
     @property
-    @abstractmethod
     def base_model(self) -> nn.Module:
         """The static base model F = T(D), known to the attacker (target of transfer attacks)."""
+        try:
+            return self._base
+        except AttributeError:
+            raise NotImplementedError(f"{type(self).__name__} must set self._base in __init__ or override "
+                                      "base_model") from None
 
     def initial_state(self) -> Any:
         """State before the first round (for stateful Γ: the pretrained model); public knowledge."""

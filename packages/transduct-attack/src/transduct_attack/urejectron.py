@@ -54,14 +54,10 @@ class URejectron(TransductiveDefense):
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
         self.threshold = float(threshold)
-        self._classifier = model
+        self._base = model
         if make_discriminator is None:  # h: two logits, no BatchNorm
             make_discriminator = image_factory(SmallCNN, train_x, n_classes=2, batch_norm=False)
         self.make_discriminator = make_discriminator
-
-    @property
-    def base_model(self) -> nn.Module:
-        return self._classifier
 
     def adapt(self, x: torch.Tensor, *, state: Any, generator: torch.Generator) -> Adaptation:
         check_images("x", x)
@@ -94,7 +90,7 @@ class URejectron(TransductiveDefense):
         def acceptor(inputs: torch.Tensor) -> torch.Tensor:
             return scorer(inputs) < log_threshold
 
-        return Adaptation(model=self._classifier, acceptor=acceptor, scorer=scorer)
+        return Adaptation(model=self._base, acceptor=acceptor, scorer=scorer)
 
 
 @dataclass(frozen=True)

@@ -199,19 +199,13 @@ def _score_defended(clf: TextClassifier, key: str, tests: Sequence[str], texts, 
     return out
 
 
-def _train_and_score(model, tokenizer, train_texts, ytr, train_attacks, key, tests, test_texts, yte, levels, fn,
-                     s0, config, seed, clean_copies, progress, batch_size) -> dict[tuple[str, str, float], float]:
-    """One defended model (§4.3): fine-tuned on ``train_texts`` attacked by ``train_attacks`` (an equal mix of
-    attackers and levels), scored under each of ``tests`` at every level, its cells keyed by ``key``."""
-    adv, y_adv = adversarial_training_set(train_texts, ytr, train_attacks, levels=levels, seed=seed,
-                                          clean_copies=clean_copies)
-    m = fine_tune(model, tokenizer, adv, y_adv, config=config, seed=seed, progress=progress)
-    dclf = HFTextClassifier(m, tokenizer, max_length=config.max_length, batch_size=batch_size)
-    return _score_defended(dclf, key, tests, test_texts, yte, levels, fn, s0, seed, batch_size)
-
-
-def _prepare(model, tokenizer, train_texts, train_labels, test_texts, test_labels, levels, metric, config,
-             seed, clean_model, progress, batch_size):
+def _defend(kind: str, plans: Sequence[tuple[Sequence[str], str, Sequence[str]]], tests: Sequence[str], model,
+            tokenizer, train_texts, train_labels, test_texts, test_labels, *, levels, metric, config, seed,
+            clean_model, batch_size, progress, clean_copies) -> DefenseResult:
+    """The §4.3 protocol both defenses share: the clean reference (fine-tuned from ``model`` with the same recipe
+    unless ``clean_model`` is given) scored under ``tests``, then one defended model per ``(train attacks, key, test
+    attacks)`` of ``plans``: fine-tuned on ``train_texts`` attacked by an equal mix of its attackers and levels,
+    scored under its test attacks at every level, its cells keyed by ``key``."""
     ytr = _check_data(train_texts, train_labels)
     yte = _check_data(test_texts, test_labels)
     levels = tuple(check_p(p, "levels") for p in levels)
@@ -219,7 +213,17 @@ def _prepare(model, tokenizer, train_texts, train_labels, test_texts, test_label
     if clean_model is None:
         clean_model = fine_tune(model, tokenizer, train_texts, ytr, config=config, seed=seed, progress=progress)
     clf = HFTextClassifier(clean_model, tokenizer, max_length=config.max_length, batch_size=batch_size)
-    return ytr, yte, levels, name, fn, clf
+    base = evaluate(clf, test_texts, yte, attacks=tests, levels=levels, metric=fn, seed=seed, batch_size=batch_size)
+    defended: dict[tuple[str, str, float], float] = {}
+    for train_attacks, key, scored in plans:
+        adv, y_adv = adversarial_training_set(train_texts, ytr, train_attacks, levels=levels, seed=seed,
+                                              clean_copies=clean_copies)
+        m = fine_tune(model, tokenizer, adv, y_adv, config=config, seed=seed, progress=progress)
+        dclf = HFTextClassifier(m, tokenizer, max_length=config.max_length, batch_size=batch_size)
+        defended.update(_score_defended(dclf, key, scored, test_texts, yte, levels, fn, base.clean_score, seed,
+                                        batch_size))
+    baseline = {(s.attack, s.p): s.relative for s in base.scores}
+    return DefenseResult(kind, name, base.clean_score, levels, baseline, defended, config)
 
 
 def one_one_defense(model, tokenizer, train_texts: Sequence[str], train_labels: Any, test_texts: Sequence[str],
@@ -237,18 +241,9 @@ def one_one_defense(model, tokenizer, train_texts: Sequence[str], train_labels: 
     """
     train_attacks = _check_attacks(train_attacks)
     test_attacks = train_attacks if test_attacks is None else _check_attacks(test_attacks)
-    ytr, yte, levels, name, fn, clf = _prepare(model, tokenizer, train_texts, train_labels, test_texts,
-                                               test_labels, levels, metric, config, seed, clean_model,
-                                               progress, batch_size)
-    base = evaluate(clf, test_texts, yte, attacks=test_attacks, levels=levels, metric=fn, seed=seed,
-                    batch_size=batch_size)
-    defended: dict[tuple[str, str, float], float] = {}
-    for a in train_attacks:
-        defended.update(_train_and_score(model, tokenizer, train_texts, ytr, [a], a, test_attacks, test_texts, yte,
-                                         levels, fn, base.clean_score, config, seed, clean_copies, progress,
-                                         batch_size))
-    baseline = {(s.attack, s.p): s.relative for s in base.scores}
-    return DefenseResult("1-1", name, base.clean_score, levels, baseline, defended, config)
+    return _defend("1-1", [([a], a, test_attacks) for a in train_attacks], test_attacks, model, tokenizer, train_texts,
+                   train_labels, test_texts, test_labels, levels=levels, metric=metric, config=config, seed=seed,
+                   clean_model=clean_model, batch_size=batch_size, progress=progress, clean_copies=clean_copies)
 
 
 def leave_one_out_defense(model, tokenizer, train_texts: Sequence[str], train_labels: Any,
@@ -263,16 +258,7 @@ def leave_one_out_defense(model, tokenizer, train_texts: Sequence[str], train_la
     held_out = attacks if held_out is None else _check_attacks(held_out)
     if len(attacks) < 2:
         raise ValueError("attacks must list at least two attackers for leave-one-out")
-    ytr, yte, levels, name, fn, clf = _prepare(model, tokenizer, train_texts, train_labels, test_texts,
-                                               test_labels, levels, metric, config, seed, clean_model,
-                                               progress, batch_size)
-    base = evaluate(clf, test_texts, yte, attacks=held_out, levels=levels, metric=fn, seed=seed,
-                    batch_size=batch_size)
-    defended: dict[tuple[str, str, float], float] = {}
-    for b in held_out:
-        rest = [a for a in attacks if a != b]
-        defended.update(_train_and_score(model, tokenizer, train_texts, ytr, rest, f"loo-{b}", [b], test_texts, yte,
-                                         levels, fn, base.clean_score, config, seed, clean_copies, progress,
-                                         batch_size))
-    baseline = {(s.attack, s.p): s.relative for s in base.scores}
-    return DefenseResult("leave-one-out", name, base.clean_score, levels, baseline, defended, config)
+    plans = [([a for a in attacks if a != b], f"loo-{b}", [b]) for b in held_out]
+    return _defend("leave-one-out", plans, held_out, model, tokenizer, train_texts, train_labels, test_texts,
+                   test_labels, levels=levels, metric=metric, config=config, seed=seed, clean_model=clean_model,
+                   batch_size=batch_size, progress=progress, clean_copies=clean_copies)

@@ -44,11 +44,20 @@ def _check_embedding(embedding: str) -> str:
     return EMBEDDINGS[embedding]
 
 
+def _read(path: str | os.PathLike | None, embedding: str) -> dict[str, Any]:
+    """The JSON payload of the table at ``path``, or of the shipped ``embedding`` table when ``path`` is None."""
+    if path is None:
+        return json.loads(resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8"))
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"visual neighbour file not found: {p}")
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
 @lru_cache(maxsize=3)
 def load_table_metadata(embedding: str = "unifont") -> dict[str, Any]:
     """Provenance of a shipped table (fonts, glyph counts, embedding) without the neighbours."""
-    text = resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8")
-    return {k: v for k, v in json.loads(text).items() if k not in ("neighbours", "distances", "similarities")}
+    return {k: v for k, v in _read(None, embedding).items() if k not in ("neighbours", "distances", "similarities")}
 
 
 def load_neighbours(*, path: str | os.PathLike | None = None,
@@ -57,16 +66,12 @@ def load_neighbours(*, path: str | os.PathLike | None = None,
     (``"unifont"``, ``"pca"`` or ``"cae"``) unless a JSON file written by a build script is given as ``path``."""
     if path is None:
         return dict(_shipped_neighbours(embedding))
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"visual neighbour file not found: {p}")
-    return _parse(json.loads(p.read_text(encoding="utf-8")))
+    return _parse(_read(path, embedding))
 
 
 @lru_cache(maxsize=3)
 def _shipped_neighbours(embedding: str) -> dict[str, tuple[str, ...]]:
-    text = resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8")
-    return _parse(json.loads(text))
+    return _parse(_read(None, embedding))
 
 
 def load_neighbour_weights(path: str | os.PathLike | None = None, *,
@@ -75,10 +80,7 @@ def load_neighbour_weights(path: str | os.PathLike | None = None, *,
     used as VIPER's sampling weights; empty when the table stores none (neighbours drawn uniformly)."""
     if path is None:
         return dict(_shipped_weights(embedding))
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"visual neighbour file not found: {p}")
-    return _parse_weights(json.loads(p.read_text(encoding="utf-8")))
+    return _parse_weights(_read(path, embedding))
 
 
 def _parse_weights(payload: dict[str, Any]) -> dict[str, tuple[float, ...]]:
@@ -90,5 +92,4 @@ def _parse_weights(payload: dict[str, Any]) -> dict[str, tuple[float, ...]]:
 
 @lru_cache(maxsize=3)
 def _shipped_weights(embedding: str) -> dict[str, tuple[float, ...]]:
-    text = resources.files("zeroe_perturb").joinpath(_check_embedding(embedding)).read_text("utf-8")
-    return _parse_weights(json.loads(text))
+    return _parse_weights(_read(None, embedding))

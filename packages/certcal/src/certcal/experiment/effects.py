@@ -11,6 +11,7 @@ from robustsuite_common.effects import (
     Effect,
     Measurement,
     difference,
+    find_metric,
     from_metric,
     package_effects,
     paper_effects_table,
@@ -33,11 +34,6 @@ def _strongest(metrics: Mapping[str, Metric], pattern: str) -> Metric | None:
     return max(found, key=lambda m: float(m.value)) if found else None  # type: ignore[arg-type]
 
 
-def _first(metrics: Mapping[str, Metric], pattern: str) -> Metric | None:
-    rx = re.compile(pattern)
-    return next((m for k, m in metrics.items() if rx.fullmatch(k)), None)
-
-
 def measure_effects(metrics: Mapping[str, Metric]) -> dict[str, Measurement]:
     """``(measured, low, high)`` of each effect from the result's metrics (``None``: that part was not run). The
     radius growth is the first σ's (the run's order); the ACT comparison is at r = 0.5, with the paired bootstrap
@@ -49,8 +45,8 @@ def measure_effects(metrics: Mapping[str, Metric]) -> dict[str, Measurement]:
                       from_metric(metrics.get("act_smoothadv_r_0p5_cce_exact"))))
     return {
         "beta_ace_raises_ece": from_metric(_strongest(metrics, r"ace_.+_linf_ece_increase")),
-        "cbs_grows_with_radius": from_metric(_first(metrics, r"fixed_sigma_.+_cbs_increase")),
-        "cce_grows_with_radius": from_metric(_first(metrics, r"fixed_sigma_.+_cce_increase")),
+        "cbs_grows_with_radius": from_metric(find_metric(metrics, r"fixed_sigma_.+_cbs_increase")),
+        "cce_grows_with_radius": from_metric(find_metric(metrics, r"fixed_sigma_.+_cce_increase")),
         "acce_act_lowers_cce": act,
     }
 

@@ -150,6 +150,19 @@ class Out:
                 row["defense_clean_prediction"] = name_of(int(clean_pred[j]))
             self.records.setdefault(table, []).append(row)
 
+    def cell_rows(self, table: str, cells: dict, defense: str, static: str, paper: dict, base,
+                  suffix: dict[str, str] | None = None) -> list[list]:
+        """The rows of one seed's ``cells`` (:func:`cells_of`; ``defense`` / ``static`` name the two models):
+        labels (an attack's label extended by its ``suffix``), accuracy with its interval and the paper's value,
+        each cell's per-sample records logged under ``table`` (Γ's beside its clean game ``cells["none"]``)."""
+        rows = []
+        for a, c in cells.items():
+            name, attack = row_labels(a, defense, static)
+            attack += (suffix or {}).get(a, "")
+            rows.append(cp_row(name, attack, c, paper_of(paper, a)))
+            self.log_cell(table, name, attack, c, base, None if a.startswith("static") else cells["none"])
+        return rows
+
     def add_metrics(self, key: str, cells: dict, what: str) -> None:
         """One accuracy metric per cell, with its Clopper-Pearson interval and a readable label."""
         for a, c in cells.items():

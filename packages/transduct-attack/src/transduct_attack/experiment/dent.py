@@ -33,10 +33,7 @@ from ._common import (
     StoreCells,
     cells_of,
     cp_interval,
-    cp_row,
     paired_text,
-    paper_of,
-    row_labels,
     static_attacks,
     static_checks,
 )
@@ -191,15 +188,11 @@ def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> No
     cells = cells_of(tab, seed, keys)
     view = out.base_view(base, xte, cells["none"].indices)
     static_checks(out, "dent", tab, f"static AT {arch}", seed)
-    rows = []
     # the AA rows name a reduced AutoAttack in the row itself (the demo's is APGD-CE alone; issue 27)
     reduced = (f" [{' + '.join(x.upper() for x in d.aa_attacks)}, {d.aa_iterations or 'default'} iterations]"
                if d.aa_attacks else "")
-    for a in keys:
-        defense, attack = row_labels(a, f"DENT (AT {arch})", f"static AT {arch}")
-        attack += reduced if a in ("aa", "static aa", "dent-aa") else ""
-        rows.append(cp_row(defense, attack, cells[a], paper_of(paper["dent"], a)))
-        out.log_cell("dent", defense, attack, cells[a], view, None if a.startswith("static") else cells["none"])
+    rows = out.cell_rows("dent", cells, f"DENT (AT {arch})", f"static AT {arch}", paper["dent"], view,
+                         suffix=dict.fromkeys(("aa", "static aa", "dent-aa"), reduced))
     out.add_metrics("dent", {a: c for a, c in cells.items() if not a.startswith("static")}, "DENT")
     out.add_metrics("dent", {a: c for a, c in cells.items() if a.startswith("static")}, f"static AT {arch}")
     aa_text = (f"AutoAttack {list(d.aa_attacks) or 'standard'}, {d.aa_iterations or 'its own'} iterations, "

@@ -24,9 +24,6 @@ from ._common import (
     Out,
     StoreCells,
     cells_of,
-    cp_row,
-    paper_of,
-    row_labels,
     static_attacks,
     static_checks,
 )
@@ -86,11 +83,7 @@ def single_batch_rows(out: Out, key: str, tab, static_model, label: str, seed: i
     cells = cells_of(tab, seed, (*(f"static {a}" for a in tab.attacks("static")), "none", *ATTACKS))
     base = out.base_view(static_model, xte, cells["none"].indices)
     static_checks(out, key, tab, f"static {label}", seed)
-    rows = []
-    for a, c in cells.items():
-        defense, attack = row_labels(a, name, f"static {label}")
-        rows.append(cp_row(defense, attack, c, paper_of(paper, a)))
-        out.log_cell(key, defense, attack, c, base, None if a.startswith("static") else cells["none"])
+    rows = out.cell_rows(key, cells, name, f"static {label}", paper, base)
     out.add_metrics(key, {a: cells[a] for a in ("none", *ATTACKS)}, name)
     out.bars[name] = [cells[a].accuracy for a in ATTACKS]
     out.compare(name, tab, seed)

@@ -38,7 +38,6 @@ from ._common import (
     StoreCells,
     cells_of,
     cp_interval,
-    cp_row,
     paired_text,
     paper_of,
     row_labels,
@@ -171,10 +170,7 @@ def rmc_tables(out: Out, cfg, models, xtr, ytr, xte, yte, *, store, progress, pa
             cells = cells_of(tab, s, (*skeys, "none", *ATTACKS))
             base = out.base_view(model, xte, cells["none"].indices)
             static_checks(out, f"rmc_{tag}", tab, f"static {label}", s)
-            for a, c in cells.items():
-                defense, attack = row_labels(a, name, f"static {label}")
-                rows1.append(cp_row(defense, attack, c, paper_of(ref, a)))
-                out.log_cell("rmc", defense, attack, c, base, None if a.startswith("static") else cells["none"])
+            rows1 += out.cell_rows("rmc", cells, name, f"static {label}", ref, base)
             out.add_metrics(f"rmc_{tag}", {a: cells[a] for a in ("none", *ATTACKS)}, name)
             out.bars[name] = [cells[a].accuracy for a in ATTACKS]
             out.compare(name, tab, s)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, ClassVar
 
 from rapidfuzz.distance.Levenshtein import distance as _levenshtein
@@ -75,14 +75,6 @@ def report(template: dict[str, Any], p: float, text: str, new_parts: list[str] |
     obj = _NEW(Perturbation)
     _SET_DICT(obj, out)
     return obj
-
-
-def run_memo(att: Attacker, key: str = "_run_texts") -> dict[str, Any]:
-    """The attacker's per-text memo ``key`` (a new one when missing or grown past its bound)."""
-    memo = att.__dict__.get(key)
-    if memo is None or len(memo) > _TEXT_MEMO_MAX:
-        memo = vars(att)[key] = {}
-    return memo
 
 
 class Attacker(ABC):
@@ -260,3 +252,27 @@ class FastPath(Attacker):
              start: int) -> list[Perturbation]:
         """The attack over ``texts``: with ``rng``, or (``rng=None``) each text ``i`` with the stream of
         ``item_seed(start + i, seed=base)`` (see :func:`~.streams.reseeded`)."""
+
+    @abstractmethod
+    def _entry(self, text: str, rng: random.Random) -> tuple[Any, ...]:
+        """The per-text memo entry of :meth:`_run` (tokens, candidates, draw steps, report template, …)."""
+
+    def _entries(self, texts: Sequence[str], rng: random.Random | None, base: int,
+                 start: int) -> tuple[random.Random, Iterator[tuple[str, tuple[Any, ...]]]]:
+        """The opening every :meth:`_run` shares: the ``Random`` the texts draw from (:func:`~.streams.reseeded`)
+        and each text with its entry in the loop's own per-text memo (:meth:`_entry` on first sight; the memo of
+        :meth:`Attacker.__call__` holds other tuples), a new memo when it has grown past its bound."""
+        rng, items = reseeded(texts, rng, base, start)
+        memo = self.__dict__.get("_run_texts")
+        if memo is None or len(memo) > _TEXT_MEMO_MAX:
+            memo = vars(self)["_run_texts"] = {}
+        return rng, _memoised(items, memo, self._entry, rng)
+
+
+def _memoised(items: Iterable[str], memo: dict[str, Any], entry: Callable[[str, random.Random], tuple[Any, ...]],
+              rng: random.Random) -> Iterator[tuple[str, tuple[Any, ...]]]:
+    for text in items:
+        got = memo.get(text)
+        if got is None:
+            got = memo[text] = entry(text, rng)
+        yield text, got

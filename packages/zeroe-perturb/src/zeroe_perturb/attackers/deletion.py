@@ -10,8 +10,8 @@ from typing import Any
 
 from .._tokens import clusters
 from ..protocol import Perturbation
-from .base import _SPLIT, Attacker, FastPath, _report_template, report, run_memo
-from .streams import _bit_steps, draw_picks, reseeded, target
+from .base import _SPLIT, Attacker, FastPath, _report_template, report
+from .streams import _bit_steps, draw_picks, target
 
 VOWELS = frozenset("aeiouAEIOU")
 _DROP_VOWELS = str.maketrans("", "", "aeiouAEIOU")
@@ -68,16 +68,11 @@ class Truncate(FastPath):
              start: int) -> list[Perturbation]:
         """:meth:`Attacker.__call__` specialised to truncation, draw for draw, over ``texts``.  Truncation draws
         nothing per word and always changes the word, so the §3.1 selection is all that is drawn."""
-        rng, items = reseeded(texts, rng, base, start)
+        rng, entries = self._entries(texts, rng, base, start)
         rand = rng.random
-        memo = run_memo(self)  # own per-text memo (Attacker.__call__'s holds other tuples)
         out: list[Perturbation] = []
         append = out.append
-        for text in items:
-            entry = memo.get(text)
-            if entry is None:
-                entry = memo[text] = self._truncations(text, rng)
-            parts, n, cand, nc, cut, steps, template, cut_len = entry
+        for text, (parts, n, cand, nc, cut, steps, template, cut_len) in entries:
             k = target(p, n, rand, nc)  # §3.1 target p·n rounded at random, capped by the changeable words
             if k == 0:
                 append(report(template, p, text, None, [], 0))
@@ -90,7 +85,7 @@ class Truncate(FastPath):
             append(report(template, p, text, new, picked, k if cut_len is None else sum(cut_len[i] for i in picked)))
         return out
 
-    def _truncations(self, text: str, rng: random.Random) -> tuple[Any, ...]:
+    def _entry(self, text: str, rng: random.Random) -> tuple[Any, ...]:
         """The per-text memo entry: tokens, candidates, their truncations, the sample's draw steps, the report
         template and (non-ASCII text) the characters each truncation removes."""
         parts = _SPLIT(text)

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..protocol import Perturbation
-from .base import _SPLIT, FastPath, _report_template, report, run_memo
-from .streams import _bit_steps, draw_picks, reseeded, target
+from .base import _SPLIT, FastPath, _report_template, report
+from .streams import _bit_steps, draw_picks, target
 
 
 class Segment(FastPath):
@@ -43,16 +43,11 @@ class Segment(FastPath):
         attempted extension of a join to the next word (probability φ², φ³, …)."""
         phi = p if self.phi is None else self.phi
         powers: list[float] = []
-        rng, items = reseeded(texts, rng, base, start)
+        rng, entries = self._entries(texts, rng, base, start)
         rand = rng.random
-        memo = run_memo(self)  # own per-text memo (Attacker.__call__'s holds other tuples)
         out: list[Perturbation] = []
         append = out.append
-        for text in items:
-            entry = memo.get(text)
-            if entry is None:
-                entry = memo[text] = self._gaps(text)
-            parts, n, open_gaps, cand, nc, steps, template, gap_len = entry
+        for text, (parts, n, open_gaps, cand, nc, steps, template, gap_len) in entries:
             if n >= len(powers):  # powers[k] = phi**k for the k <= n + 1 of this text
                 powers = [phi**k for k in range(2 * n + 2)]
             budget = target(p, n, rand, nc)  # target_count(n, p, generator=rng), capped by the joinable gaps
@@ -70,8 +65,8 @@ class Segment(FastPath):
             append(report(template, p, text, new, attacked, removed))
         return out
 
-    def _gaps(self, text: str) -> tuple[Any, ...]:
-        """The per-text memo entry: tokens, joinable gaps (``joinable[i]``: the gap before word i), the
+    def _entry(self, text: str, rng: random.Random) -> tuple[Any, ...]:
+        """The per-text memo entry (it draws nothing from ``rng``): tokens, joinable gaps (``joinable[i]``: the gap before word i), the
         candidates, the sample's draw steps, the report template, the gaps' lengths."""
         parts = _SPLIT(text)
         n = len(parts) // 2
