@@ -324,8 +324,8 @@ class DemoTimes:
                  if "busy_over_quiet" in rec else "")
         return (markdown_table(["machine", "wall", "CPU", "load average before"], rows) +
                 f"\n\n*{ratio}quiet target ≤ {goal['quiet_wall_s_max']:.0f} s. Record "
-                f"`docs/benchmarks/demo/bench_demo.json`: `{rec['command']}` at commit `{rec['commit'][:7]}`, "
-                f"{rec['date']}, {rec['machine']['cpus']} CPUs.*")
+                f"`docs/benchmarks/demo/bench_demo.json` (`tools/bench/bench_demo.py`) at commit "
+                f"`{rec['commit'][:7]}`, {rec['date']}, {rec['machine']['cpus']} CPUs; {rec['machine']['note']}.*")
 
 
 @dataclass(frozen=True)
@@ -340,8 +340,8 @@ class AttackFloor:
                 for k, v in rec["figures"].items()]
         return (markdown_table(["attack", "CPU-s", "CPU / floor", "wall / floor"], rows) +
                 f"\n\n*Floor: {f['passes']} forward+backward passes, {f['cpu_seconds']:.3f} CPU-s; target: "
-                f"{rec['target']}. Record `docs/benchmarks/demo/bench_uncspan.json`: `{rec['command']}` at commit "
-                f"`{rec['commit'][:7]}`, {rec['date']}.*")
+                f"{rec['target']}. Record `docs/benchmarks/demo/bench_uncspan.json` (`tools/bench/bench_uncspan.py`) "
+                f"at commit `{rec['commit'][:7]}`, {rec['date']}; {rec['machine']['note']}.*")
 
 
 # --- the one mapping: README block name -> numbers ------------------------------------------------
