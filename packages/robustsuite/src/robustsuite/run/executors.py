@@ -299,14 +299,6 @@ def cpu_logged(job: str, run_dir: str, fn: Callable[..., Any], *args: Any) -> An
             f.write(line)
 
 
-def _warm() -> None:
-    """A new worker's first task: the imports every unit needs (torch and the unit worker), done while the driver
-    plans and checks the inputs."""
-    import torch  # noqa: F401
-
-    from . import worker  # noqa: F401
-
-
 class ProcessExecutor(_Executor):
     """``--workers N``: the units, and the shards of sharded units (before the unit that merges them), in N spawned
     processes with one torch thread each (``ROBUSTSUITE_THREADS``), through the functions of the Ray tasks: the
@@ -316,6 +308,7 @@ class ProcessExecutor(_Executor):
     name = "processes"
 
     def __init__(self, workers: int) -> None:
+        import importlib
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
 
@@ -325,8 +318,8 @@ class ProcessExecutor(_Executor):
         self._workers = workers
         self._pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=use_threads,
                                          initargs=(requested_threads(),))
-        for _ in range(workers):  # start the workers now: their imports overlap the driver's input checks
-            self._pool.submit(_warm)
+        for _ in range(workers):  # start the workers now: importing torch overlaps the driver's input checks
+            self._pool.submit(importlib.import_module, "torch")
 
     resolve_device = LocalExecutor.resolve_device
 
