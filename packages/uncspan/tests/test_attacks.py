@@ -261,3 +261,16 @@ def test_zero_dim_tensor_budget_is_a_scalar(std_model, digits):
     a = OverConfidenceAttack(steps=3)(std_model, xte[:5], torch.tensor(0.1))
     b = OverConfidenceAttack(steps=3)(std_model, xte[:5], 0.1)
     np.testing.assert_array_equal(a.entropy_adv, b.entropy_adv)
+
+
+@pytest.mark.parametrize("alpha", [0.0, 0.25, 0.75, 1.0])
+def test_apgd_momentum_step_is_the_papers_update(alpha):
+    """Croce & Hein (2020) Alg. 1: x + α(z − x) + (1 − α)(x − x_prev), written out in float64."""
+    from uncspan._optim import momentum_step
+
+    g = torch.Generator().manual_seed(3)
+    x, x_prev, z = (torch.rand(5, 3, 4, 4, generator=g, dtype=torch.float64) for _ in range(3))
+    before = [t.clone() for t in (x, x_prev, z)]
+    ref = x + alpha * (z - x) + (1 - alpha) * (x - x_prev)
+    torch.testing.assert_close(momentum_step(x, x_prev, z, alpha), ref, rtol=0, atol=1e-12)
+    assert all(torch.equal(a, b) for a, b in zip(before, (x, x_prev, z)))  # the iterates are not written to

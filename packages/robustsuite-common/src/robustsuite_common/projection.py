@@ -44,7 +44,7 @@ def project(x_adv: Any, x: Any, *, eps: Any, norm: str, linf: Literal["point", "
             return torch.minimum(torch.maximum(x_adv, x - eps), x + eps).clamp(0.0, 1.0)
         if linf != "delta":
             raise ValueError(f"linf must be 'point' or 'delta', got {linf!r}")
-        delta = torch.maximum(torch.minimum(x_adv - x, eps), -eps)
+        delta = torch.clamp(x_adv - x, min=-eps, max=eps)  # one pass; the same bits as max(min(·, ε), −ε)
         return (x + delta).clamp(0.0, 1.0)
     delta = x_adv - x
     return (x + delta * torch.clamp(eps / flat_norm(delta), max=1.0)).clamp(0.0, 1.0)
