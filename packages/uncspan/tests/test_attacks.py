@@ -273,4 +273,4 @@ def test_apgd_momentum_step_is_the_papers_update(alpha):
     before = [t.clone() for t in (x, x_prev, z)]
     ref = x + alpha * (z - x) + (1 - alpha) * (x - x_prev)
     torch.testing.assert_close(momentum_step(x, x_prev, z, alpha), ref, rtol=0, atol=1e-12)
-    assert all(torch.equal(a, b) for a, b in zip(before, (x, x_prev, z)))  # the iterates are not written to
+    assert all(torch.equal(a, b) for a, b in zip(before, (x, x_prev, z), strict=True))  # the iterates are not written to
