@@ -318,8 +318,8 @@ class DemoTimes:
 
     def render(self, rec: dict) -> str:
         t, goal = rec["timings"], rec["targets"]
-        rows = [[m, f"{t[m]['wall_s']:.0f} s", f"{t[m]['cpu_s']:.0f} CPU-s", f"{t[m]['load_average_before'][0]:.1f}"]
-                for m in ("quiet", "busy") if m in t]
+        rows = [[m + (f" (commit `{t[m]['commit'][:7]}`)" if "commit" in t[m] else ""), f"{t[m]['wall_s']:.0f} s",
+                 f"{t[m]['cpu_s']:.0f} CPU-s", f"{t[m]['load_average_before'][0]:.1f}"] for m in t]
         ratio = (f"busy/quiet {rec['busy_over_quiet']:.2f} (target ≤ {goal['busy_over_quiet_max']:g}); "
                  if "busy_over_quiet" in rec else "")
         return (markdown_table(["machine", "wall", "CPU", "load average before"], rows) +
