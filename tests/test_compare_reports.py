@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _tool():
-    spec = importlib.util.spec_from_file_location("compare_reports", ROOT / "tools/dev/compare_reports.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
-
-def test_counts_differing_missing_and_new_numbers_and_ignores_times(tmp_path):
-    tool = _tool()
+def test_counts_differing_missing_and_new_numbers_and_ignores_times(dev_tool, tmp_path):
+    tool = dev_tool("compare_reports")
     old = {"sections": {"a": {"metrics": {"x": {"value": 0.5, "interval": [0.4, 0.6]}}, "seconds": 3.0,
                               "tables": [{"rows": [[1, "t", True]]}]}}}
     new = json.loads(json.dumps(old))

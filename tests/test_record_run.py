@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 from pathlib import Path
@@ -11,13 +10,6 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-def _tool():
-    spec = importlib.util.spec_from_file_location("record_run", ROOT / "tools/dev/record_run.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def _run(tmp_path: Path, log: str) -> Path:
@@ -35,8 +27,8 @@ HEAD = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=Tru
 
 
 @pytest.mark.skipif(not HEAD, reason="not a git checkout")
-def test_meta_sums_the_cpu_log_and_names_the_commit(tmp_path):
-    tool = _tool()
+def test_meta_sums_the_cpu_log_and_names_the_commit(dev_tool, tmp_path):
+    tool = dev_tool("record_run")
     run = _run(tmp_path, "unitA 3000.5 599.5 3700.0 rc=0\nunitB --shard 3 1800 0 1900 rc=0\n\n")
     dest = tmp_path / "docs" / "rec"
     meta = tool.record(run, dest, name="paper-cpu", command="uv run robustsuite run paper-cpu --out RUN_DIR",
@@ -55,8 +47,8 @@ def test_meta_sums_the_cpu_log_and_names_the_commit(tmp_path):
     ("u 1 1 1\n", {}, "cpu.log line 1"),
     ("u 1 1 1 rc=0\n", {"commit": "not-a-commit"}, "--commit"),
 ])
-def test_bad_inputs_are_refused_before_anything_is_written(tmp_path, log, changes, match):
-    tool = _tool()
+def test_bad_inputs_are_refused_before_anything_is_written(dev_tool, tmp_path, log, changes, match):
+    tool = dev_tool("record_run")
     run = _run(tmp_path, log)
     dest = tmp_path / "rec"
     kw = {"name": "demo", "command": "c", "commit": HEAD or "HEAD", **changes}
@@ -65,8 +57,8 @@ def test_bad_inputs_are_refused_before_anything_is_written(tmp_path, log, change
     assert not dest.exists()
 
 
-def test_an_unfinished_run_is_refused(tmp_path):
-    tool = _tool()
+def test_an_unfinished_run_is_refused(dev_tool, tmp_path):
+    tool = dev_tool("record_run")
     run = _run(tmp_path, "")
     (run / "report.json").unlink()
     with pytest.raises(tool.RecordError, match="not finished"):

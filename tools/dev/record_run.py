@@ -58,8 +58,13 @@ def _machine(workers: int) -> dict:
     except PackageNotFoundError:
         torch = None
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30 if hasattr(os, "sysconf") else None
+    gpu = None
+    if shutil.which("nvidia-smi"):  # the first GPU's name, without importing torch
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True)
+        gpu = (out.stdout.strip().splitlines() or [None])[0] if out.returncode == 0 else None
     return {"cpus": os.cpu_count(), "cpu": model, "memory_gib": None if memory is None else round(memory),
-            "gpu": None, "python": platform.python_version(), "torch": torch,
+            "gpu": gpu, "python": platform.python_version(), "torch": torch,
             "threads_per_process": int(os.environ.get("ROBUSTSUITE_THREADS", "1")), "workers": workers}
 
 

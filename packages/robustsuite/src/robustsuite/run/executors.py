@@ -308,7 +308,6 @@ class ProcessExecutor(_Executor):
     name = "processes"
 
     def __init__(self, workers: int) -> None:
-        import importlib
         from concurrent.futures import ProcessPoolExecutor
         from multiprocessing import get_context
 
@@ -319,7 +318,7 @@ class ProcessExecutor(_Executor):
         self._pool = ProcessPoolExecutor(workers, mp_context=get_context("spawn"), initializer=use_threads,
                                          initargs=(requested_threads(),))
         for _ in range(workers):  # start the workers now: importing torch overlaps the driver's input checks
-            self._pool.submit(importlib.import_module, "torch")
+            self._pool.submit(exec, "import torch")  # returns None (a module would be pickled back and fail)
 
     resolve_device = LocalExecutor.resolve_device
 

@@ -58,19 +58,21 @@ def run_shard(models: Models, data: Data, config: Config, index: int, count: int
     index = check_int("index", index, ge=0, le=count - 1)
     if store is None:
         raise ValueError("store must be given: a shard's games are kept there for run() to collect")
-    mine = [t for i, t in enumerate(_tasks(config) if shard_count(config) > 1 else []) if i % count == index]
+    tasks = _tasks(config)
+    mine = [t for i, t in enumerate(tasks) if i % count == index] if len(tasks) > 1 else []
     if not mine:
         return
     with evaluating(models.standard), evaluating(models.adversarial):
         xtr, ytr, xte, yte, data_fp, model_fp = prepared(models, data)
         scratch = Out(data.test, model_device(models.standard))  # the cells go to the store; run() builds the tables
+        paper = paper_values()
         for name, games in mine:
             if name == "rmc":
                 rmc.rmc_shard(config, models, xtr, ytr, xte, yte, games, store=store, progress=progress,
                                key=lambda role: rmc.rmc_key(config, (data_fp, model_fp[role])))
             else:
                 _play(name, scratch, config, models, xtr, ytr, xte, yte, store=store, progress=progress,
-                      paper=paper_values(), fps=(data_fp, model_fp))
+                      paper=paper, fps=(data_fp, model_fp))
 
 
 def _play(name: str, out: Out, cfg: Config, models: Models, xtr, ytr, xte, yte, *, store, progress: bool, paper,
