@@ -71,6 +71,40 @@ def test_first_points_static_rows_and_memo(digits, mlp_std, suite):
     assert tab.static_model is mlp_std
 
 
+def test_split_rows_play_one_game_per_batch_and_resume(digits, mlp_std, suite):
+    """split_attacks plays a row as independent one-batch games (keys -g<j>, seeds seed * 100003 + j), pooled in
+    order into one cell; a memo holding some of them plays only the rest; game_keys lists the same keys."""
+    _, _, xte, yte = digits
+    kw = {"eps": 0.1, "n": 10, "batch_size": 4, "seeds": [2], "draw": False}
+    memo: dict = {}
+    tab = ta.defense_table(ta.StaticDefense(mlp_std), suite, xte, yte, split_attacks=["pgd"], cells=memo, **kw)
+    assert sorted(memo) == ["defense-none-s2", "defense-pgd-s2-g0", "defense-pgd-s2-g1", "defense-pgd-s2-g2"]
+    assert sorted(memo) == sorted(ta.game_keys(seeds=[2], n=10, static_attacks=[], defense_attacks=["none", "pgd"],
+                                               split_attacks=["pgd"], batch_size=4))
+    cell = tab.cell("defense", "pgd")
+    assert cell.indices == tuple(range(10)) and len(cell.game.rounds) == 3
+    for j, (lo, hi) in enumerate([(0, 4), (4, 8), (8, 10)]):
+        alone = ta.play_game(suite["pgd"], ta.StaticDefense(mlp_std), xte[lo:hi], yte[lo:hi], eps=0.1, batch_size=4,
+                             seed=2 * 100003 + j)
+        assert memo[f"defense-pgd-s2-g{j}"].game == alone
+        assert np.array_equal(cell.game.correct[lo:hi], alone.correct)
+    assert len(tab.cell("defense", "none").game.rounds) == 3  # the other row stays one game
+    played = []
+
+    class Counting(ta.StaticDefense):
+        def adapt(self, x, *, state, generator):
+            played.append(x.shape[0])
+            return super().adapt(x, state=state, generator=generator)
+
+    partial = {k: v for k, v in memo.items() if not k.endswith("-g1")}
+    again = ta.defense_table(Counting(mlp_std), suite, xte, yte, split_attacks=["pgd"], cells=partial, **kw)
+    assert played == [4] and again.cell("defense", "pgd") == cell  # only the missing batch is played
+    with pytest.raises(ValueError, match="split_attacks"):
+        ta.defense_table(ta.StaticDefense(mlp_std), suite, xte, yte, split_attacks=["fpa"], **kw)
+    with pytest.raises(ValueError, match="batch_size"):
+        ta.game_keys(seeds=[0], n=10, split_attacks=["pgd"])
+
+
 def test_compare_reads_the_paired_bootstrap(digits, mlp_std):
     """The verdict of DefenseTable.compare is the paired bootstrap of acc(reference) − acc(attack) on the same points
     (transfer PGD at eps 0.3 breaks the static model: "below"; the reverse reading: "above")."""

@@ -254,7 +254,7 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
                   seeds: Sequence[int] = (0,), draw: bool = True, static_model: nn.Module | None = None,
                   static_attacks: Sequence[str] = ("none", "pgd"), defense_attacks: Sequence[str] | None = None,
                   threat_model: ThreatModel | None = None, points_per_game: int | None = None,
-                  only: Collection[str] | None = None, progress: bool = False,
+                  split_attacks: Collection[str] = (), only: Collection[str] | None = None, progress: bool = False,
                   cells: MutableMapping[str, TableCell] | None = None) -> DefenseTable:
     """Play every attack of ``attacks`` against Γ and, when ``static_model`` is given, the attacks named in
     ``static_attacks`` against the static model (one batch of ``n``: the "static" rows of Tables 1-4), once per
@@ -266,7 +266,10 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
 
     ``points_per_game`` (< ``n``) plays Γ's rows as independent games of that many consecutive points, each from
     Γ's initial state (memo keys ``"defense-<attack>-s<seed>-g<j>"``, seeded ``seed * 100003 + j``), pooled into
-    one cell: the units of work a sharded run distributes. ``only`` (a collection of memo keys, see
+    one cell: the units of work a sharded run distributes. ``split_attacks`` plays the named rows of Γ as
+    independent games of one batch each (same keys and seeds), so a long cell resumes batch by batch from its
+    memo: valid only where nothing carries over between rounds (AutoAttack against a stateless Γ such as DENT).
+    ``only`` (a collection of memo keys, see
     :func:`game_keys`) plays just those games and returns the cells that are available (a partial table)."""
     check_images("x", x)
     reference = static_model if static_model is not None else (
@@ -304,6 +307,9 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
         return built[s]
 
     chunk = n if points_per_game is None else min(check_int("points_per_game", points_per_game, ge=1), n)
+    unknown = [a for a in split_attacks if a not in played]
+    if isinstance(split_attacks, str) or unknown:
+        raise ValueError(f"split_attacks must name rows of Γ {played}, got {split_attacks!r}")
     out, name = [], ""
     static = StaticDefense(static_model) if static_model is not None else None
 
@@ -322,13 +328,14 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
         plays = [("static", a, n) for a in static_attacks] if static is not None else []
         for role, a, b in [*plays, *(("defense", a, batch_size) for a in played)]:
             key = f"{role}-{a}-s{s}"
-            if role == "static" or chunk >= n:
+            size = min(chunk, batch_size) if a in split_attacks else chunk
+            if role == "static" or size >= n:
                 cell = play(key, role, a, s, idx, b, s)
             elif key in cells:
                 cell = cells[key]
             else:
-                parts = [play(f"{key}-g{j}", role, a, s, idx[start:start + chunk], b, s * 100003 + j)
-                         for j, start in enumerate(range(0, n, chunk))]
+                parts = [play(f"{key}-g{j}", role, a, s, idx[start:start + size], b, s * 100003 + j)
+                         for j, start in enumerate(range(0, n, size))]
                 done = [p for p in parts if p is not None]
                 cell = None if len(done) < len(parts) else TableCell(
                     role=role, attack=a, seed=s, game=merge_games([p.game for p in done]),
@@ -344,16 +351,20 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
 
 def game_keys(*, seeds: Sequence[int], n: int, static_attacks: Sequence[str] = ("none", "pgd"),
               defense_attacks: Sequence[str] = ("none", "pgd", *MODEL_SPACE_ATTACKS),
-              points_per_game: int | None = None) -> list[str]:
+              points_per_game: int | None = None, split_attacks: Collection[str] = (),
+              batch_size: int | None = None) -> list[str]:
     """The memo keys of the games :func:`defense_table` plays (static rows, then Γ's games, per seed), e.g. to
-    share them out between shards (``only=``)."""
+    share them out between shards (``only=``); ``split_attacks`` needs the table's ``batch_size``."""
+    if split_attacks and batch_size is None:
+        raise ValueError("split_attacks needs the table's batch_size")
     chunk = n if points_per_game is None else min(int(points_per_game), n)
     keys = []
     for s in seeds:
         keys += [f"static-{a}-s{s}" for a in static_attacks]
         for a in defense_attacks:
-            keys += ([f"defense-{a}-s{s}"] if chunk >= n else
-                     [f"defense-{a}-s{s}-g{j}" for j in range(len(range(0, n, chunk)))])
+            size = min(chunk, int(batch_size)) if a in split_attacks else chunk
+            keys += ([f"defense-{a}-s{s}"] if size >= n else
+                     [f"defense-{a}-s{s}-g{j}" for j in range(len(range(0, n, size)))])
     return keys
 
 

@@ -94,9 +94,12 @@ def dent_table(base_model: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor
         static.append("autoattack")
         attacks = with_static(attacks, static)
     played = [a for a in attacks if a != "autoattack"]
+    # DENT is stateless across rounds, so the costly AutoAttack rows are played one batch per game: a long cell
+    # resumes batch by batch from ``cells``
+    split = ("aa", "dent-aa") if aa_attacks is not None else ()
     return defense_table(DENT(base_model), attacks, x_test, y_test, eps=eps, n=n, batch_size=batch_size,
                          seeds=(seed,), draw=True, static_model=base_model, static_attacks=static,
-                         defense_attacks=played, progress=progress, cells=cells)
+                         defense_attacks=played, split_attacks=split, progress=progress, cells=cells)
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ def dent(out: Out, cfg, xtr, ytr, xte, yte, *, store, progress, paper, fp) -> No
     out.add_metrics("dent", {a: c for a, c in cells.items() if not a.startswith("static")}, "DENT")
     out.add_metrics("dent", {a: c for a, c in cells.items() if a.startswith("static")}, f"static AT {arch}")
     aa_text = (f"AutoAttack {list(d.aa_attacks) or 'standard'}, {d.aa_iterations or 'its own'} iterations, "
-               f"{d.aa_restarts or 'its own'} restart(s)")
+               f"{d.aa_restarts or 'its own'} restart(s)" + (", one game per batch" if n > b else ""))
     out.table("dent", f"Table 2 analogue: DENT (AdaMod, {d.steps} steps, lr {d.lr}, β3 0.6) over an adversarially "
                       f"trained {about} ({d.base_epochs} epochs of PGD-{d.base_adv_steps} training on {m} points), "
                       f"L∞ eps {te}, {n} points drawn with seed {seed} in batches of {b}, A.3's PGD ensemble "
