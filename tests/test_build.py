@@ -145,11 +145,9 @@ def test_shipped_task_labels_follow_their_derivation_from_wordnet():
     t = wordnet.tasks()
     for split in ("train", "test"):
         d = t["pairs"][split]
-        for (a, b), y, pre, hyp in zip(d["offsets"], d["label"], d["premise"], d["hypothesis"], strict=True):
-            assert (defs[a], defs[b]) == (pre, hyp)
-            assert (b in nouns[a].hypernyms) == bool(y)
-            if not y:
-                assert nouns[a].lex != nouns[b].lex
+        for a, c, y, pre, hyp in zip(d["offset"], d["claim"], d["label"], d["premise"], d["hypothesis"], strict=True):
+            assert (defs[a], f"It is {wn.CLAIMS[c]}.") == (pre, hyp)
+            assert (nouns[a].lex == c) == bool(y) and c in wn.CLASSES
     lemmas = {pos: wn.parse_index(wn.DEBIAN_DIR / f"index.{pos}") for pos in wn.POS_FILES}
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 

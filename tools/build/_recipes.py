@@ -136,7 +136,8 @@ class TaskRecipe:
 
 
 TASK_RECIPES = {
-    "wordnet-pairs-roberta": TaskRecipe("wordnet-pairs-roberta", "pairs"),
+    # the whole train split (issue 35): the topic-claim pairs reach 0.84 test accuracy, about 0.33 above chance
+    "wordnet-pairs-roberta": TaskRecipe("wordnet-pairs-roberta", "pairs", n_train=6000),
     "wordnet-multilabel-roberta": TaskRecipe("wordnet-multilabel-roberta", "multilabel"),
     # the whole train split for 10 epochs (issue 35): token accuracy 0.70 -> 0.81 on the test split, 0.26 above the
     # NOUN share (4 epochs on 4,000 sentences left it 0.18 above, outside the Zéroe headline's 0.2 margin)

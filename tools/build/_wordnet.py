@@ -6,10 +6,11 @@ inference, multi-label classification and token (POS) tagging. The package reads
 
 How the labels are derived (nothing is hand-labelled; ``tools/build/build_wordnet_tasks.py`` rebuilds everything):
 
-* **Pairs** (``builtin:wordnet-pairs``, 2 classes ``not-hypernym`` / ``hypernym``): for a noun synset S with a
-  hypernym H (pointer ``@``/``@i`` of ``data.noun``), premise = S's definition, hypothesis = H's definition,
-  label 1 (the premise's concept *is a* hypothesis concept, an entailment); or hypothesis = the definition of a
-  random noun synset from another lexicographer file that is not an ancestor of S, label 0. Classes balanced.
+* **Pairs** (``builtin:wordnet-pairs``, 2 classes ``contradiction`` / ``entailment``; NLI-like topic claims): premise
+  = the definition of a noun synset S of one of the 8 topics of :data:`CLASSES`, hypothesis = ``"It is <phrase>."``
+  claiming a topic (:data:`CLAIMS`): S's own (label 1, entailment) or one of the 7 others drawn uniformly (label 0,
+  contradiction), by a coin per premise; the same number of premises from each topic. (A first design paired S's
+  definition with its hypernym's: the tiny model stayed 0.16 above chance, too little to rank attackers on.)
 * **Multi-label** (``builtin:wordnet-multilabel``, the 8 topics of ``builtin:wordnet-topics``): a noun lemma's
   dictionary entry, ``"lemma: def 1; def 2; ..."`` (definitions of its noun senses that belong to one of the 8
   lexicographer files, in WordNet's sense order, at most 4), labelled with the set of those senses'
@@ -52,7 +53,11 @@ CLASSES = ("artifact", "person", "plant", "animal", "act", "communication", "loc
 PER_CLASS = {"train": 1750, "val": 125, "test": 250}
 POS_FILES = ("noun", "verb", "adj", "adv")
 POS_TAGS = ("NOUN", "VERB", "ADJ", "ADV")
-PAIR_CLASSES = ("not-hypernym", "hypernym")
+PAIR_CLASSES = ("contradiction", "entailment")
+# the hypothesis of a topic-claim pair, "It is <phrase>.", per topic of CLASSES
+CLAIMS = {"artifact": "a man-made object", "person": "a person", "plant": "a plant", "animal": "an animal",
+          "act": "an act or action", "communication": "a form of communication", "location": "a place",
+          "food": "a food"}
 SIZES = {"pairs": {"train": 6000, "val": 400, "test": 1000},
          "multilabel": {"train": 5000, "val": 400, "test": 1000},
          "tagging": {"train": 5000, "val": 400, "test": 1000}}
@@ -130,42 +135,32 @@ def _cut(rows: list, sizes: dict[str, int], rng: np.random.Generator) -> dict[st
     return out
 
 
+def claim(topic: str) -> str:
+    """The hypothesis claiming ``topic`` (one of :data:`CLASSES`)."""
+    return f"It is {CLAIMS[topic]}."
+
+
 def build_pairs(nouns: list[Synset], seed: int = 0) -> dict:
-    """Hypernym pairs (label 1) and pairs with an unrelated synset of another lexicographer file (label 0)."""
+    """Topic-claim pairs: a definition and a claim of its own topic (label 1) or of another (label 0)."""
     rng = np.random.default_rng(seed)
-    by_off = {s.offset: s for s in nouns}
     defs = {s.offset: split_gloss(s.gloss)[0] for s in nouns}
-
-    def ancestors(off: int) -> set[int]:
-        seen, stack = set(), [off]
-        while stack:
-            for h in by_off[stack.pop()].hypernyms:
-                if h not in seen:
-                    seen.add(h)
-                    stack.append(h)
-        return seen
-
-    cands = sorted(s.offset for s in nouns if s.hypernyms and defs[s.offset])
-    pool = sorted(s.offset for s in nouns if defs[s.offset])
+    lex = {s.offset: s.lex for s in nouns}
+    per = -(-sum(SIZES["pairs"].values()) // len(CLASSES))
     rows = []
-    for off in cands:  # one candidate per synset; its label decided by a coin, so classes stay balanced
-        s = by_off[off]
-        if rng.random() < 0.5:
-            h = s.hypernyms[int(rng.integers(len(s.hypernyms)))]
-            if defs.get(h):
-                rows.append((off, h, 1))
-            continue
-        anc = ancestors(off)
-        while True:
-            o = pool[int(rng.integers(len(pool)))]
-            if o != off and o not in anc and by_off[o].lex != s.lex:
-                break
-        rows.append((off, o, 0))
+    for topic in CLASSES:
+        offsets = sorted(s.offset for s in nouns if s.lex == topic and defs[s.offset])
+        for off in rng.choice(offsets, per, replace=False).tolist():
+            if rng.random() < 0.5:
+                rows.append((off, topic, 1))
+            else:
+                others = [c for c in CLASSES if c != topic]
+                rows.append((off, others[int(rng.integers(len(others)))], 0))
+    assert all((lex[o] == c) == bool(y) for o, c, y in rows)
     parts = _cut(rows, SIZES["pairs"], rng)
     out: dict = {"classes": list(PAIR_CLASSES)}
     for split, rs in parts.items():
-        out[split] = {"premise": [defs[a] for a, _, _ in rs], "hypothesis": [defs[b] for _, b, _ in rs],
-                      "label": [y for _, _, y in rs], "offsets": [[a, b] for a, b, _ in rs]}
+        out[split] = {"premise": [defs[o] for o, _, _ in rs], "hypothesis": [claim(c) for _, c, _ in rs],
+                      "label": [y for _, _, y in rs], "offset": [o for o, _, _ in rs], "claim": [c for _, c, _ in rs]}
     return out
 
 

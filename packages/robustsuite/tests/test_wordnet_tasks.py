@@ -74,7 +74,7 @@ def test_accuracy_check_catches_a_wrong_input(MANIFEST):
 
 def test_task_datasets_have_the_documented_shapes():
     pairs = BUILTIN_DATASETS["wordnet-pairs"][0]()
-    assert pairs.classes == ("not-hypernym", "hypernym") and isinstance(pairs.test.x[0], tuple) and len(pairs.test.x[0]) == 2
+    assert pairs.classes == ("contradiction", "entailment") and isinstance(pairs.test.x[0], tuple) and len(pairs.test.x[0]) == 2
     # balanced classes: the share of label 1 lies in a 99 % binomial interval around 1/2
     ones = int(pairs.train.y.sum())
     assert binomtest(ones, len(pairs.train.y), 0.5).pvalue > 0.01

@@ -158,10 +158,10 @@ BUILTIN_DATASETS = {
                                              "upsampled 8×8 digits as extras['ood']"),
     "wordnet-topics": (wordnet_topics, "WordNet 3.0 noun glosses, 8 lexicographer-file topics, 14k/1k/2k "
                                        "(shipped)"),
-    "wordnet-pairs": (lambda: _wordnet_task("pairs", "wordnet-pairs", "shipped WordNet 3.0 noun definition pairs "
-                                            "(hypernym or not)"),
-                      "WordNet 3.0 definition pairs, hypernym vs unrelated (2 classes), 6k/400/1k (shipped; x = "
-                      "(premise, hypothesis))"),
+    "wordnet-pairs": (lambda: _wordnet_task("pairs", "wordnet-pairs", "shipped WordNet 3.0 noun definitions with "
+                                            "topic claims (entailed or contradicted)"),
+                      "WordNet 3.0 topic claims: a noun definition and 'It is <topic>.', entailment vs "
+                      "contradiction (2 classes), 6k/400/1k (shipped; x = (premise, hypothesis))"),
     "wordnet-multilabel": (lambda: _wordnet_task("multilabel", "wordnet-multilabel", "shipped WordNet 3.0 noun lemmas "
                                                  "with their topics"),
                            "WordNet 3.0 noun lemma entries, multi-label over 8 topics, 5k/400/1k (shipped; y = 0/1 "

@@ -3,7 +3,8 @@
 - ``resources/wordnet_topics.json.xz``: ``builtin:wordnet-topics``, noun glosses (definition and example
   sentences, cased, as WordNet writes them) labelled by 8 lexicographer files; ids are the synsets' offsets;
 - ``resources_wordnet_tasks/wordnet_tasks.json.xz``: the Zéroe section's other task types, ``builtin:wordnet-pairs``
-  (definition pairs, hypernym or not; ids ``"<premise offset>/<hypothesis offset>"``), ``builtin:wordnet-multilabel``
+  (a definition and a claim of its topic, entailed or contradicted; ids ``"<premise offset>/<claimed topic>"``),
+  ``builtin:wordnet-multilabel``
   (lemma entries and the topics of their senses; ids are the lemmas) and ``builtin:wordnet-pos`` (example
   sentences as tokens, lexicon POS tags, -1 = not scored; ids are positions in the shipped split).
 
@@ -53,7 +54,7 @@ def task_split(task: str, split: str, path: Path = TASKS_FILE) -> tuple[list, to
     t = tasks(path)[task][split]
     if task == "pairs":
         return (list(zip(t["premise"], t["hypothesis"], strict=True)), torch.tensor(t["label"], dtype=torch.int64),
-                tuple(f"{a}/{b}" for a, b in t["offsets"]))
+                tuple(f"{o}/{c}" for o, c in zip(t["offset"], t["claim"], strict=True)))
     if task == "multilabel":
         y = torch.zeros(len(t["text"]), len(task_classes(task, path)), dtype=torch.int64)
         for i, labels in enumerate(t["labels"]):
