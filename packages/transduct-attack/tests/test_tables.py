@@ -89,6 +89,21 @@ def test_split_rows_play_one_game_per_batch_and_resume(digits, mlp_std, suite):
         assert memo[f"defense-pgd-s2-g{j}"].game == alone
         assert np.array_equal(cell.game.correct[lo:hi], alone.correct)
     assert len(tab.cell("defense", "none").game.rounds) == 3  # the other row stays one game
+
+    class Drawing(ta.NoAttack):  # records the first draw of the attacker's generator in each round
+        def __init__(self):
+            self.draws = []
+
+        def _attack(self, x, y, *, eps, defense, generator, state):
+            self.draws.append(int(torch.randint(0, 2**31 - 1, (1,), generator=generator)))
+            return super()._attack(x, y, eps=eps, defense=defense, generator=generator, state=state)
+
+    split, alone = Drawing(), Drawing()
+    ta.defense_table(ta.StaticDefense(mlp_std), {"draw": split}, xte, yte, split_attacks=["draw"], **kw)
+    for j, (lo, hi) in enumerate([(0, 4), (4, 8), (8, 10)]):
+        ta.play_game(alone, ta.StaticDefense(mlp_std), xte[lo:hi], yte[lo:hi], eps=0.1, batch_size=4,
+                     seed=2 * 100003 + j)
+    assert split.draws == alone.draws and len(set(alone.draws)) == 3  # each batch's game has its own seed
     played = []
 
     class Counting(ta.StaticDefense):

@@ -358,11 +358,12 @@ def game_keys(*, seeds: Sequence[int], n: int, static_attacks: Sequence[str] = (
     if split_attacks and batch_size is None:
         raise ValueError("split_attacks needs the table's batch_size")
     chunk = n if points_per_game is None else min(int(points_per_game), n)
+    split = chunk if batch_size is None else min(chunk, int(batch_size))
     keys = []
     for s in seeds:
         keys += [f"static-{a}-s{s}" for a in static_attacks]
         for a in defense_attacks:
-            size = min(chunk, int(batch_size)) if a in split_attacks else chunk
+            size = split if a in split_attacks else chunk
             keys += ([f"defense-{a}-s{s}"] if size >= n else
                      [f"defense-{a}-s{s}-g{j}" for j in range(len(range(0, n, size)))])
     return keys
