@@ -63,6 +63,7 @@ def test_presets_demo_is_the_former_runner_defaults_and_paper_cpu_meets_issue_26
         assert value == want, dotted
     cpu = experiment.preset("paper-cpu").act
     assert cpu.start == "smoothadv" and cpu.train_samples >= 5000 and cpu.selection_margin == 0.03
+    assert cpu.methods[:2] == ("none", "smoothadv") and "acce_act" in cpu.methods  # AT and ACCE-ACT: Table 7's effect
     # issue 35: App. I.3's optimiser, batch and epochs, a 4-point grid, 500 test images, paired intervals
     assert (cpu.optimizer, cpu.momentum, cpu.batch_size, cpu.epochs, cpu.warmup_epochs) == ("sgd", 0.9, 256, 10, 3)
     assert len(cpu.lr_grid) * len(cpu.step_factor_grid) == 4 and cpu.test_samples == 500 and cpu.paired
