@@ -186,6 +186,36 @@ def test_store_resumes_without_recomputing(inputs, result):
     assert changed.tables["certified"] == first.tables["certified"]
 
 
+def test_the_smoothadv_start_is_keyed_by_what_trains_it(inputs, monkeypatch):
+    """ACT's SmoothAdv start model is checkpointed under the settings its training takes: another method list or
+    grid reuses it, another learning rate trains it again."""
+    import importlib
+    from types import SimpleNamespace
+
+    run_mod = importlib.import_module("certcal.experiment.run")  # the module (the package re-exports run())
+
+    trained = []
+
+    def fake_training(model, x, y, **kw):
+        trained.append(kw)
+        return SimpleNamespace(model=model)
+
+    monkeypatch.setattr(run_mod, "adversarial_calibration_training", fake_training)
+    models, data = inputs
+    store = MemoryStore()
+
+    def start(**more):
+        cfg = small(**{"act.start": "smoothadv", "act.start_epochs": 1, **more})
+        run_mod.act_start(run_mod.prepare(models, data, cfg, store, False), {})
+        return sorted(k for k in store.data if k.startswith("act-start-"))
+
+    first = start()
+    assert len(first) == 1 and trained[0]["epochs"] == 1 and trained[0]["method"] == "smoothadv"
+    assert start(**{"act.methods": ["none", "smoothadv", "acce_act"], "act.lr_grid": [1e-3, 1e-2]}) == first
+    assert len(trained) == 1
+    assert len(start(**{"act.lr": 1e-3})) == 2 and len(trained) == 2 and trained[1]["lr"] == 1e-3
+
+
 def test_shards_run_apart_equal_one_run(inputs):
     models, data = inputs
     one = small(**{"certify.noise_stream": "per_input", "act.enabled": False, "smoothing.sigmas": [0.25]})

@@ -178,13 +178,15 @@ def act_start(p: Prepared, smoothing: dict[float, torch.nn.Module]) -> torch.nn.
     if act.start == "noise":
         return start
     xa, ya = act_train(p)
-    key = (f"act-start-smoothadv-{config_hash(act, p.seed)}-"
+    # the key hashes exactly the settings the start's training takes (not the comparison's methods or grid)
+    settings = {"sigma": act.sigma, "eps": act.eps, "epochs": act.start_epochs, "batch_size": act.batch_size,
+                "num_noise": act.num_noise, "attack_steps": act.attack_steps,
+                "attack_step_factor": act.attack_step_factor, "lr": act.lr, "warmup_epochs": act.warmup_epochs,
+                "optimizer": act.optimizer, "momentum": act.momentum}
+    key = (f"act-start-smoothadv-{config_hash(settings, p.seed)}-"
            f"{fingerprint(start, xa, torch.as_tensor(ya))}.pt")
     return fine_tuned(p.store, key, lambda: adversarial_calibration_training(
-        start, xa, ya, method="smoothadv", sigma=act.sigma, eps=act.eps, epochs=act.start_epochs,
-        batch_size=act.batch_size, num_noise=act.num_noise, attack_steps=act.attack_steps,
-        attack_step_factor=act.attack_step_factor, lr=act.lr, warmup_epochs=act.warmup_epochs,
-        optimizer=act.optimizer, momentum=act.momentum, seed=p.seed, progress=p.progress).model, start)
+        start, xa, ya, method="smoothadv", seed=p.seed, progress=p.progress, **settings).model, start)
 
 
 def act_train(p: Prepared) -> tuple[torch.Tensor, np.ndarray]:
