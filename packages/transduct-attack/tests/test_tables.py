@@ -120,6 +120,34 @@ def test_split_rows_play_one_game_per_batch_and_resume(digits, mlp_std, suite):
         ta.game_keys(seeds=[0], n=10, split_attacks=["pgd"])
 
 
+def test_one_attack_under_two_static_keys_is_played_once(digits, mlp_std, monkeypatch):
+    """Two static rows naming the same attack object (DENT's standard AA row and the static AutoAttack row) share
+    one game: the second row is the first's cell under its own key, the game a separate play would give."""
+    import transduct_attack.tables as tables_mod
+
+    _, _, xte, yte = digits
+    pgd = ta.TransferPGD(solver=ta.PGD(steps=3))
+    kw = {"eps": 0.1, "n": 8, "batch_size": 8, "static_model": mlp_std, "static_attacks": ["pgd", "again"],
+          "defense_attacks": ["none"]}
+    played = []
+
+    def counting_play(attack, *args, **more):
+        played.append(type(attack).__name__)
+        return ta.play_game(attack, *args, **more)
+
+    monkeypatch.setattr(tables_mod, "play_game", counting_play)
+    memo: dict = {}
+    tab = ta.defense_table(ta.StaticDefense(mlp_std), {"none": ta.NoAttack(), "pgd": pgd, "again": pgd}, xte, yte,
+                           cells=memo, **kw)
+    assert played == ["TransferPGD", "NoAttack"]  # the static PGD once, Γ's clean row once
+    a, b = tab.cell("static", "pgd"), tab.cell("static", "again")
+    assert (a.game, a.indices, b.attack) == (b.game, b.indices, "again") and "static-again-s0" in memo
+    apart = ta.defense_table(ta.StaticDefense(mlp_std), {"none": ta.NoAttack(), "pgd": pgd,
+                                                          "again": ta.TransferPGD(solver=ta.PGD(steps=3))},
+                             xte, yte, **kw)
+    assert len(played) == 5 and apart.cell("static", "again").game == b.game  # two objects: played twice
+
+
 def test_compare_reads_the_paired_bootstrap(digits, mlp_std):
     """The verdict of DefenseTable.compare is the paired bootstrap of acc(reference) − acc(attack) on the same points
     (transfer PGD at eps 0.3 breaks the static model: "below"; the reverse reading: "above")."""

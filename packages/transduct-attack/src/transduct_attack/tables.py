@@ -18,7 +18,7 @@ each game is played once; a mapping backed by files makes a run resumable.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, MutableMapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -269,13 +269,11 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
     one cell: the units of work a sharded run distributes. ``split_attacks`` plays the named rows of Γ as
     independent games of one batch each (same keys and seeds), so a long cell resumes batch by batch from its
     memo: valid only where nothing carries over between rounds (AutoAttack against a stateless Γ such as DENT).
-    ``only`` (a collection of memo keys, see
-    :func:`game_keys`) plays just those games and returns the cells that are available (a partial table)."""
+    ``only`` (memo keys, see :func:`game_keys`) plays just those games and returns the cells available."""
     check_images("x", x)
     reference = static_model if static_model is not None else (
         defense.base_model if isinstance(defense, TransductiveDefense) else None)
-    y = check_labels("y", y, x.shape[0], device=x.device,
-                     model=reference, x=x)
+    y = check_labels("y", y, x.shape[0], device=x.device, model=reference, x=x)
     if reference is not None:
         x = as_input(reference, x)
         y = y.to(x.device)
@@ -307,8 +305,7 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
         return built[s]
 
     chunk = n if points_per_game is None else min(check_int("points_per_game", points_per_game, ge=1), n)
-    unknown = [a for a in split_attacks if a not in played]
-    if isinstance(split_attacks, str) or unknown:
+    if isinstance(split_attacks, str) or not set(split_attacks) <= set(played):
         raise ValueError(f"split_attacks must name rows of Γ {played}, got {split_attacks!r}")
     out, name = [], ""
     static = StaticDefense(static_model) if static_model is not None else None
@@ -317,6 +314,11 @@ def defense_table(defense: TransductiveDefense | Callable[[int], TransductiveDef
         if key not in cells:
             if only is not None and key not in only:
                 return None
+            twin = next((k for t in static_attacks if role == "static" and attacks[t] is attacks[a]
+                         and (k := f"static-{t}-s{s}") in cells), None)
+            if twin is not None:  # the same attack object under two static keys: one game, two rows
+                cells[key] = replace(cells[twin], attack=a)
+                return cells[key]
             d = static if role == "static" and static is not None else gamma(s)
             g = play_game(attacks[a], d, x[idx], y[idx], eps=eps, batch_size=b, seed=game_seed,
                           threat_model=threat_model, progress=progress)
