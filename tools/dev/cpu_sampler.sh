@@ -1,5 +1,6 @@
 #!/bin/bash
-# Samples, once a minute, the CPU seconds (own user + system, and its waited-for children's) of every process whose
+# Samples, once a minute, the CPU seconds (its own user + system, not its children's: they are sampled themselves,
+# and a reaped worker's time would count twice) of every process whose
 # command line matches PATTERN, appending "TIME PID STARTTIME SECONDS" lines to OUT. A long run's cpu.log gets a
 # task's CPU time only when the task finishes; this counts the work of tasks killed at a session's end too: the run's
 # CPU time is the sum, over (PID, STARTTIME), of each process's last sample.
@@ -14,7 +15,7 @@ while true; do
   for pid in $(pgrep -f "$PATTERN"); do
     [ "$pid" = "$$" ] && continue  # not the sampler itself (its command line holds PATTERN)
     read -r -a f < "/proc/$pid/stat" 2>/dev/null || continue
-    echo "$now $pid ${f[21]} $(( (f[13] + f[14] + f[15] + f[16]) / TCK ))" >> "$OUT"
+    echo "$now $pid ${f[21]} $(( (f[13] + f[14]) / TCK ))" >> "$OUT"
   done
   sleep 60
 done

@@ -258,3 +258,17 @@ def test_urejectron_figure_reads_tau_and_memoises(digits, mlp_std):
                                  tau=0.5, T=1, pgd_steps=2, curves=memo)
     assert again.curves[0] is pgd
     assert ta.RejectionCurve.from_dict(json.loads(json.dumps(pgd.to_dict()))) == pgd
+
+
+def test_with_static_gives_the_static_autoattack_row_the_suites_standard_autoattack():
+    """The "autoattack" static row reuses the suite's standard AutoAttack object (so defense_table plays it once,
+    as DENT's standard AA row and its static AutoAttack row), never a reduced or adaptive one."""
+    from transduct_attack.tables import with_static
+
+    standard = ta.TransferAutoAttack()
+    assert with_static({"aa": standard}, ["none", "autoattack"])["autoattack"] is standard
+    for other in (ta.TransferAutoAttack(version="custom", attacks=["apgd-ce"]), ta.TransferAutoAttack(n_iter=20),
+                  ta.AdaptiveAutoAttack()):
+        made = with_static({"aa": other}, ["autoattack"])["autoattack"]
+        assert made is not other and type(made) is ta.TransferAutoAttack and vars(made) == vars(standard)
+    assert "autoattack" not in with_static({"aa": standard}, ["none"])

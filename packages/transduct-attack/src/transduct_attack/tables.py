@@ -382,7 +382,11 @@ TABLE_ATTACKS = ("none", "pgd", *MODEL_SPACE_ATTACKS)
 
 
 def with_static(suite: dict[str, Attack], static_attacks: Sequence[str]) -> dict[str, Attack]:
-    """``suite`` plus standard AutoAttack under the key "autoattack" when a static row asks for it."""
+    """``suite`` plus standard AutoAttack under the key "autoattack" when a static row asks for it: the suite's own
+    standard AutoAttack object when it has one (then :func:`defense_table` plays that static game once for both
+    rows), else a new one."""
     if "autoattack" in static_attacks and "autoattack" not in suite:
-        suite = {**suite, "autoattack": TransferAutoAttack()}
+        standard = TransferAutoAttack()
+        same = next((a for a in suite.values() if type(a) is TransferAutoAttack and vars(a) == vars(standard)), None)
+        suite = {**suite, "autoattack": same or standard}
     return suite

@@ -4,9 +4,9 @@
   sentences, cased, as WordNet writes them) labelled by 8 lexicographer files; ids are the synsets' offsets;
 - ``resources_wordnet_tasks/wordnet_tasks.json.xz``: the Zéroe section's other task types, ``builtin:wordnet-pairs``
   (a definition and a claim of its topic, entailed or contradicted; ids ``"<premise offset>/<claimed topic>"``),
-  ``builtin:wordnet-multilabel``
-  (lemma entries and the topics of their senses; ids are the lemmas) and ``builtin:wordnet-pos`` (example
-  sentences as tokens, lexicon POS tags, -1 = not scored; ids are positions in the shipped split).
+  ``builtin:wordnet-multilabel`` (lemma entries and the topics of their senses; ids are the lemmas) and
+  ``builtin:wordnet-pos`` (example sentences as tokens, lexicon POS tags, -1 = not scored; ids are positions in
+  the shipped split).
 
 Both are written from Debian's ``wordnet-base`` by ``tools/build/`` (``_wordnet.py`` documents how every label
 is derived); nothing here parses WordNet's own files.

@@ -89,8 +89,6 @@ def dent_table(base_model: nn.Module, x_test: torch.Tensor, y_test: torch.Tensor
         static.append("aa")
     if static_autoattack:
         static.append("autoattack")
-        if aa_attacks is not None and not aa_attacks and aa_iterations is None and aa_restarts is None:
-            attacks["autoattack"] = attacks["aa"]  # standard AutoAttack twice: one static game for both rows
         attacks = with_static(attacks, static)
     played = [a for a in attacks if a != "autoattack"]
     # DENT is stateless across rounds, so the costly AutoAttack rows are played one batch per game: a long cell
