@@ -64,3 +64,25 @@ def test_an_unfinished_run_is_refused(dev_tool, tmp_path):
     with pytest.raises(tool.RecordError, match="not finished"):
         tool.record(run, tmp_path / "rec", name="demo", command="c", commit="HEAD")
     assert tool.main([str(run), str(tmp_path / "rec"), "--name", "demo", "--command", "c", "--commit", "HEAD"]) == 2
+
+
+@pytest.mark.skipif(not HEAD, reason="not a git checkout")
+def test_sampled_cpu_time_counts_each_process_once_at_its_last_sample(dev_tool, tmp_path):
+    """cpu_sampler.sh logs: a process is (PID, start time), counted at its largest sample; a reused PID with another
+    start time is another process; two files (two sessions) add up; work before sampling is added as stated."""
+    tool = dev_tool("record_run")
+    run = _run(tmp_path, "u 1800 0 1900 rc=0\n")  # the log: 0.5 CPU-h
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_text("T 10 500 600\nT 11 501 7\nT 10 500 1800\n\n")  # pid 10: 600 then 1800 s; pid 11: 7 s
+    b.write_text("T 10 900 3600\n")  # pid 10 reused later: another process, 3600 s
+    meta = tool.record(run, tmp_path / "rec", name="demo", command="c", commit=HEAD, samples=[a, b],
+                       unsampled_hours=0.25)
+    assert meta["cpu_hours_sampled"] == pytest.approx((1800 + 7 + 3600) / 3600, abs=1e-3)
+    assert meta["cpu_hours_unsampled"] == 0.25 and meta["cpu_hours_logged"] == 0.5
+    assert meta["cpu_hours"] == pytest.approx(meta["cpu_hours_sampled"] + 0.25, abs=1e-3)
+    b.write_text("T 10 900\n")
+    with pytest.raises(tool.RecordError, match="b.log line 1"):
+        tool.record(run, tmp_path / "rec2", name="demo", command="c", commit=HEAD, samples=[a, b])
+    with pytest.raises(tool.RecordError, match="--unsampled-hours"):
+        tool.record(run, tmp_path / "rec3", name="demo", command="c", commit=HEAD, unsampled_hours=1.0)
+    assert not (tmp_path / "rec2").exists() and not (tmp_path / "rec3").exists()

@@ -7,8 +7,14 @@ start and end times from the report — which ``tools/dev/readme_numbers.py`` ci
         --command "uv run robustsuite run paper-cpu --out RUN_DIR --workers 2 --no-progress" --commit dee21d2 \\
         --budget 16
 
-A run without ``report.json`` (not finished), a ``cpu.log`` line that cannot be read, or a commit git does not know
-is refused before anything is written; ``--budget H`` refuses a run whose ``cpu.log`` totals more than H CPU-hours.
+``cpu.log`` gets a task's CPU time only when the task finishes; a run that spans sessions loses the work of tasks
+killed at a session's end from it. ``--samples FILE`` (``tools/dev/cpu_sampler.sh`` logs, repeatable) and
+``--unsampled-hours H`` (CPU-hours spent before sampling began, as the note states) give the run's whole CPU time:
+``meta.json`` then holds both figures (``cpu_hours`` the whole, ``cpu_hours_logged`` the log's).
+
+A run without ``report.json`` (not finished), a ``cpu.log`` or samples line that cannot be read, or a commit git does
+not know is refused before anything is written; ``--budget H`` refuses a run whose ``cpu.log`` totals more than H
+CPU-hours.
 Every file is written to a temporary name and renamed into place.
 """
 
@@ -49,6 +55,22 @@ def cpu_hours(log: Path) -> float:
     return total / 3600
 
 
+def sampled_cpu_hours(paths: list[Path]) -> float:
+    """CPU-hours in ``cpu_sampler.sh`` logs (``TIME PID STARTTIME SECONDS`` lines): each process's, told apart by
+    (PID, start time), largest sample, summed. A process's CPU time only grows, so its last sample is its largest."""
+    last: dict[tuple[str, str], int] = {}
+    for path in paths:
+        for k, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 4 or not (parts[1].isdigit() and parts[2].isdigit() and parts[3].isdigit()):
+                raise RecordError(f"{path} line {k} is not 'TIME PID STARTTIME SECONDS': {line!r}")
+            key = (parts[1], parts[2])
+            last[key] = max(last.get(key, 0), int(parts[3]))
+    return sum(last.values()) / 3600
+
+
 def _machine(workers: int) -> dict:
     model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
                   if line.startswith("model name")), platform.processor()) if Path("/proc/cpuinfo").is_file() else \
@@ -75,7 +97,8 @@ def _write(path: Path, text: str) -> None:
 
 
 def record(run_dir: Path, dest: Path, *, name: str, command: str, commit: str, workers: int = 2,
-           budget: float | None = None, note: str = "") -> dict:
+           budget: float | None = None, note: str = "", samples: list[Path] | None = None,
+           unsampled_hours: float = 0.0) -> dict:
     """Copy the run's files into ``dest`` and write its ``meta.json``; returns the meta."""
     run_dir, dest = Path(run_dir), Path(dest)
     report_path = run_dir / "report.json"
@@ -87,6 +110,9 @@ def record(run_dir: Path, dest: Path, *, name: str, command: str, commit: str, w
     if budget is not None and (logged is None or logged > budget):
         raise RecordError(f"--budget {budget:g}: cpu.log totals {'nothing' if logged is None else f'{logged:.2f}'} "
                           "CPU-hours")
+    if unsampled_hours < 0 or (unsampled_hours and not samples):
+        raise RecordError(f"--unsampled-hours {unsampled_hours:g}: needs --samples and must be >= 0")
+    whole = None if not samples else sampled_cpu_hours(samples) + unsampled_hours
     full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=ROOT, capture_output=True,
                           text=True)
     if full.returncode != 0:
@@ -94,8 +120,10 @@ def record(run_dir: Path, dest: Path, *, name: str, command: str, commit: str, w
     benchmark = BENCHMARKS / f"{name}.toml"
     meta = {"name": name, "benchmark": str(benchmark.relative_to(ROOT)) if benchmark.is_file() else None,
             "command": command, "machine": _machine(workers), "code_commit": full.stdout.strip(),
-            "cpu_hours": None if logged is None else round(logged, 3),
+            "cpu_hours": None if logged is None else round(max(logged, whole or 0.0), 3),
             "cpu_hours_logged": None if logged is None else round(logged, 4), "cpu_log": "cpu.log" if logged else None,
+            **({} if whole is None else {"cpu_hours_sampled": round(whole - unsampled_hours, 3),
+                                         "cpu_hours_unsampled": round(unsampled_hours, 3)}),
             "cpu_note": note or "cpu.log: each unit's and shard's user + system seconds in its worker process",
             "report": "report.json", "started": report.get("run", {}).get("created"),
             "finished": report.get("run", {}).get("finished")}
@@ -126,10 +154,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--budget", type=float, default=None, help="refuse above this many CPU-hours in cpu.log")
     ap.add_argument("--note", default="", help="how the CPU time was measured (meta.json cpu_note)")
+    ap.add_argument("--samples", type=Path, action="append", default=None,
+                    help="a cpu_sampler.sh log of the run's processes (repeatable): the whole CPU time")
+    ap.add_argument("--unsampled-hours", type=float, default=0.0,
+                    help="CPU-hours spent before sampling began (say how they were estimated in --note)")
     a = ap.parse_args(argv)
     try:
         meta = record(a.run_dir, a.dest, name=a.name, command=a.command, commit=a.commit, workers=a.workers,
-                      budget=a.budget, note=a.note)
+                      budget=a.budget, note=a.note, samples=a.samples, unsampled_hours=a.unsampled_hours)
     except RecordError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
