@@ -80,9 +80,12 @@ def test_sampled_cpu_time_counts_each_process_once_at_its_last_sample(dev_tool, 
     assert meta["cpu_hours_sampled"] == pytest.approx((1800 + 7 + 3600) / 3600, abs=1e-3)
     assert meta["cpu_hours_unsampled"] == 0.25 and meta["cpu_hours_logged"] == 0.5
     assert meta["cpu_hours"] == pytest.approx(meta["cpu_hours_sampled"] + 0.25, abs=1e-3)
+    with pytest.raises(tool.RecordError, match="--budget 1: the run took 0.50 in cpu.log, 1.75 in all"):
+        tool.record(run, tmp_path / "rec4", name="demo", command="c", commit=HEAD, samples=[a, b],
+                    unsampled_hours=0.25, budget=1.0)  # the log is within 1 CPU-hour, the whole is not
     b.write_text("T 10 900\n")
     with pytest.raises(tool.RecordError, match="b.log line 1"):
         tool.record(run, tmp_path / "rec2", name="demo", command="c", commit=HEAD, samples=[a, b])
     with pytest.raises(tool.RecordError, match="--unsampled-hours"):
         tool.record(run, tmp_path / "rec3", name="demo", command="c", commit=HEAD, unsampled_hours=1.0)
-    assert not (tmp_path / "rec2").exists() and not (tmp_path / "rec3").exists()
+    assert not any((tmp_path / f"rec{k}").exists() for k in (2, 3, 4))

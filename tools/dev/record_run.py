@@ -13,8 +13,8 @@ killed at a session's end from it. ``--samples FILE`` (``tools/dev/cpu_sampler.s
 ``meta.json`` then holds both figures (``cpu_hours`` the whole, ``cpu_hours_logged`` the log's).
 
 A run without ``report.json`` (not finished), a ``cpu.log`` or samples line that cannot be read, or a commit git does
-not know is refused before anything is written; ``--budget H`` refuses a run whose ``cpu.log`` totals more than H
-CPU-hours.
+not know is refused before anything is written; ``--budget H`` refuses a run that took more than H CPU-hours (its
+``cpu.log``, or the whole when ``--samples`` are given).
 Every file is written to a temporary name and renamed into place.
 """
 
@@ -107,12 +107,13 @@ def record(run_dir: Path, dest: Path, *, name: str, command: str, commit: str, w
     report = json.loads(report_path.read_text(encoding="utf-8"))
     log = run_dir / "cpu.log"
     logged = cpu_hours(log) if log.is_file() else None
-    if budget is not None and (logged is None or logged > budget):
-        raise RecordError(f"--budget {budget:g}: cpu.log totals {'nothing' if logged is None else f'{logged:.2f}'} "
-                          "CPU-hours")
     if unsampled_hours < 0 or (unsampled_hours and not samples):
         raise RecordError(f"--unsampled-hours {unsampled_hours:g}: needs --samples and must be >= 0")
     whole = None if not samples else sampled_cpu_hours(samples) + unsampled_hours
+    if budget is not None and (logged is None or max(logged, whole or 0.0) > budget):
+        spent = "nothing" if logged is None else f"{logged:.2f} in cpu.log" + (
+            "" if whole is None else f", {whole:.2f} in all (samples + unsampled)")
+        raise RecordError(f"--budget {budget:g}: the run took {spent} CPU-hours")
     full = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=ROOT, capture_output=True,
                           text=True)
     if full.returncode != 0:
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--command", required=True, help="the command that ran it, with RUN_DIR for the folder")
     ap.add_argument("--commit", required=True, help="the commit whose code computed the run")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--budget", type=float, default=None, help="refuse above this many CPU-hours in cpu.log")
+    ap.add_argument("--budget", type=float, default=None, help="refuse a run above this many CPU-hours (cpu.log, or the whole with --samples)")
     ap.add_argument("--note", default="", help="how the CPU time was measured (meta.json cpu_note)")
     ap.add_argument("--samples", type=Path, action="append", default=None,
                     help="a cpu_sampler.sh log of the run's processes (repeatable): the whole CPU time")
