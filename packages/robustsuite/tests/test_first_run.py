@@ -120,7 +120,10 @@ def test_ctrl_c_keeps_the_finished_units_and_says_how_to_resume(runs):
     root, cfg, _ = runs
     out = root / "interrupted"
     argv = _robustsuite("run", str(cfg), "--out", str(out), "--limit", "60", "--no-progress")
-    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env())
+    # SIGINT at its default in the child: a suite started in the background of a non-interactive shell inherits it
+    # ignored, and Python then installs no KeyboardInterrupt handler (the run would finish instead of stopping)
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=_env(),
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for line in proc.stderr:
         seen.append(line)
