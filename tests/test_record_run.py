@@ -83,9 +83,12 @@ def test_sampled_cpu_time_counts_each_process_once_at_its_last_sample(dev_tool, 
     with pytest.raises(tool.RecordError, match="--budget 1: the run took 0.50 in cpu.log, 1.75 in all"):
         tool.record(run, tmp_path / "rec4", name="demo", command="c", commit=HEAD, samples=[a, b],
                     unsampled_hours=0.25, budget=1.0)  # the log is within 1 CPU-hour, the whole is not
+    with pytest.raises(tool.RecordError, match="--samples .*missing.log: cannot be read"):
+        tool.record(run, tmp_path / "rec5", name="demo", command="c", commit=HEAD,
+                    samples=[a, tmp_path / "missing.log"])
     b.write_text("T 10 900\n")
     with pytest.raises(tool.RecordError, match="b.log line 1"):
         tool.record(run, tmp_path / "rec2", name="demo", command="c", commit=HEAD, samples=[a, b])
     with pytest.raises(tool.RecordError, match="--unsampled-hours"):
         tool.record(run, tmp_path / "rec3", name="demo", command="c", commit=HEAD, unsampled_hours=1.0)
-    assert not any((tmp_path / f"rec{k}").exists() for k in (2, 3, 4))
+    assert not any((tmp_path / f"rec{k}").exists() for k in (2, 3, 4, 5))

@@ -60,7 +60,11 @@ def sampled_cpu_hours(paths: list[Path]) -> float:
     (PID, start time), largest sample, summed. A process's CPU time only grows, so its last sample is its largest."""
     last: dict[tuple[str, str], int] = {}
     for path in paths:
-        for k, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as e:
+            raise RecordError(f"--samples {path}: cannot be read ({e.strerror or e})") from None
+        for k, line in enumerate(lines, start=1):
             parts = line.split()
             if not parts:
                 continue
@@ -109,8 +113,10 @@ def record(run_dir: Path, dest: Path, *, name: str, command: str, commit: str, w
     logged = cpu_hours(log) if log.is_file() else None
     if unsampled_hours < 0 or (unsampled_hours and not samples):
         raise RecordError(f"--unsampled-hours {unsampled_hours:g}: needs --samples and must be >= 0")
-    whole = None if not samples else sampled_cpu_hours(samples) + unsampled_hours
-    if budget is not None and (logged is None or max(logged, whole or 0.0) > budget):
+    sampled = sampled_cpu_hours(samples) if samples else None
+    whole = None if sampled is None else sampled + unsampled_hours
+    total = None if logged is None else max(logged, whole or 0.0)  # what the budget holds and meta's cpu_hours
+    if budget is not None and (total is None or total > budget):
         spent = "nothing" if logged is None else f"{logged:.2f} in cpu.log" + (
             "" if whole is None else f", {whole:.2f} in all (samples + unsampled)")
         raise RecordError(f"--budget {budget:g}: the run took {spent} CPU-hours")
@@ -121,9 +127,9 @@ def record(run_dir: Path, dest: Path, *, name: str, command: str, commit: str, w
     benchmark = BENCHMARKS / f"{name}.toml"
     meta = {"name": name, "benchmark": str(benchmark.relative_to(ROOT)) if benchmark.is_file() else None,
             "command": command, "machine": _machine(workers), "code_commit": full.stdout.strip(),
-            "cpu_hours": None if logged is None else round(max(logged, whole or 0.0), 3),
+            "cpu_hours": None if total is None else round(total, 3),
             "cpu_hours_logged": None if logged is None else round(logged, 4), "cpu_log": "cpu.log" if logged else None,
-            **({} if whole is None else {"cpu_hours_sampled": round(whole - unsampled_hours, 3),
+            **({} if sampled is None else {"cpu_hours_sampled": round(sampled, 3),
                                          "cpu_hours_unsampled": round(unsampled_hours, 3)}),
             "cpu_note": note or "cpu.log: each unit's and shard's user + system seconds in its worker process",
             "report": "report.json", "started": report.get("run", {}).get("created"),
@@ -153,7 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--command", required=True, help="the command that ran it, with RUN_DIR for the folder")
     ap.add_argument("--commit", required=True, help="the commit whose code computed the run")
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--budget", type=float, default=None, help="refuse a run above this many CPU-hours (cpu.log, or the whole with --samples)")
+    ap.add_argument("--budget", type=float, default=None,
+                    help="refuse a run above this many CPU-hours (cpu.log, or the whole with --samples)")
     ap.add_argument("--note", default="", help="how the CPU time was measured (meta.json cpu_note)")
     ap.add_argument("--samples", type=Path, action="append", default=None,
                     help="a cpu_sampler.sh log of the run's processes (repeatable): the whole CPU time")
