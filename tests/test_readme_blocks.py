@@ -66,3 +66,46 @@ def test_the_shape_check_fails_on_a_lab_notebook():
     assert rb.shape_problems(good.replace("## Public API\n\n", ""))
     assert rb.shape_problems(good.replace("x = 1\n", "x = 1\n" * 16))
     assert rb.shape_problems(good + "pip install 'p[plot]'\n")
+
+
+# the options of `robustsuite run` that say how to execute (not what): `plan` takes every other one
+_EXECUTION = {"--workers": 1, "-j": 1, "--executor": 1, "--address": 1, "--recompute": 1, "--progress": 0,
+              "--no-progress": 0}
+
+
+def _long_run_commands() -> list[tuple[str, tuple[str, ...]]]:
+    """Every ``robustsuite run`` line of a long (skipped) bash block in the READMEs and docs pages that runs a
+    shipped benchmark (the others read a file an earlier block wrote), as (where, the arguments `plan` takes)."""
+    import shlex
+
+    from robustsuite.run import benchmarks
+
+    shipped = set(benchmarks())
+    found = {}
+    for path in [ROOT / "README.md", *sorted(ROOT.glob("packages/*/README.md")), *sorted(ROOT.glob("docs/**/*.md"))]:
+        for b in rb.blocks(path.read_text(encoding="utf-8")):
+            for line in b.code.splitlines() if b.long and b.lang == "bash" else ():
+                words = shlex.split(line, comments=True)
+                if words[:4] != ["uv", "run", "robustsuite", "run"] or not set(words[4:5]) & shipped:
+                    continue
+                args, rest = [], words[4:]
+                while rest:
+                    w = rest.pop(0)
+                    if w in _EXECUTION:
+                        del rest[:_EXECUTION[w]]
+                    else:
+                        args.append(w)
+                found.setdefault(tuple(args), f"{path.relative_to(ROOT)}:{b.line}")
+    return [(where, args) for args, where in found.items()]
+
+
+@pytest.mark.parametrize("where, args", _long_run_commands(), ids=lambda v: v if isinstance(v, str) else None)
+def test_every_long_benchmark_run_command_plans(where, args):
+    """The long blocks are not run, but each `robustsuite run` command in them must be one the CLI takes: planned
+    with the same config, methods, overrides and inputs (`plan` checks them as `run` does), it exits 0."""
+    from typer.testing import CliRunner
+
+    from robustsuite.cli import app
+
+    res = CliRunner().invoke(app, ["plan", *args])
+    assert res.exit_code == 0, f"{where}: robustsuite run {' '.join(args)}\n{res.output}"

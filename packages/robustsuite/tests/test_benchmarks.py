@@ -3,6 +3,8 @@ validated by the methods' typed configs; `robustsuite demo` is `robustsuite run`
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from typer.testing import CliRunner
 
@@ -47,6 +49,22 @@ def test_demo_takes_a_subset_of_the_file_and_the_runs_options():
     assert list(cfg["methods"]) == ["overview"] and cfg["seed"] == 3
     res = cli.invoke(app, ["demo", "--methods", "nope", "--out", "x"])
     assert res.exit_code == 2 and "unknown method" in res.output
+
+
+def test_run_and_plan_take_a_subset_of_a_benchmark_with_the_same_unit_ids(tmp_path):
+    """`--methods certcal` (as the package READMEs run one section of paper-cpu) plans that section's units under
+    the ids the whole benchmark gives them, so a subset run and a whole run share records; a misspelt method is
+    refused before any work with the closest name."""
+    whole = {u.method: u.id for u in run_mod.plan(run_mod.load_config("paper-cpu"))}
+    res = cli.invoke(app, ["plan", "paper-cpu", "--methods", "certcal,uncspan", "--out", str(tmp_path), "--write"])
+    assert res.exit_code == 0, res.output
+    planned = json.loads((tmp_path / run_mod.PLAN_FILE).read_text(encoding="utf-8"))
+    assert planned["units"] == [whole["certcal"], whole["uncspan"]]
+    for command in (["plan", "paper-cpu"], ["run", "paper-cpu", "--out", str(tmp_path / "r")]):
+        res = cli.invoke(app, [*command, "--methods", "certcall"])
+        assert res.exit_code == 2 and "--methods: unknown method 'certcall'" in res.output, res.output
+        assert "did you mean 'certcal'?" in res.output
+    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("name", sorted(run_mod.benchmarks()))

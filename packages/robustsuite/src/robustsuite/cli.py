@@ -131,13 +131,15 @@ EXECUTOR = typer.Option("local", "--executor", help="local (this process) or ray
                         "needs robustsuite[ray])")
 WORKERS = typer.Option(1, "--workers", "-j", min=1, help="compute independent units, and the shards of sharded "
                        "units, in N local processes (one torch thread each); same records as a serial run")
+METHODS = typer.Option("", "--methods", help="comma-separated subset of the config's methods (default: all); the "
+                       "units keep their ids, so a subset reuses a whole run's records")
 ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing Ray cluster (auto, HOST:6379, "
                        "ray://HOST:10001); default: start a local Ray")
 
 
 @app.command(short_help="Run every method on the embedded defaults (offline): `run demo`.")
 def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run directory (resumes if it exists)"),
-         methods: str = typer.Option("", help="comma-separated subset of methods (default: all)"),
+         methods: str = METHODS,
          seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
          seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
          sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
@@ -150,7 +152,7 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
 
     from .run.config import demo_config, run_config
 
-    config = _guard(lambda: run_config(demo_config([m for m in methods.split(",") if m] or None, seed, device),
+    config = _guard(lambda: run_config(demo_config(methods.split(","), seed, device),
                                        seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
     workers = workers or max(1, min(os.cpu_count() or 1, 4, len(config.methods)))
     raise typer.Exit(_guard(lambda: _execute(config, out, progress, executor, address, workers)))
@@ -160,9 +162,9 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
 def run_config(config: Path = typer.Argument(..., help="TOML config naming models, data and methods, or a shipped "
                                             "benchmark's name (demo, paper-cpu; see `robustsuite benchmarks`)"),
                out: Path = typer.Option(..., "--out", "-o", help="run directory (resumes if it exists)"),
-               seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
-               sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
-               workers: int = WORKERS, progress: bool = typer.Option(True, "--progress/--no-progress"),
+               methods: str = METHODS, seeds: int | None = SEEDS, limit: int | None = LIMIT,
+               log_samples: str | None = LOG, sets: list[str] = SET, executor: str = EXECUTOR,
+               address: str | None = ADDRESS, workers: int = WORKERS, progress: bool = typer.Option(True, "--progress/--no-progress"),
                recompute: list[str] = typer.Option([], "--recompute", help="compute unit UNIT again even though OUT "
                                                    "holds its record (repeatable; ids as `robustsuite plan` lists)")
                ) -> None:
@@ -170,8 +172,8 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
     --recompute UNIT forces one)."""
     from . import run as _run
 
-    cfg = _guard(lambda: _run.run_config(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples,
-                                         sets=sets))
+    cfg = _guard(lambda: _run.run_config(_run.select_methods(_run.load_config(config), methods.split(",")),
+                                         seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
     _guard(lambda: _run.forget_units(cfg, out, recompute))
     raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address, workers)))
 
@@ -220,8 +222,8 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
                 out: Path | None = typer.Option(None, "--out", "-o", help="run directory to check for cached units"),
                 write: bool = typer.Option(False, "--write", help="write the plan into OUT (plan.json, "
                                            "plan/<unit>.json) for run-unit and collect"),
-                seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
-                sets: list[str] = SET) -> None:
+                methods: str = METHODS, seeds: int | None = SEEDS, limit: int | None = LIMIT,
+                log_samples: str | None = LOG, sets: list[str] = SET) -> None:
     """List the units CONFIG would run and which are already cached in OUT; runs nothing. Every unit's inputs are
     checked as `run` checks them before any unit starts (specs, labels, model outputs): exit 2 on bad input.
 
@@ -231,7 +233,8 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
     from . import run as _run
 
     def go() -> None:
-        cfg = _run.run_config(_run.load_config(config), seeds=seeds, limit=limit, log_samples=log_samples, sets=sets)
+        cfg = _run.run_config(_run.select_methods(_run.load_config(config), methods.split(",")), seeds=seeds,
+                              limit=limit, log_samples=log_samples, sets=sets)
         cache: dict = {}
         units = _run.plan(cfg, cache=cache)
         _run.check_inputs(units, cache=cache, limit=cfg.limit, device=_run.resolve_device(cfg.device))  # as `run` does

@@ -215,12 +215,22 @@ def _relative_to(obj: Any, base: Path) -> Any:
 
 def demo_config(methods: Iterable[str] | None = None, seed: int = 0, device: str = "cpu") -> dict:
     """The shipped ``demo`` benchmark (every method, offline), optionally for a subset of its methods."""
-    config = load_config("demo")
-    chosen = list(methods) if methods else list(config["methods"])
-    unknown = [m for m in chosen if m not in config["methods"]]
-    if unknown:
-        raise ConfigError(f"unknown method {unknown[0]!r}; the demo has {sorted(config['methods'])}")
-    return config | {"seed": seed, "device": device, "methods": {m: config["methods"][m] for m in chosen}}
+    return select_methods(load_config("demo"), methods, what="the demo") | {"seed": seed, "device": device}
+
+
+def select_methods(config: dict, methods: Iterable[str] | None, *, what: str = "the config") -> dict:
+    """``config`` with only the sections ``methods`` names, in that order (all when empty): ``--methods``. The
+    units keep their ids (a unit's identity is its own section), so a subset run reuses a whole run's records."""
+    import difflib
+
+    have = dict(config.get("methods") or {})
+    chosen = [m for m in (methods or ()) if m] or list(have)
+    for m in chosen:
+        if m not in have:
+            close = difflib.get_close_matches(m, list(have), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"--methods: unknown method {m!r}{hint} ({what} has {sorted(have)})")
+    return config | {"methods": {m: have[m] for m in dict.fromkeys(chosen)}}
 
 
 def apply_overrides(config: dict, sets: list[str]) -> dict:
