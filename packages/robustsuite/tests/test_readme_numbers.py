@@ -119,6 +119,19 @@ def test_a_sentence_states_the_verdict_its_interval_supports():
             bad.render(DIFF)
 
 
+def test_a_records_cpu_block_gives_every_part_meta_json_holds():
+    """The whole CPU time first, then the logged, sampled and unsampled parts when the record has them (a run
+    that spanned sessions), and the record's own note on how they were measured."""
+    meta = {"name": "paper-cpu", "dir": "docs/benchmarks/paper-cpu", "code_commit": "abcdef0123", "machine": {"cpus": 2},
+            "cpu_hours": 14.25, "cpu_hours_logged": 9.5, "cpu_hours_sampled": 11.5, "cpu_hours_unsampled": 2.75,
+            "cpu_note": "sampled from /proc."}
+    out = rn.RecordCPU().render(meta)
+    assert [line.split(" | ")[-1].rstrip(" |") for line in out.splitlines()[2:6]] == ["14.25", "9.50", "11.50", "2.75"]
+    assert out.endswith("at commit `abcdef0`, 2 CPUs: sampled from /proc.*")
+    short = rn.RecordCPU().render({k: v for k, v in meta.items() if k not in ("cpu_hours_sampled", "cpu_hours_unsampled")})
+    assert "sampled" not in short.split("*Record")[0] and "| in all, every process of the run | 14.25 |" in short
+
+
 # --- the prose check ---------------------------------------------------------------------------------
 
 RECORDED = rn.record_intervals(DIFF) + rn.record_intervals(REPORT)
