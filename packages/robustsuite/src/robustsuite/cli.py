@@ -131,16 +131,14 @@ EXECUTOR = typer.Option("local", "--executor", help="local (this process) or ray
                         "needs robustsuite[ray])")
 WORKERS = typer.Option(1, "--workers", "-j", min=1, help="compute independent units, and the shards of sharded "
                        "units, in N local processes (one torch thread each); same records as a serial run")
-METHODS = typer.Option("", "--methods", help="comma-separated subset of the config's methods (default: all); the "
-                       "units keep their ids, so a subset reuses a whole run's records")
+METHODS = typer.Option("", "--methods", help="comma-separated subset of the config's methods (default: all)")
 ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing Ray cluster (auto, HOST:6379, "
                        "ray://HOST:10001); default: start a local Ray")
 
 
 @app.command(short_help="Run every method on the embedded defaults (offline): `run demo`.")
 def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run directory (resumes if it exists)"),
-         methods: str = METHODS,
-         seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
+         methods: str = METHODS, seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
          seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
          sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
          workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="local worker processes (one torch "
@@ -152,8 +150,8 @@ def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run dir
 
     from .run.config import demo_config, run_config
 
-    config = _guard(lambda: run_config(demo_config(methods.split(","), seed, device),
-                                       seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
+    config = _guard(lambda: run_config(demo_config(methods.split(","), seed, device), seeds=seeds, limit=limit,
+                                       log_samples=log_samples, sets=sets))
     workers = workers or max(1, min(os.cpu_count() or 1, 4, len(config.methods)))
     raise typer.Exit(_guard(lambda: _execute(config, out, progress, executor, address, workers)))
 
@@ -172,8 +170,8 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
     --recompute UNIT forces one)."""
     from . import run as _run
 
-    cfg = _guard(lambda: _run.run_config(_run.select_methods(_run.load_config(config), methods.split(",")),
-                                         seeds=seeds, limit=limit, log_samples=log_samples, sets=sets))
+    cfg = _guard(lambda: _run.run_config(_run.load_config(config), methods=methods.split(","), seeds=seeds,
+                                         limit=limit, log_samples=log_samples, sets=sets))
     _guard(lambda: _run.forget_units(cfg, out, recompute))
     raise typer.Exit(_guard(lambda: _execute(cfg, out, progress, executor, address, workers)))
 
@@ -233,8 +231,8 @@ def plan_config(config: Path = typer.Argument(..., help="TOML config naming mode
     from . import run as _run
 
     def go() -> None:
-        cfg = _run.run_config(_run.select_methods(_run.load_config(config), methods.split(",")), seeds=seeds,
-                              limit=limit, log_samples=log_samples, sets=sets)
+        cfg = _run.run_config(_run.load_config(config), methods=methods.split(","), seeds=seeds, limit=limit,
+                              log_samples=log_samples, sets=sets)
         cache: dict = {}
         units = _run.plan(cfg, cache=cache)
         _run.check_inputs(units, cache=cache, limit=cfg.limit, device=_run.resolve_device(cfg.device))  # as `run` does

@@ -1,5 +1,8 @@
 """Exceptions raised by the umbrella; each is a ValueError so callers can catch broadly."""
 
+import difflib
+from collections.abc import Iterable
+
 
 class SpecError(ValueError):
     """A model or dataset spec string that cannot be resolved."""
@@ -15,6 +18,11 @@ class DatasetSpecError(SpecError):
 
 class ConfigError(ValueError):
     """A run configuration that is invalid (unknown method, bad parameter, ...)."""
+
+
+def did_you_mean(name: str, choices: Iterable[str], *, cutoff: float = 0.5) -> str:
+    """``"; did you mean 'x'?"`` naming the choice closest to ``name``, or ``""`` when none is close."""
+    return "".join(f"; did you mean {c!r}?" for c in difflib.get_close_matches(name, list(choices), n=1, cutoff=cutoff))
 
 
 def user_error_message(e: BaseException) -> str | None:

@@ -8,16 +8,7 @@ machine be dispatched to Ray or to batch jobs instead of a home-made scheduler.
 """
 
 from .batch import PLAN_FILE, collect, load_planned_unit, run_planned_shard, run_planned_unit, write_plan
-from .config import (
-                     MethodConfig,
-                     RunConfig,
-                     apply_overrides,
-                     benchmarks,
-                     demo_config,
-                     load_config,
-                     run_config,
-                     select_methods,
-)
+from .config import MethodConfig, RunConfig, apply_overrides, benchmarks, demo_config, load_config, run_config
 from .execute import execute, forget_units
 from .resources import resolve_device
 from .units import Unit, plan, shard_count, unit_identity
@@ -33,5 +24,5 @@ from .worker import (
 
 __all__ = ["PLAN_FILE", "MethodConfig", "RunConfig", "Unit", "apply_overrides", "benchmarks", "cached_record", "check_inputs", "collect", "compute_shard",
            "compute_unit", "demo_config", "execute", "forget_units", "failed_path", "load_config", "load_planned_unit", "lock_path",
-           "plan", "resolve_device", "run_config", "select_methods", "run_planned_shard", "run_planned_unit", "shard_count",
+           "plan", "resolve_device", "run_config", "run_planned_shard", "run_planned_unit", "shard_count",
            "unit_identity", "unit_path", "write_plan"]

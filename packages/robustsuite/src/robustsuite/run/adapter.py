@@ -39,7 +39,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 
 RESERVED = ("preset", "config")
 #: keys every method's table accepts besides its own: the unit's targets and label names
@@ -53,13 +53,10 @@ _TARGETS_SCHEMA = {"model": {"type": "string"}, "dataset": {"type": "string"},
 
 def _reject_unknown(name: str, params: dict[str, Any], valid: set[str]) -> None:
     """:class:`ConfigError` for a key of ``[methods.<name>]`` outside ``valid``, with the closest valid key."""
-    import difflib
-
     for key in params:
         if key not in valid:
-            close = difflib.get_close_matches(key, sorted(valid), n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"[methods.{name}]: unknown key {key!r}{hint} (valid keys: {sorted(valid)})")
+            raise ConfigError(f"[methods.{name}]: unknown key {key!r}{did_you_mean(key, sorted(valid))} (valid keys: "
+                              f"{sorted(valid)})")
 
 
 def _drop(d: dict[str, Any], dotted: str) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import runners
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from .resources import resolve_device, unit_resources
 
 RUN_KEYS = {"seed", "seeds", "device", "methods", "labels", "limit", "log_samples", "resources"}
@@ -208,9 +208,8 @@ def _relative_to(obj: Any, base: Path) -> Any:
     if not (scheme in _PATH_SCHEMES or (scheme == "hf" and value.startswith(("./", "../")))):
         return obj
     path, sep, query = value.partition("?")
-    if not path or Path(path).is_absolute() or path.startswith("~"):
-        return obj
-    return f"{scheme}:{base / path}{sep}{query}"
+    absolute = not path or Path(path).is_absolute() or path.startswith("~")
+    return obj if absolute else f"{scheme}:{base / path}{sep}{query}"
 
 
 def demo_config(methods: Iterable[str] | None = None, seed: int = 0, device: str = "cpu") -> dict:
@@ -219,18 +218,11 @@ def demo_config(methods: Iterable[str] | None = None, seed: int = 0, device: str
 
 
 def select_methods(config: dict, methods: Iterable[str] | None, *, what: str = "the config") -> dict:
-    """``config`` with only the sections ``methods`` names, in that order (all when empty): ``--methods``. The
-    units keep their ids (a unit's identity is its own section), so a subset run reuses a whole run's records."""
-    import difflib
-
-    have = dict(config.get("methods") or {})
-    chosen = [m for m in (methods or ()) if m] or list(have)
-    for m in chosen:
-        if m not in have:
-            close = difflib.get_close_matches(m, list(have), n=1, cutoff=0.5)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise ConfigError(f"--methods: unknown method {m!r}{hint} ({what} has {sorted(have)})")
-    return config | {"methods": {m: have[m] for m in dict.fromkeys(chosen)}}
+    """``config`` with only the sections ``methods`` names (all when empty): ``--methods``; unit ids are unchanged."""
+    have, chosen = dict(config.get("methods") or {}), [m for m in (methods or ()) if m]
+    for m in (m for m in chosen if m not in have):
+        raise ConfigError(f"--methods: unknown method {m!r}{did_you_mean(m, have)} ({what} has {sorted(have)})")
+    return config | {"methods": {m: have[m] for m in dict.fromkeys(chosen or have)}}
 
 
 def apply_overrides(config: dict, sets: list[str]) -> dict:
@@ -245,10 +237,10 @@ def apply_overrides(config: dict, sets: list[str]) -> dict:
         raise ConfigError(str(e)) from None
 
 
-def run_config(config: Mapping[str, Any], *, sets: Iterable[str] = (), seeds: int | None = None,
-               limit: int | None = None, log_samples: str | None = None) -> RunConfig:
-    """The door: ``config`` (a loaded TOML, the demo's, an audit's) with the CLI's ``--set`` overrides and
-    ``--seeds``/``--limit``/``--log-samples`` merged in, parsed into a :class:`RunConfig`."""
-    merged = apply_overrides(dict(config), list(sets))
+def run_config(config: Mapping[str, Any], *, methods: Iterable[str] | None = None, sets: Iterable[str] = (),
+               seeds: int | None = None, limit: int | None = None, log_samples: str | None = None) -> RunConfig:
+    """The door: ``config`` (a loaded TOML, the demo's, an audit's) with the CLI's ``--methods``, ``--set``, ``--seeds``,
+    ``--limit`` and ``--log-samples`` merged in, parsed into a :class:`RunConfig`."""
+    merged = apply_overrides(select_methods(dict(config), methods), list(sets))
     options = {"seeds": seeds, "limit": limit, "log_samples": log_samples or None}
     return RunConfig.parse(merged | {k: v for k, v in options.items() if v is not None})

@@ -37,9 +37,7 @@ def forget_units(config: RunConfig | Mapping[str, Any], run_dir: Path, unit_ids:
     """Remove the records of ``unit_ids`` (units of ``config``) from ``run_dir``, so the next run recomputes them:
     forces a unit to be computed again (an edited or damaged record is recomputed anyway). An id that is not a unit
     of the config is refused (:class:`ConfigError`, with the closest id), before anything is removed."""
-    import difflib
-
-    from ..errors import ConfigError
+    from ..errors import ConfigError, did_you_mean
 
     wanted = list(unit_ids)
     if not wanted:
@@ -47,9 +45,8 @@ def forget_units(config: RunConfig | Mapping[str, Any], run_dir: Path, unit_ids:
     units = {u.id: u for u in plan(config, cache=cache)}
     for uid in wanted:
         if uid not in units:
-            close = difflib.get_close_matches(uid, list(units), n=1, cutoff=0.5)
-            raise ConfigError(f"unit {uid} is not a unit of this config" + (f"; did you mean {close[0]}?" if close
-                              else f" (its units: {', '.join(units)})"))
+            hint = did_you_mean(uid, units) or f" (its units: {', '.join(units)})"
+            raise ConfigError(f"unit {uid} is not a unit of this config{hint}")
     for uid in wanted:
         for path in (unit_path(run_dir, units[uid]), failed_path(run_dir, units[uid])):
             Path(path).unlink(missing_ok=True)

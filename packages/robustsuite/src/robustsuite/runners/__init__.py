@@ -10,7 +10,7 @@ import importlib
 import pkgutil
 from typing import Any
 
-from ..errors import ConfigError
+from ..errors import ConfigError, did_you_mean
 from ..run.context import RunContext
 
 __all__ = ["RunContext", "available", "get"]
@@ -34,9 +34,6 @@ def available() -> dict[str, Any]:
 def get(name: str) -> Any:
     runners = available()
     if name not in runners:
-        import difflib
-
-        close = difflib.get_close_matches(str(name).replace("-", "_"), list(runners), n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(str(name).replace("-", "_"), runners, cutoff=0.6)
         raise ConfigError(f"unknown method {name!r}{hint} (available: {sorted(runners)})")
     return runners[name]
