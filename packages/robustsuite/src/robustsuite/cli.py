@@ -138,7 +138,8 @@ ADDRESS = typer.Option(None, "--address", help="with --executor ray: an existing
 
 @app.command(short_help="Run every method on the embedded defaults (offline): `run demo`.")
 def demo(out: Path = typer.Option(DEFAULT_DEMO_DIR, "--out", "-o", help="run directory (resumes if it exists)"),
-         methods: str = METHODS, seed: int = typer.Option(0), device: str = typer.Option("cpu", help="cpu, cuda or auto"),
+         methods: str = METHODS, seed: int = typer.Option(0),
+         device: str = typer.Option("cpu", help="cpu, cuda or auto"),
          seeds: int | None = SEEDS, limit: int | None = LIMIT, log_samples: str | None = LOG,
          sets: list[str] = SET, executor: str = EXECUTOR, address: str | None = ADDRESS,
          workers: int | None = typer.Option(None, "--workers", "-j", min=1, help="local worker processes (one torch "
@@ -162,7 +163,8 @@ def run_config(config: Path = typer.Argument(..., help="TOML config naming model
                out: Path = typer.Option(..., "--out", "-o", help="run directory (resumes if it exists)"),
                methods: str = METHODS, seeds: int | None = SEEDS, limit: int | None = LIMIT,
                log_samples: str | None = LOG, sets: list[str] = SET, executor: str = EXECUTOR,
-               address: str | None = ADDRESS, workers: int = WORKERS, progress: bool = typer.Option(True, "--progress/--no-progress"),
+               address: str | None = ADDRESS, workers: int = WORKERS,
+               progress: bool = typer.Option(True, "--progress/--no-progress"),
                recompute: list[str] = typer.Option([], "--recompute", help="compute unit UNIT again even though OUT "
                                                    "holds its record (repeatable; ids as `robustsuite plan` lists)")
                ) -> None:

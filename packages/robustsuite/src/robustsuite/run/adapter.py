@@ -53,10 +53,9 @@ _TARGETS_SCHEMA = {"model": {"type": "string"}, "dataset": {"type": "string"},
 
 def _reject_unknown(name: str, params: dict[str, Any], valid: set[str]) -> None:
     """:class:`ConfigError` for a key of ``[methods.<name>]`` outside ``valid``, with the closest valid key."""
-    for key in params:
-        if key not in valid:
-            raise ConfigError(f"[methods.{name}]: unknown key {key!r}{did_you_mean(key, sorted(valid))} (valid keys: "
-                              f"{sorted(valid)})")
+    for key in (k for k in params if k not in valid):
+        raise ConfigError(f"[methods.{name}]: unknown key {key!r}{did_you_mean(key, sorted(valid))} (valid keys: "
+                          f"{sorted(valid)})")
 
 
 def _drop(d: dict[str, Any], dotted: str) -> None:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConfigError, did_you_mean
 from .config import RunConfig
 from .provenance import check_run_dir, prepare_dir, write_run_report
 from .units import Unit, plan
@@ -37,8 +38,6 @@ def forget_units(config: RunConfig | Mapping[str, Any], run_dir: Path, unit_ids:
     """Remove the records of ``unit_ids`` (units of ``config``) from ``run_dir``, so the next run recomputes them:
     forces a unit to be computed again (an edited or damaged record is recomputed anyway). An id that is not a unit
     of the config is refused (:class:`ConfigError`, with the closest id), before anything is removed."""
-    from ..errors import ConfigError, did_you_mean
-
     wanted = list(unit_ids)
     if not wanted:
         return []
